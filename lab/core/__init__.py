@@ -1,0 +1,1 @@
+"""The compaction core. It never imports streamlit or plotly."""

@@ -1,0 +1,120 @@
+"""``CompactionConfig``: the single source of truth for what the pipeline does.
+
+One sub-model per stage, each defined beside its stage. Field bounds and
+descriptions drive the app's widgets; an export is ``model_dump``. Loading
+accepts JSON, YAML and TOML and turns every validation failure into a
+``ConfigError`` that names the field.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ConfigError
+from .stages.active import ActiveContextConfig
+from .stages.dedup import DedupConfig
+from .stages.microcompact import MicrocompactConfig
+from .stages.recovery import RecoveryConfig
+from .stages.spill import SpillConfig
+from .stages.summary import SummaryConfig
+from .stages.watermark import WatermarkConfig
+
+__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "load_config", "dump_config", "parse_config"]
+
+ConfigFormat = Literal["json", "yaml", "toml"]
+
+# Pipeline order; the names of the stage sub-models on CompactionConfig.
+STAGE_FIELDS = ("active", "spill", "dedup", "microcompact", "watermark", "summary", "recovery")
+
+
+class CompactionConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    label: str = Field("custom", max_length=200, description="Where this config came from (a preset name or 'custom').")
+    window: int = Field(200_000, ge=1_000, le=2_000_000, description="The model's context window in tokens.")
+    counter: str = Field("minicode", description="Token counter used for estimates: minicode, chars/3.5, o200k, cl100k, calibrated, anthropic.")
+    active: ActiveContextConfig = Field(default_factory=ActiveContextConfig)
+    spill: SpillConfig = Field(default_factory=SpillConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    microcompact: MicrocompactConfig = Field(default_factory=MicrocompactConfig)
+    watermark: WatermarkConfig = Field(default_factory=WatermarkConfig)
+    summary: SummaryConfig = Field(default_factory=SummaryConfig)
+    recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
+
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"config field {loc}: {first['msg']}{more}"
+
+
+def parse_config(data: Any) -> CompactionConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(f"config must be a mapping, got {type(data).__name__}")
+    try:
+        return CompactionConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_describe(e)) from None
+
+
+def _format_of(path: Path, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    ext = path.suffix.lower().lstrip(".")
+    return {"yml": "yaml", "json": "json", "yaml": "yaml", "toml": "toml"}.get(ext, "json")
+
+
+def load_config(source: str | Path | bytes, fmt: ConfigFormat | None = None) -> CompactionConfig:
+    """Read a config from a path, or from bytes/str content when ``fmt`` is given."""
+    if isinstance(source, (bytes, str)) and fmt is not None:
+        text = source.decode("utf-8", errors="strict") if isinstance(source, bytes) else source
+        kind = fmt
+        where = "<config>"
+    else:
+        path = Path(source)  # type: ignore[arg-type]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"cannot read config {path}: {e}") from None
+        kind = _format_of(path, fmt)
+        where = str(path)
+    try:
+        if kind == "json":
+            data = json.loads(text)
+        elif kind == "yaml":
+            data = yaml.safe_load(text)
+        elif kind == "toml":
+            data = tomllib.loads(text)
+        else:
+            raise ConfigError(f"unknown config format {kind!r}; use json, yaml or toml")
+    except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{where}: not valid {kind}: {e}") from None
+    return parse_config(data)
+
+
+def _drop_none(value: Any) -> Any:
+    # TOML has no null: an unset optional is simply left out, and loads back as its default.
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def dump_config(config: CompactionConfig, fmt: ConfigFormat = "json") -> str:
+    data = config.model_dump(mode="json")
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "yaml":
+        return yaml.safe_dump(data, sort_keys=False)
+    if fmt == "toml":
+        return tomli_w.dumps(_drop_none(data))
+    raise ConfigError(f"unknown config format {fmt!r}; use json, yaml or toml")

@@ -1,0 +1,109 @@
+"""What stages return and share: events, results, and the per-session state.
+
+A stage is pure with respect to messages: it never edits the list or the
+messages it is given. Decisions that must persist across requests (the spill
+ledger, the dedup index, the breaker count, the usage anchor) live in
+``CompactorState``, which the ``Compactor`` owns and hands to each stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Sequence
+
+from .messages import Boundary, Message, Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import CompactionConfig
+    from .store import SpillStore
+    from .summarizers.base import Summarizer
+    from .tokens.base import TokenCounter
+
+__all__ = ["Trigger", "Event", "StageResult", "CompactorState", "StageContext", "Stage"]
+
+Trigger = Literal["auto", "manual", "emergency", "reactive", "dispatch"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing a stage did (or tried and failed to do), for reports and charts."""
+
+    stage: str
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    ids: tuple[str, ...] = ()
+    strategy: str | None = None
+    success: bool = True
+    detail: str = ""
+    summary_text: str | None = None
+    attachment: str | None = None
+
+    @property
+    def tokens_freed(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def effective(self) -> bool:
+        return self.success and self.tokens_freed > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "trigger": self.trigger,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "tokens_freed": self.tokens_freed,
+            "ids": list(self.ids),
+            "strategy": self.strategy,
+            "success": self.success,
+            "detail": self.detail,
+            "summary_text": self.summary_text,
+            "attachment": self.attachment,
+        }
+
+
+@dataclass(frozen=True)
+class StageResult:
+    messages: list[Message]
+    events: tuple[Event, ...] = ()
+    boundary: Boundary | None = None
+
+
+@dataclass
+class CompactorState:
+    """Cross-request memory of one session's compaction decisions."""
+
+    session_id: str = "session"
+    # tool_use_id -> the exact stub text sent, or None for "kept" (MewCode's frozen ledger).
+    spill_ledger: dict[str, str | None] = field(default_factory=dict)
+    # path -> (content hash, id of the message holding that content)
+    dedup_index: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # tool_use_id -> exact dedup stub, frozen once decided
+    dedup_ledger: dict[str, str] = field(default_factory=dict)
+    microcompact_last_run: float | None = None
+    last_request_time: float | None = None
+    breaker_failures: int = 0
+    # Provider-reported usage and the number of messages it covered.
+    anchor: Usage | None = None
+    anchor_messages: int = 0
+
+
+@dataclass
+class StageContext:
+    config: "CompactionConfig"
+    counter: "TokenCounter"
+    store: "SpillStore"
+    summarizer: "Summarizer"
+    state: CompactorState
+    # Seconds since the epoch, from message timestamps or a simulated clock.
+    now: float = 0.0
+    trigger: Trigger = "auto"
+    instructions: str | None = None
+    force: bool = False
+
+
+class Stage(Protocol):
+    name: str
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult: ...

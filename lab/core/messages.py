@@ -1,0 +1,211 @@
+"""The canonical transcript model every importer converts into.
+
+Messages are frozen pydantic models holding tuples of blocks, so a stage that
+wants to change one must build a new one (``model_copy(update=...)``); the
+input list it was given can never be edited in place by accident.
+
+Tool results live in ``user`` messages as ``tool_result`` blocks, the way the
+Anthropic Messages API carries them; the OpenAI exporter splits them into
+``tool`` messages. A compaction boundary is a ``system`` message whose
+``boundary`` field is set: it is kept in the lab's history but never sent to
+a provider.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "ToolResultBlock",
+    "ImageBlock",
+    "Block",
+    "Usage",
+    "Boundary",
+    "Message",
+    "ToolSpec",
+    "ImportNotes",
+    "TranscriptMeta",
+    "Transcript",
+    "Role",
+    "block_text",
+    "message_text",
+    "tool_pairs",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+# What a compacted tool_result now holds instead of its original content.
+Compacted = Literal["spill", "dedup", "cleared", "masked", "truncated"]
+
+# Marks on messages the pipeline itself inserted.
+MessageTag = Literal["summary", "placeholder", "truncation_note", "boundary", "memory"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextBlock(_Frozen):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(_Frozen):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str | None = None
+
+
+class ToolUseBlock(_Frozen):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(_Frozen):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str = ""
+    is_error: bool = False
+    # Set by compaction stages; None means the content is the tool's own output.
+    compacted: Compacted | None = None
+    # Where a spilled result's full content can be read back.
+    spill_path: str | None = None
+    # Size in characters of the content before any stage replaced it.
+    original_chars: int | None = None
+
+
+class ImageBlock(_Frozen):
+    """A placeholder for an image: its size is kept, its pixels never are."""
+
+    type: Literal["image"] = "image"
+    media_type: str = "image/png"
+    size_bytes: int = 0
+    source: Literal["base64", "url", "file", "unknown"] = "base64"
+    url: str | None = None
+
+
+Block = Annotated[
+    Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock],
+    Field(discriminator="type"),
+]
+
+
+class Usage(_Frozen):
+    """Token usage the provider reported for the request that produced a message."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        # Without the cache terms an anchor is far too low whenever the cache hits.
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+class Boundary(_Frozen):
+    """Where and why history was compacted (MiniCode's CompactBoundary)."""
+
+    trigger: Literal["manual", "auto", "reactive", "emergency", "microcompact_time", "microcompact_cached", "import"]
+    strategy: str
+    timestamp: datetime | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+    messages_removed: int = 0
+    # Ids of the first and last messages kept verbatim after the boundary.
+    preserved_first_id: str | None = None
+    preserved_last_id: str | None = None
+
+
+class Message(_Frozen):
+    role: Role
+    content: tuple[Block, ...] = ()
+    id: str
+    timestamp: datetime | None = None
+    usage: Usage | None = None
+    tag: MessageTag | None = None
+    boundary: Boundary | None = None
+
+
+class ToolSpec(_Frozen):
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+class ImportNotes(BaseModel):
+    """What an importer skipped, dropped, repaired or flagged, with counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skipped: dict[str, int] = Field(default_factory=dict)
+    dropped: list[str] = Field(default_factory=list)
+    orphan_tool_results: list[str] = Field(default_factory=list)
+    unanswered_tool_uses: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    records_read: int = 0
+
+    def skip(self, kind: str, n: int = 1) -> None:
+        self.skipped[kind] = self.skipped.get(kind, 0) + n
+
+
+class TranscriptMeta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_format: str = "lab"
+    session_id: str | None = None
+    model: str | None = None
+    title: str | None = None
+    source_path: str | None = None
+    # Facts planted by the generator, so retention can be scored on them.
+    planted_facts: list[str] = Field(default_factory=list)
+
+
+class Transcript(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    meta: TranscriptMeta = Field(default_factory=TranscriptMeta)
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    # Subagent threads, kept apart from the main thread, keyed by thread id.
+    sidechains: dict[str, list[Message]] = Field(default_factory=dict)
+    notes: ImportNotes = Field(default_factory=ImportNotes)
+
+
+def block_text(block: Block) -> str:
+    """The text a block contributes to a prompt, for counting and searching."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ToolResultBlock):
+        return block.content
+    if isinstance(block, ToolUseBlock):
+        return block.name + " " + json.dumps(block.input, ensure_ascii=False, sort_keys=True)
+    if isinstance(block, ThinkingBlock):
+        return block.thinking
+    return ""
+
+
+def message_text(message: Message) -> str:
+    return "\n".join(block_text(b) for b in message.content)
+
+
+def tool_pairs(messages: list[Message]) -> dict[str, tuple[int | None, int | None]]:
+    """Map each tool_use id to (index of its tool_use message, index of its result message)."""
+    pairs: dict[str, list[int | None]] = {}
+    for i, m in enumerate(messages):
+        for b in m.content:
+            if isinstance(b, ToolUseBlock):
+                pairs.setdefault(b.id, [None, None])[0] = i
+            elif isinstance(b, ToolResultBlock):
+                pairs.setdefault(b.tool_use_id, [None, None])[1] = i
+    return {k: (v[0], v[1]) for k, v in pairs.items()}

@@ -1,0 +1,127 @@
+"""The token counter interface and the two heuristics of the reference designs.
+
+Counts are cached on the block text itself: CPython caches a string's hash, so
+recounting an unchanged block is one dict hit, and the cache needs no ids.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, Protocol, runtime_checkable
+
+from ...errors import ConfigError
+from ..messages import ImageBlock, Message, block_text
+
+__all__ = [
+    "TokenCounter",
+    "BaseCounter",
+    "MiniCodeCounter",
+    "CharsPerTokenCounter",
+    "MESSAGE_OVERHEAD",
+    "register_counter",
+    "get_counter",
+    "counter_names",
+]
+
+# Role markers and separators a provider adds around every message.
+MESSAGE_OVERHEAD = 4
+# Anthropic bills an image by its pixels; without pixels we charge a typical screenshot.
+IMAGE_TOKENS = 1600
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_message(self, message: Message) -> int: ...
+
+    def count_messages(self, messages: Iterable[Message]) -> int: ...
+
+
+class BaseCounter:
+    """Counts text with ``_count`` and caches per block text."""
+
+    name = "base"
+    max_cache = 200_000
+
+    def __init__(self) -> None:
+        self._cache: dict[str, int] = {}
+
+    def _count(self, text: str) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def count_text(self, text: str) -> int:
+        if not text:
+            return 0
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        n = self._count(text)
+        if len(self._cache) >= self.max_cache:
+            self._cache.clear()
+        self._cache[text] = n
+        return n
+
+    def count_message(self, message: Message) -> int:
+        total = MESSAGE_OVERHEAD
+        for b in message.content:
+            if isinstance(b, ImageBlock):
+                total += IMAGE_TOKENS
+            else:
+                total += self.count_text(block_text(b))
+        return total
+
+    def count_messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
+
+
+class MiniCodeCounter(BaseCounter):
+    """MiniCode's estimate: CJK characters / 1.5 + other characters / 4."""
+
+    name = "minicode"
+
+    def _count(self, text: str) -> int:
+        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff") if not text.isascii() else 0
+        other = len(text) - cjk
+        return math.ceil(cjk / 1.5 + other / 4)
+
+
+class CharsPerTokenCounter(BaseCounter):
+    """MewCode's estimate: ceil(characters / 3.5)."""
+
+    name = "chars/3.5"
+
+    def __init__(self, chars_per_token: float = 3.5) -> None:
+        super().__init__()
+        self.chars_per_token = chars_per_token
+
+    def _count(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+_REGISTRY: dict[str, Callable[..., TokenCounter]] = {
+    "minicode": MiniCodeCounter,
+    "chars/3.5": CharsPerTokenCounter,
+}
+
+
+def register_counter(name: str, factory: Callable[..., TokenCounter]) -> None:
+    _REGISTRY[name] = factory
+
+
+def counter_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get_counter(name: str, **kwargs: object) -> TokenCounter:
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown token counter {name!r}; choose one of {', '.join(_REGISTRY)}") from None
+    return factory(**kwargs)

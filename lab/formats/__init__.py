@@ -1,0 +1,1 @@
+"""Importers and exporters for the transcript formats agent builders have."""
