@@ -1,1 +1,174 @@
-"""The compaction core. It never imports streamlit or plotly."""
+"""The compaction core: the message model, the stages, the ``Compactor`` and its presets.
+
+It never imports streamlit, plotly or anything of ``lab.formats``,
+``lab.replay`` or ``lab.ui``; a test checks that in a fresh interpreter.
+
+    from lab.core import Compactor, preset
+    compactor = Compactor(preset("mewcode"))
+    outcome = compactor.process_request(messages, usage=last_usage)
+    send(outcome.messages)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load lazily
+    from ..errors import (
+        ConfigError,
+        LabError,
+        PromptTooLongError,
+        ProviderError,
+        StageError,
+        StoreError,
+        SummaryError,
+        TranscriptError,
+    )
+    from .compactor import CompactionOutcome, Compactor
+    from .config import STAGE_FIELDS, CompactionConfig, dump_config, load_config, parse_config
+    from .events import CompactorState, Event, Stage, StageContext, StageResult
+    from .messages import (
+        Block,
+        Boundary,
+        ImageBlock,
+        ImportNotes,
+        Message,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolSpec,
+        ToolUseBlock,
+        Transcript,
+        TranscriptMeta,
+        Usage,
+        block_text,
+        message_text,
+        tool_pairs,
+    )
+    from .pipeline import STAGES, build_stages, fold
+    from .presets import PRESETS, preset, preset_description, preset_names
+    from .ptl import is_prompt_too_long
+    from .stages.watermark import estimate, threshold
+    from .store import FolderStore, MemoryStore, SpillStore
+    from .summarizers.base import Summarizer, SummaryRequest, SummaryResult
+    from .summarizers.rules import RuleSummarizer
+    from .summarizers.session_memory import SessionMemorySummarizer
+    from .tokens import (
+        BaseCounter,
+        CharsPerTokenCounter,
+        MiniCodeCounter,
+        TokenCounter,
+        counter_names,
+        get_counter,
+        register_counter,
+    )
+
+
+__all__ = [
+    # the entry point
+    "Compactor",
+    "CompactionOutcome",
+    "is_prompt_too_long",
+    # configuration
+    "CompactionConfig",
+    "STAGE_FIELDS",
+    "load_config",
+    "dump_config",
+    "parse_config",
+    "PRESETS",
+    "preset",
+    "preset_description",
+    "preset_names",
+    # stages and their reports
+    "STAGES",
+    "build_stages",
+    "fold",
+    "threshold",
+    "estimate",
+    "Event",
+    "Stage",
+    "StageContext",
+    "StageResult",
+    "CompactorState",
+    # the message model
+    "Message",
+    "Block",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "ToolResultBlock",
+    "ImageBlock",
+    "Usage",
+    "Boundary",
+    "ToolSpec",
+    "ImportNotes",
+    "Transcript",
+    "TranscriptMeta",
+    "block_text",
+    "message_text",
+    "tool_pairs",
+    # token counters
+    "TokenCounter",
+    "BaseCounter",
+    "MiniCodeCounter",
+    "CharsPerTokenCounter",
+    "get_counter",
+    "counter_names",
+    "register_counter",
+    # spill stores
+    "SpillStore",
+    "FolderStore",
+    "MemoryStore",
+    # summarizers
+    "Summarizer",
+    "SummaryRequest",
+    "SummaryResult",
+    "RuleSummarizer",
+    "SessionMemorySummarizer",
+    # errors
+    "LabError",
+    "ConfigError",
+    "TranscriptError",
+    "StageError",
+    "SummaryError",
+    "StoreError",
+    "ProviderError",
+    "PromptTooLongError",
+]
+
+# name -> module holding it. Loaded on first use (PEP 562), so importing one
+# submodule such as ``lab.core.messages`` does not drag in every stage.
+_WHERE = {
+    **dict.fromkeys(["LabError", "ConfigError", "TranscriptError", "StageError", "SummaryError", "StoreError", "ProviderError", "PromptTooLongError"], "lab.errors"),
+    **dict.fromkeys(["Compactor", "CompactionOutcome"], "lab.core.compactor"),
+    **dict.fromkeys(["CompactionConfig", "STAGE_FIELDS", "load_config", "dump_config", "parse_config"], "lab.core.config"),
+    **dict.fromkeys(["PRESETS", "preset", "preset_description", "preset_names"], "lab.core.presets"),
+    **dict.fromkeys(["STAGES", "build_stages", "fold"], "lab.core.pipeline"),
+    **dict.fromkeys(["threshold", "estimate"], "lab.core.stages.watermark"),
+    "is_prompt_too_long": "lab.core.ptl",
+    **dict.fromkeys(["Event", "Stage", "StageContext", "StageResult", "CompactorState"], "lab.core.events"),
+    **dict.fromkeys(
+        ["Message", "Block", "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "ImageBlock", "Usage", "Boundary",
+         "ToolSpec", "ImportNotes", "Transcript", "TranscriptMeta", "block_text", "message_text", "tool_pairs"],
+        "lab.core.messages",
+    ),
+    **dict.fromkeys(["TokenCounter", "BaseCounter", "MiniCodeCounter", "CharsPerTokenCounter", "get_counter", "counter_names", "register_counter"], "lab.core.tokens"),
+    **dict.fromkeys(["SpillStore", "FolderStore", "MemoryStore"], "lab.core.store"),
+    **dict.fromkeys(["Summarizer", "SummaryRequest", "SummaryResult"], "lab.core.summarizers.base"),
+    "RuleSummarizer": "lab.core.summarizers.rules",
+    "SessionMemorySummarizer": "lab.core.summarizers.session_memory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lab.core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

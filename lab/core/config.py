@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
+from .replay_settings import ReplaySettings
 from .stages.active import ActiveContextConfig
 from .stages.dedup import DedupConfig
 from .stages.microcompact import MicrocompactConfig
@@ -47,6 +48,7 @@ class CompactionConfig(BaseModel):
     watermark: WatermarkConfig = Field(default_factory=WatermarkConfig)
     summary: SummaryConfig = Field(default_factory=SummaryConfig)
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
+    replay: ReplaySettings = Field(default_factory=ReplaySettings)
 
 
 def _describe(err: ValidationError) -> str:

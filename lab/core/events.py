@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Sequence
 
-from .messages import Boundary, Message, Usage
+from .messages import Boundary, Message, ToolSpec, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import CompactionConfig
@@ -77,6 +77,10 @@ class CompactorState:
     session_id: str = "session"
     # tool_use_id -> the exact stub text sent, or None for "kept" (MewCode's frozen ledger).
     spill_ledger: dict[str, str | None] = field(default_factory=dict)
+    # tool_use_id -> where a spilled result was stored, so a frozen stub keeps its spill_path.
+    spill_paths: dict[str, str] = field(default_factory=dict)
+    # tool_use ids of reads dedup already looked at and kept, so they are never deduped later.
+    dedup_seen: set[str] = field(default_factory=set)
     # path -> (content hash, id of the message holding that content)
     dedup_index: dict[str, tuple[str, str]] = field(default_factory=dict)
     # tool_use_id -> exact dedup stub, frozen once decided
@@ -87,6 +91,10 @@ class CompactorState:
     # Provider-reported usage and the number of messages it covered.
     anchor: Usage | None = None
     anchor_messages: int = 0
+    # Consecutive recovery attempts for the current request; a normal request resets it.
+    recovery_attempts: int = 0
+    # The first user request, verbatim, so recovery can re-insert it after truncation.
+    first_request: str | None = None
 
 
 @dataclass
@@ -101,6 +109,8 @@ class StageContext:
     trigger: Trigger = "auto"
     instructions: str | None = None
     force: bool = False
+    # The session's tool list (Transcript.tools), for the summary's recovery attachment.
+    tools: tuple[ToolSpec, ...] = ()
 
 
 class Stage(Protocol):

@@ -1,1 +1,75 @@
-"""Importers and exporters for the transcript formats agent builders have."""
+"""Importers and exporters for the transcript formats agent builders have.
+
+``load(path)`` detects the format and imports a file into the canonical
+``Transcript``; ``dump(transcript, to=...)`` turns one into the lab's own JSON
+or a provider request body. Importing this package registers every format:
+
+    lab              the lab's own JSON (lossless)
+    claude_code      Claude Code session JSONL
+    anthropic        Anthropic Messages request bodies and request/response logs
+    openai_chat      OpenAI chat completions and trajectories built on them
+    openai_responses OpenAI Responses API and Codex CLI rollouts
+    openhands        OpenHands event histories
+    minicode         MiniCode sessions
+
+Whatever the input, a file that cannot be imported raises ``TranscriptError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from ..core.messages import Transcript
+from ..errors import ConfigError, LabError, TranscriptError
+from . import anthropic, claude_code, labjson, minicode, openai_chat, openai_responses, openhands  # noqa: F401  (they register)
+from .detect import detect
+from .export import to_anthropic, to_openai
+from .jsonio import check_file
+from .registry import FORMATS, Format, Probe
+
+__all__ = ["load", "dump", "detect", "to_anthropic", "to_openai", "FORMATS", "Format", "Probe", "DumpTarget"]
+
+DumpTarget = Literal["lab", "anthropic", "openai"]
+
+
+def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
+    """Import a transcript file, detecting its format unless ``format`` names one."""
+    p = check_file(path)
+    name = format if format is not None else detect(p)
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise TranscriptError(f"unknown format {name!r}", file=str(p), expected=f"one of: {', '.join(sorted(FORMATS))}")
+    try:
+        return fmt.read(p)
+    except TranscriptError:
+        raise
+    except LabError as exc:
+        raise TranscriptError(str(exc), file=str(p)) from exc
+    except (Exception, RecursionError) as exc:
+        # Last line of defence at the edge: an importer bug or an input shape nobody foresaw
+        # still surfaces as the lab's error, with the cause chained for debugging.
+        raise TranscriptError(f"could not import as {name}: {type(exc).__name__}: {exc}", file=str(p)) from exc
+
+
+def dump(transcript: Transcript, to: DumpTarget = "lab", path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The transcript as lab JSON or a provider request body; also written to ``path`` when given."""
+    if to == "lab":
+        data = labjson.to_dict(transcript)
+    elif to == "anthropic":
+        data = to_anthropic(transcript)
+    elif to == "openai":
+        data = to_openai(transcript)
+    else:
+        raise ConfigError(f"dump target must be 'lab', 'anthropic' or 'openai', got {to!r}")
+    if path is not None:
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise TranscriptError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
+    return data

@@ -1,13 +1,73 @@
-"""Stage 1, active context: only what follows the last compaction boundary is processed."""
+"""Stage 1, active context: only what follows the last compaction boundary is processed.
+
+A boundary is the ``role=system`` marker a compaction leaves behind (MiniCode's
+``_compact_boundary: True``). Everything before the newest one was already
+replaced by its summary, so later stages never look at it again. The leading
+system messages (the system prompt) are kept whatever happens.
+"""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from pydantic import Field
 
+from ..events import Event, StageContext, StageResult
+from ..messages import Message
 from .base import StageConfig
 
-__all__ = ["ActiveContextConfig"]
+__all__ = ["ActiveContextConfig", "ActiveContextStage", "is_boundary", "leading_system_count", "last_boundary_index"]
 
 
 class ActiveContextConfig(StageConfig):
     enabled: bool = Field(True, description="Process only the messages after the last compaction boundary.")
+
+
+def is_boundary(message: Message) -> bool:
+    return message.tag == "boundary" or (message.role == "system" and message.boundary is not None)
+
+
+def leading_system_count(messages: Sequence[Message]) -> int:
+    """How many messages at the start are the system prompt (boundaries are not part of it)."""
+    n = 0
+    for m in messages:
+        if m.role != "system" or is_boundary(m):
+            break
+        n += 1
+    return n
+
+
+def last_boundary_index(messages: Sequence[Message]) -> int | None:
+    for i in range(len(messages) - 1, -1, -1):
+        if is_boundary(messages[i]):
+            return i
+    return None
+
+
+class ActiveContextStage:
+    name = "active"
+
+    def __init__(self, config: ActiveContextConfig | None = None) -> None:
+        self.config = config or ActiveContextConfig()
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        if not self.config.enabled:
+            return StageResult(list(messages))
+        cut = last_boundary_index(messages)
+        head = leading_system_count(messages)
+        if cut is None or cut <= head:
+            return StageResult(list(messages))
+        kept = list(messages[:head]) + list(messages[cut:])
+        dropped = messages[head:cut]
+        before = ctx.counter.count_messages(messages)
+        after = before - ctx.counter.count_messages(dropped)
+        event = Event(
+            stage=self.name,
+            trigger=ctx.trigger,
+            tokens_before=before,
+            tokens_after=after,
+            ids=tuple(m.id for m in dropped),
+            strategy=None,
+            detail=f"{len(dropped)} message(s) before the last compaction boundary are no longer processed",
+        )
+        return StageResult(kept, (event,))

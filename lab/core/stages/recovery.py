@@ -1,14 +1,56 @@
-"""Stage 7, reactive recovery after the provider answers prompt-too-long."""
+"""Stage 7, reactive recovery after the provider answers prompt-too-long.
+
+Two strategies, one per design:
+
+``minicode``, a ladder climbed one rung per attempt. Attempt 1 is a forced
+full compact (the summary stage without session memory, trigger
+"reactive"), accepted when the result is under ``accept_ratio x
+blocking_ratio x window`` (0.9 x 0.97 = 87.3%). Attempts 2.. are aggressive
+truncations keeping ``truncate_start - truncate_step x (attempt - 2)`` of the
+non-system messages (40%, 30%, 20%, ...; never under ``truncate_floor`` or
+``truncate_min_messages``) behind a user note that carries the first user
+request verbatim. One ``recover`` call climbs until a rung is accepted by the
+estimate; a further call (the provider still said no) resumes at the next
+rung. After ``max_attempts`` rungs it gives up with a ``StageError``.
+
+``mewcode``, the emergency path: force L1 (spill) and L2 (summary), reset
+the usage anchor, re-estimate; still ``>= window - giveup_margin`` means give
+up, otherwise the caller retries exactly once (a second call gives up).
+
+Every loop is bounded by ``max_attempts``; attempts are counted in
+``ctx.state.recovery_attempts``, which a normal request resets.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+import hashlib
+import re
+from datetime import datetime, timezone
+from typing import Literal, Sequence
 
 from pydantic import Field
 
+from ...errors import StageError
+from ..events import Event, StageContext, StageResult
+from ..messages import Boundary, Message, TextBlock, ToolResultBlock
+from ..summarizers.rules import first_user_request as _first_request
 from .base import StageConfig
 
-__all__ = ["RecoveryConfig"]
+__all__ = [
+    "RecoveryConfig",
+    "RecoveryStage",
+    "accept_limit",
+    "truncate_keep_ratio",
+    "truncate_keep_count",
+    "first_user_request",
+    "TRUNCATION_NOTE",
+]
+
+# The first request inside a truncation note, in the summaries' own markup, so it can be found again.
+_REQUEST_BLOCK = "\n\nThe user's original request, verbatim:\n<primary-request>\n{request}\n</primary-request>"
+_REQUEST_RE = re.compile(r"<primary-request>\n(.*?)\n</primary-request>", re.S)
+TRUNCATION_NOTE = "[Context aggressively truncated for recovery - attempt {attempt}] Earlier conversation was removed to fit context limits."
 
 
 class RecoveryConfig(StageConfig):
@@ -21,3 +63,202 @@ class RecoveryConfig(StageConfig):
     truncate_floor: float = Field(0.15, ge=0.0, le=1.0, description="Never keep less than this share (MiniCode 0.15)...")
     truncate_min_messages: int = Field(3, ge=1, le=100, description="...or fewer than this many messages (MiniCode 3).")
     giveup_margin: int = Field(3000, ge=0, le=100_000, description="MewCode: give up when still >= window - this after the forced compaction.")
+
+
+def accept_limit(config: RecoveryConfig, window: int) -> int:
+    """Tokens a recovered request must stay under (MiniCode: 0.9 x 97% = 87.3% of the window)."""
+    return int(config.accept_ratio * config.blocking_ratio * window)
+
+
+def truncate_keep_ratio(config: RecoveryConfig, attempt: int) -> float:
+    """Share of non-system messages kept by truncation attempt ``attempt`` (2 -> 40%, 3 -> 30%, 4 -> 20%)."""
+    ratio = config.truncate_start - config.truncate_step * max(attempt - 2, 0)
+    return max(ratio, config.truncate_floor)
+
+
+def truncate_keep_count(config: RecoveryConfig, n_messages: int, attempt: int) -> int:
+    return min(n_messages, max(config.truncate_min_messages, int(n_messages * truncate_keep_ratio(config, attempt))))
+
+
+def first_user_request(messages: Sequence[Message]) -> str | None:
+    """The user's first request, verbatim: from the messages, an earlier summary, or a truncation note."""
+    found = _first_request(messages)
+    if found is not None:
+        return found
+    for m in messages:
+        if m.tag == "truncation_note":
+            text = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
+            found = _REQUEST_RE.search(text)
+            if found:
+                return found.group(1)
+    return None
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _stamp(ctx: StageContext) -> datetime | None:
+    return datetime.fromtimestamp(ctx.now, tz=timezone.utc) if ctx.now else None
+
+
+class RecoveryStage:
+    name = "recovery"
+
+    def __init__(self, config: RecoveryConfig) -> None:
+        self.config = config
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        if not self.config.enabled:
+            raise StageError("prompt too long and reactive recovery is disabled in this config")
+        if self.config.strategy == "mewcode":
+            return self._emergency(messages, ctx)
+        return self._ladder(messages, ctx)
+
+    # -- MiniCode -----------------------------------------------------------
+
+    def _ladder(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        cfg = self.config
+        window = ctx.config.window
+        limit = accept_limit(cfg, window)
+        current = list(messages)
+        events: list[Event] = []
+        boundary: Boundary | None = None
+        # Bounded: at most max_attempts rungs over the whole life of one failing request.
+        while ctx.state.recovery_attempts < cfg.max_attempts:
+            ctx.state.recovery_attempts += 1
+            attempt = ctx.state.recovery_attempts
+            if attempt == 1:
+                result = self._forced_summary(current, ctx, "reactive", session_memory=False)
+                ok = False
+                if result is not None:
+                    events.extend(result.events)
+                    ok = any(e.stage == "summary" and e.effective for e in result.events)
+                    if ok:
+                        current, boundary = list(result.messages), result.boundary or boundary
+                after = ctx.counter.count_messages(current)
+                accepted = ok and after < limit
+                if result is None:
+                    detail = "attempt 1: summary stage disabled, no forced compact"
+                else:
+                    verdict = "accepted" if accepted else "rejected"
+                    detail = f"attempt 1: forced full compact {verdict} ({after} tokens, limit {limit} = {cfg.accept_ratio} x {cfg.blocking_ratio} x {window})"
+                events.append(Event(stage=self.name, trigger="reactive", tokens_before=after, tokens_after=after, strategy="full", success=accepted, detail=detail))
+            else:
+                result = self._truncate(current, ctx, attempt)
+                events.extend(result.events)
+                current, boundary = list(result.messages), result.boundary or boundary
+                accepted = ctx.counter.count_messages(current) < limit
+            if accepted:
+                return StageResult(current, tuple(events), boundary)
+        raise StageError(
+            f"prompt too long: reactive recovery gave up after {cfg.max_attempts} attempt(s); "
+            f"the context is still ~{ctx.counter.count_messages(current)} tokens for a {window}-token window "
+            f"(a recovered request must stay under {limit})"
+        )
+
+    def _truncate(self, messages: Sequence[Message], ctx: StageContext, attempt: int) -> StageResult:
+        from ..tail import adjust_for_pairs, repair_roles
+        from .active import is_boundary, leading_system_count
+
+        cfg = self.config
+        head_n = leading_system_count(messages)
+        head = list(messages[:head_n])
+        # Old boundaries and notes are superseded by this truncation's own.
+        body = [m for m in messages[head_n:] if not is_boundary(m) and m.tag != "truncation_note"]
+        keep = truncate_keep_count(cfg, len(body), attempt)
+        tail = body[adjust_for_pairs(body, len(body) - keep) :]
+        kept = {id(m) for m in tail}
+        removed = [m for m in messages[head_n:] if id(m) not in kept]
+        request = ctx.state.first_request or first_user_request(messages)
+        first_line = TRUNCATION_NOTE.format(attempt=attempt)
+        text = first_line
+        if request and not any(request in _text(m) for m in tail):
+            text += _REQUEST_BLOCK.format(request=request)
+        key = _digest(str(attempt), tail[0].id if tail else "<empty>", text)
+        note = Message(role="user", content=(TextBlock(text=text),), id=f"truncation-{key}", timestamp=_stamp(ctx), tag="truncation_note")
+        # The note is the first turn, so repair never puts a placeholder in front of it.
+        sent = head + repair_roles([note] + tail)
+        before = ctx.counter.count_messages(messages)
+        after = ctx.counter.count_messages(sent)
+        boundary = Boundary(
+            trigger="reactive",
+            strategy="reactive",
+            timestamp=_stamp(ctx),
+            tokens_before=before,
+            tokens_after=after,
+            messages_removed=len(removed),
+            preserved_first_id=tail[0].id if tail else None,
+            preserved_last_id=tail[-1].id if tail else None,
+        )
+        marker = Message(role="system", content=(TextBlock(text=first_line),), id=f"boundary-{key}", timestamp=_stamp(ctx), tag="boundary", boundary=boundary)
+        out = head + [marker] + sent[head_n:]
+        ratio = truncate_keep_ratio(cfg, attempt)
+        event = Event(
+            stage=self.name,
+            trigger="reactive",
+            tokens_before=before,
+            tokens_after=ctx.counter.count_messages(out),
+            ids=tuple(m.id for m in removed),
+            strategy="reactive",
+            success=True,
+            detail=f"attempt {attempt}: aggressive truncation kept {len(tail)} of {len(body)} messages (ratio {ratio:.2f}, at least {cfg.truncate_min_messages}); {len(removed)} removed",
+        )
+        return StageResult(out, (event,), boundary)
+
+    # -- MewCode ------------------------------------------------------------
+
+    def _emergency(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        cfg = self.config
+        window = ctx.config.window
+        if ctx.state.recovery_attempts >= 1:
+            raise StageError("prompt too long again after the emergency compaction: MewCode retries exactly once, giving up")
+        ctx.state.recovery_attempts += 1
+        events: list[Event] = []
+        current = list(messages)
+        boundary: Boundary | None = None
+        before = ctx.counter.count_messages(current)
+        forced = dataclasses.replace(ctx, trigger="emergency", force=True)
+        if ctx.config.spill.enabled:
+            from .spill import SpillStage
+
+            spilled = SpillStage(ctx.config.spill)(current, forced)
+            current = list(spilled.messages)
+            events.extend(spilled.events)
+        result = self._forced_summary(current, ctx, "emergency", session_memory=ctx.config.summary.session_memory)
+        if result is not None:
+            events.extend(result.events)
+            if any(e.stage == "summary" and e.success for e in result.events):
+                current, boundary = list(result.messages), result.boundary
+        # The old anchor described the old history; MewCode re-estimates from zero.
+        ctx.state.anchor = None
+        ctx.state.anchor_messages = 0
+        after = ctx.counter.count_messages(current)
+        giveup = window - cfg.giveup_margin
+        if after >= giveup:
+            raise StageError(
+                f"prompt too long: still ~{after} tokens after the emergency compaction "
+                f"(give-up limit {giveup} = window {window} - {cfg.giveup_margin}); giving up"
+            )
+        events.append(Event(stage=self.name, trigger="emergency", tokens_before=after, tokens_after=after, strategy="emergency", success=True,
+                            detail=f"emergency compaction: {before} -> {after} tokens, under the give-up limit {giveup}; retry the request once"))
+        return StageResult(current, tuple(events), boundary)
+
+    # -- shared -------------------------------------------------------------
+
+    def _forced_summary(self, messages: Sequence[Message], ctx: StageContext, trigger: str, *, session_memory: bool) -> StageResult | None:
+        """Run the summary stage unconditionally; None when the user switched it off."""
+        summary_cfg = ctx.config.summary
+        if not summary_cfg.enabled:
+            return None
+        # Imported here: summary.py builds on modules that import this package's configs.
+        from .summary import SummaryStage
+
+        if summary_cfg.session_memory != session_memory:
+            summary_cfg = summary_cfg.model_copy(update={"session_memory": session_memory})
+        sub = dataclasses.replace(ctx, trigger=trigger, force=True)  # type: ignore[arg-type]
+        return SummaryStage(summary_cfg)(messages, sub)
+
+
+def _text(message: Message) -> str:
+    return "\n".join(b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock) else "" for b in message.content)

@@ -1,14 +1,44 @@
-"""Stage 2, tool-result spill (MiniCode's tool budget, MewCode's L1)."""
+"""Stage 2, tool-result spill (MiniCode's tool budget, MewCode's L1).
+
+A tool result over the threshold is written to the spill store and replaced
+by a preview stub; with MewCode's per-message budget, the results of one
+message that add up to too much are spilled largest-first until the rest fits.
+
+Every decision is taken once per tool_use_id and frozen in
+``state.spill_ledger`` (MewCode's ``ContentReplacementState``): a spilled
+result gets the byte-identical stub on every later request, a kept one stays
+kept, so the provider's prompt-prefix cache stays valid. A failed write
+records nothing and is retried on the next request. The order is spill, then
+rewrite, then record; the ledger is only updated once the whole new message
+list is built, so an unexpected failure leaves nothing half-done. A stub that
+would not be shorter (in tokens) than the result is never used: the result is
+kept, so the stage can never make a history longer.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+import unicodedata
+from typing import Literal, Sequence
 
 from pydantic import Field
 
+from ...errors import StoreError
+from ..events import Event, StageContext, StageResult
+from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..store import SpillStore
 from .base import StageConfig
 
-__all__ = ["SpillConfig"]
+__all__ = [
+    "SpillConfig",
+    "SpillStage",
+    "cleanup_spills",
+    "minicode_stub",
+    "mewcode_stub",
+    "result_size",
+    "safe_cut",
+    "utf8_prefix",
+]
 
 
 class SpillConfig(StageConfig):
@@ -22,4 +52,287 @@ class SpillConfig(StageConfig):
     preview_chars: int = Field(500, ge=50, le=20_000, description="MiniCode preview: maximum characters, cut at a line or character boundary.")
     mewcode_preview_lines: int = Field(20, ge=1, le=500, description="MewCode preview: first N lines...")
     mewcode_preview_bytes: int = Field(2048, ge=64, le=100_000, description="...or first N bytes, whichever is shorter.")
-    retention_days: float = Field(30, ge=0, le=3650, description="Remove spilled sessions older than this many days (MewCode 30).")
+    retention_days: float = Field(30, ge=0, le=3650, description="Remove spilled sessions older than this many days (MewCode 30); 0 keeps them forever.")
+
+
+STRATEGY = "tool_budget"
+# Characters that attach to the one before them: cutting in front of one would split a grapheme.
+_ZWJ = "\u200d"
+
+
+def result_size(content: str, unit: str) -> int:
+    return len(content.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(content)
+
+
+def _extends(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Mn", "Me", "Mc")
+        or ch == _ZWJ
+        or 0xFE00 <= cp <= 0xFE0F
+        or 0x1F3FB <= cp <= 0x1F3FF
+        or 0xE0020 <= cp <= 0xE007F
+        or 0xE0100 <= cp <= 0xE01EF
+        or 0xDC00 <= cp <= 0xDFFF
+    )
+
+
+def _regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def safe_cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, never inside a grapheme or a CRLF."""
+    if len(text) <= limit:
+        return text
+    i = max(limit, 0)
+    while i > 0:
+        nxt, prev = text[i], text[i - 1]
+        if _extends(nxt) or prev == _ZWJ or (prev == "\r" and nxt == "\n"):
+            i -= 1
+            continue
+        if _regional(nxt) and _regional(prev):
+            run = 0
+            while i - run - 1 >= 0 and _regional(text[i - run - 1]):
+                run += 1
+            if run % 2:  # an odd run before the cut means the cut splits a flag
+                i -= 1
+                continue
+        break
+    return text[:i]
+
+
+def utf8_prefix(text: str, max_bytes: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 form fits ``max_bytes``, cut on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    cut = max_bytes
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return data[:cut].decode("utf-8", "surrogatepass")
+
+
+def _lines(content: str) -> list[str]:
+    lines = content.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _file_name(path: str) -> str:
+    return re.split(r"[\\/]", path)[-1]
+
+
+def minicode_stub(content: str, tool: str, path: str, config: SpillConfig) -> str:
+    lines = _lines(content)
+    head, tail = config.head_lines, config.tail_lines
+    if len(lines) > head + tail + 1:
+        parts = lines[:head] + [f"... ({len(lines) - head - tail} lines omitted) ..."]
+        parts += lines[len(lines) - tail :] if tail else []
+    else:
+        parts = lines
+    body = "\n".join(parts)
+    if len(body) > config.preview_chars:
+        cut = safe_cut(body, config.preview_chars)
+        newline = cut.rfind("\n")
+        # A line boundary is preferred unless it would throw away most of the preview.
+        if newline >= config.preview_chars // 2:
+            cut = cut[:newline]
+        body = cut + "\n... (preview cut at " + str(config.preview_chars) + " chars)"
+    header = f"[Tool result persisted: {len(content)} chars, tool {tool}, file {_file_name(path)}]"
+    return f"{header}\n{body}"
+
+
+def mewcode_stub(content: str, path: str, config: SpillConfig) -> str:
+    by_lines = "\n".join(_lines(content)[: config.mewcode_preview_lines])
+    by_bytes = utf8_prefix(content, config.mewcode_preview_bytes)
+    preview = by_lines if len(by_lines) <= len(by_bytes) else by_bytes
+    size = result_size(content, "bytes")
+    return (
+        f"[content offloaded] original size: {size} bytes\n"
+        f"[saved to] {path}\n"
+        f"[head preview]\n{preview}\n\n"
+        f"This is only the head of the output. The full content is saved at {path}; "
+        "read that file with the file tool when you need it, and do not guess the rest from this preview."
+    )
+
+
+def cleanup_spills(store: SpillStore, config: SpillConfig, now: float | None = None) -> int:
+    """Apply ``retention_days`` to ``store``; return the number of sessions removed."""
+    if config.retention_days <= 0:
+        return 0
+    return store.cleanup(config.retention_days * 86_400, now)
+
+
+class SpillStage:
+    name = "spill"
+
+    def __init__(self, config: SpillConfig | None = None) -> None:
+        self.config = config or SpillConfig()
+
+    def _stub(self, content: str, tool: str, path: str) -> str:
+        if self.config.preview_format == "mewcode":
+            return mewcode_stub(content, path, self.config)
+        return minicode_stub(content, tool, path, self.config)
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        if not self.config.enabled:
+            return StageResult(list(messages))
+        run = _Run(self, ctx, messages)
+        out = [run.message(m) for m in messages]
+        # Record last: the new history exists, so ledger and messages agree.
+        ctx.state.spill_ledger.update(run.ledger)
+        ctx.state.spill_paths.update(run.paths)
+        if not run.touched and not run.failed:
+            return StageResult(list(messages))
+        return StageResult(out, run.events(messages))
+
+
+class _Run:
+    """One call of the stage: decisions are collected here and committed at the end."""
+
+    def __init__(self, stage: SpillStage, ctx: StageContext, messages: Sequence[Message]) -> None:
+        self.stage = stage
+        self.config = stage.config
+        self.ctx = ctx
+        self.uses = {b.id: b for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+        self.ledger: dict[str, str | None] = {}
+        self.paths: dict[str, str] = {}
+        # kind -> (tool_use ids, tokens freed); kinds: reapply, threshold, message_budget
+        self.done: dict[str, tuple[list[str], int]] = {k: ([], 0) for k in ("reapply", "threshold", "message_budget")}
+        self.failed: list[tuple[str, str]] = []
+        self.touched = False
+
+    def _decided(self, tid: str) -> tuple[bool, str | None]:
+        for ledger in (self.ledger, self.ctx.state.spill_ledger):
+            if tid in ledger:
+                return True, ledger[tid]
+        return False, None
+
+    def _path(self, tid: str) -> str | None:
+        return self.paths.get(tid) or self.ctx.state.spill_paths.get(tid)
+
+    def _replace(self, block: ToolResultBlock, stub: str, path: str | None, kind: str) -> ToolResultBlock:
+        new = block.model_copy(
+            update={
+                "content": stub,
+                "compacted": "spill",
+                "spill_path": path,
+                "original_chars": block.original_chars if block.original_chars is not None else len(block.content),
+            }
+        )
+        ids, freed = self.done[kind]
+        ids.append(block.tool_use_id)
+        count = self.ctx.counter.count_text
+        self.done[kind] = (ids, freed + count(block.content) - count(stub))
+        self.touched = True
+        return new
+
+    def _spill(self, block: ToolResultBlock, kind: str) -> ToolResultBlock | None:
+        tid = block.tool_use_id
+        use = self.uses.get(tid)
+        tool = use.name if use is not None else "unknown"
+        header = {"tool": tool, "trigger": kind, "unit": self.config.unit, "created": self.ctx.now}
+        try:
+            path = self.ctx.store.write(self.ctx.state.session_id, tid, block.content, header)
+        except (StoreError, OSError) as e:
+            self.failed.append((tid, str(e)))
+            return None
+        stub = self.stage._stub(block.content, tool, path)
+        count = self.ctx.counter.count_text
+        if count(stub) >= count(block.content):
+            # A preview as long as the result (tiny threshold, huge preview) would only add tokens: keep it.
+            self.ledger[tid] = None
+            return None
+        new = self._replace(block, stub, path, kind)
+        self.ledger[tid] = stub
+        self.paths[tid] = path
+        return new
+
+    def message(self, m: Message) -> Message:
+        blocks = list(m.content)
+        fresh: list[int] = []
+        for j, b in enumerate(blocks):
+            if not isinstance(b, ToolResultBlock) or b.compacted is not None:
+                continue
+            if b.tool_use_id in self.ctx.state.dedup_ledger:
+                # Read dedup decided first (in the dispatcher); its frozen stub is applied by that stage.
+                continue
+            known, stub = self._decided(b.tool_use_id)
+            if not known:
+                fresh.append(j)
+            elif stub is not None:
+                blocks[j] = self._replace(b, stub, self._path(b.tool_use_id), "reapply")
+        if not fresh and all(a is b for a, b in zip(blocks, m.content)):
+            return m
+        unit, spilled, failed = self.config.unit, set(), set()
+        for j in fresh:
+            b = blocks[j]
+            assert isinstance(b, ToolResultBlock)
+            if result_size(b.content, unit) > self.config.threshold:
+                new = self._spill(b, "threshold")
+                if new is None:
+                    failed.add(j)
+                else:
+                    spilled.add(j)
+                    blocks[j] = new
+        if self.config.message_budget_enabled:
+            self._budget(blocks, fresh, spilled, failed)
+        for j in fresh:
+            tid = blocks[j].tool_use_id  # type: ignore[union-attr]
+            if j not in spilled and j not in failed and tid not in self.ledger:
+                self.ledger[tid] = None
+        if all(a is b for a, b in zip(blocks, m.content)):
+            return m
+        return m.model_copy(update={"content": tuple(blocks)})
+
+    def _budget(self, blocks: list, fresh: list[int], spilled: set[int], failed: set[int]) -> None:
+        unit = self.config.unit
+        results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+        total = sum(result_size(b.content, unit) for b in results)
+        # Errors are never spilled for the budget: the model needs them verbatim.
+        candidates = [j for j in fresh if j not in spilled and j not in failed and not blocks[j].is_error]
+        candidates.sort(key=lambda j: (-result_size(blocks[j].content, unit), j))
+        for j in candidates:
+            if total <= self.config.message_budget:
+                break
+            old = blocks[j]
+            new = self._spill(old, "message_budget")
+            if new is None:
+                failed.add(j)
+                continue
+            spilled.add(j)
+            blocks[j] = new
+            total -= result_size(old.content, unit) - result_size(new.content, unit)
+
+    def events(self, messages: Sequence[Message]) -> tuple[Event, ...]:
+        running = self.ctx.counter.count_messages(messages)
+        events: list[Event] = []
+        labels = {
+            "reapply": ("ledger", "reapply", "re-applied {n} frozen stub(s) from the ledger"),
+            "threshold": ("threshold", STRATEGY, "spilled {n} result(s) over {t} {u}"),
+            "message_budget": ("message_budget", STRATEGY, "spilled {n} result(s) largest-first to fit the per-message budget of {b} {u}"),
+        }
+        for kind, (ids, freed) in self.done.items():
+            if not ids:
+                continue
+            trigger, strategy, text = labels[kind]
+            detail = text.format(n=len(ids), t=self.config.threshold, u=self.config.unit, b=self.config.message_budget)
+            events.append(Event(self.stage.name, trigger, running, running - freed, tuple(ids), strategy, True, detail))
+            running -= freed
+        if self.failed:
+            reason = self.failed[0][1]
+            events.append(
+                Event(
+                    self.stage.name,
+                    self.ctx.trigger,
+                    running,
+                    running,
+                    tuple(t for t, _ in self.failed),
+                    STRATEGY,
+                    False,
+                    f"spill write failed for {len(self.failed)} result(s) ({reason}); nothing recorded, retried on the next request",
+                )
+            )
+        return tuple(events)

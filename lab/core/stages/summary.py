@@ -1,14 +1,40 @@
-"""Stage 6, summary compaction: session memory first, then the full summary."""
+"""Stage 6, summary compaction: session memory first, then the full summary.
+
+The caller (the watermark decision, a manual ``/compact``, or recovery) has
+already decided that compaction runs; this stage does it. The new history is
+
+    system prompt + boundary marker + user summary (+ placeholder) + verbatim tail
+
+The summary is a ``user`` message so the request stays valid for both
+providers whichever design's text is used. The tail is chosen by
+``lab.core.tail`` and never splits a tool pair. A compaction that saves less
+than ``min_saving`` is refused: the input comes back unchanged with a failed
+event, as MiniCode does.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import hashlib
+from datetime import datetime, timezone
+from typing import Literal, Sequence
 
 from pydantic import Field
 
+from ...errors import SummaryError
+from ..events import Event, StageContext, StageResult
+from ..messages import Boundary, Message, TextBlock
+from ..summarizers.attachment import build_attachment
+from ..summarizers.base import SummaryRequest, SummaryResult
+from ..summarizers.rules import render_user_messages, user_texts
+from ..summarizers.session_memory import SessionMemorySummarizer
+from ..tail import adjust_for_pairs, repair_roles, select_tail
 from .base import StageConfig
 
-__all__ = ["SummaryConfig"]
+__all__ = ["SummaryConfig", "SummaryStage"]
+
+# Strategies whose text is MiniCode's own format; anything else is an LLM summary.
+_MINICODE_STRATEGIES = ("session_memory", "full")
+_BOUNDARY_TRIGGERS = ("manual", "auto", "reactive", "emergency")
 
 
 class SummaryConfig(StageConfig):
@@ -24,3 +50,169 @@ class SummaryConfig(StageConfig):
     summary_max_tokens: int = Field(20_000, ge=500, le=200_000, description="Budget for the summary text.")
     attachment_files: int = Field(5, ge=0, le=50, description="Recovery attachment: most recently read files (MewCode 5).")
     attachment_file_tokens: int = Field(5000, ge=100, le=100_000, description="Recovery attachment: tokens per file (MewCode 5000).")
+    keep_user_messages_tokens: int = Field(0, ge=0, le=200_000, description="Codex-style: also keep the most recent user messages, verbatim, up to this many tokens inside the summary message (0 = off).")
+    attachment_for_rules: bool = Field(False, description="Also append the recovery attachment (recent files, tools, lossy notice) to rule-based and session-memory summaries; LLM summaries always get it.")
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _visible(messages: Sequence[Message]) -> list[Message]:
+    # Boundary markers are never sent to a provider, so they cost nothing.
+    return [m for m in messages if m.tag != "boundary"]
+
+
+def _is_pipeline(m: Message) -> bool:
+    return m.tag is not None or m.role == "system"
+
+
+class SummaryStage:
+    """Replace everything before a verbatim tail with one summary message."""
+
+    name = "summary"
+
+    def __init__(self, config: SummaryConfig | None = None) -> None:
+        self.config = config or SummaryConfig()
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        cfg = self.config
+        msgs = list(messages)
+        if not cfg.enabled:
+            return StageResult(msgs)
+        counter = ctx.counter
+        tokens_before = counter.count_messages(_visible(msgs))
+        n_head = 0
+        while n_head < len(msgs) and msgs[n_head].role == "system" and msgs[n_head].tag != "boundary":
+            n_head += 1
+        head, body = msgs[:n_head], msgs[n_head:]
+
+        start = select_tail(body, counter, cfg.tail_policy, cfg.tail_min_tokens, cfg.tail_max_tokens, cfg.tail_min_messages)
+        start = adjust_for_pairs(body, start)
+        removed, tail = body[:start], body[start:]
+        if not any(not _is_pipeline(m) for m in removed):
+            return self._fail(msgs, ctx, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages")
+
+        request = SummaryRequest(
+            messages=removed,
+            counter=counter,
+            trigger=ctx.trigger,
+            instructions=ctx.instructions,
+            tools=tuple(ctx.tools),
+            max_tokens=cfg.summary_max_tokens,
+            memory=cfg.memory_text,
+            now=ctx.now,
+            tokens_before=tokens_before,
+            messages_before=len(msgs),
+        )
+        events: list[Event] = []
+        # MiniCode's forced full compact (reactive recovery) skips session memory.
+        if cfg.session_memory and ctx.trigger != "reactive":
+            memory = SessionMemorySummarizer(cfg.memory_max_tokens)
+            try:
+                result = memory.summarize(request)
+            except SummaryError as e:
+                events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, f"session memory failed: {e}"))
+            else:
+                done = self._build(head, removed, tail, result, ctx, tokens_before)
+                if done.boundary is not None:
+                    return StageResult(done.messages, tuple(events) + done.events, done.boundary)
+                events += done.events
+        try:
+            # PromptTooLongError from an LLM summarizer propagates: the caller owns the PTL retry.
+            result = ctx.summarizer.summarize(request)
+        except SummaryError as e:
+            strategy = "full" if getattr(ctx.summarizer, "name", "rules") == "rules" else "llm"
+            return self._fail(msgs, ctx, tokens_before, strategy, f"summary failed: {e}", events)
+        done = self._build(head, removed, tail, result, ctx, tokens_before)
+        if done.boundary is None:
+            return StageResult(msgs, tuple(events) + done.events)
+        return StageResult(done.messages, tuple(events) + done.events, done.boundary)
+
+    def _summary_text(self, removed: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
+        cfg = self.config
+        llm = result.strategy not in _MINICODE_STRATEGIES
+        attachment = result.attachment
+        if not attachment and (llm or cfg.attachment_for_rules):
+            attachment = build_attachment(removed, ctx.tools, ctx.counter, cfg.attachment_files, cfg.attachment_file_tokens)
+        text = f"## Session summary\n{result.text}" if llm else result.text
+        if cfg.keep_user_messages_tokens:
+            # A rule summary may already hold a message verbatim; do not pay for it twice.
+            texts = [t for t in user_texts(removed) if not t.carried and t.text not in text]
+            kept = render_user_messages(texts, cfg.keep_user_messages_tokens, ctx.counter)
+            if kept:
+                text += "\n\n## Recent user messages (verbatim)\n" + kept
+        said = user_texts(removed)
+        if said and said[0].text not in text:
+            # An LLM may paraphrase; the lab guarantees the first request survives word for word.
+            text += f"\n\n## The user's first request (verbatim)\n<primary-request>\n{said[0].text}\n</primary-request>"
+        if attachment:
+            text += "\n\n" + attachment
+        return text, attachment
+
+    def _build(
+        self, head: list[Message], removed: list[Message], tail: list[Message], result: SummaryResult, ctx: StageContext, tokens_before: int
+    ) -> StageResult:
+        """The compacted history for one summary, or a failed result when it saves too little."""
+        text, attachment = self._summary_text(removed, result, ctx)
+        strategy = result.strategy
+        key = _digest(strategy, removed[0].id, removed[-1].id, text)
+        stamp = next((m.timestamp for m in reversed(removed) if m.timestamp is not None), None)
+        summary = Message(role="user", content=(TextBlock(text=text),), id=f"summary-{key}", timestamp=stamp, tag="summary")
+        rest = repair_roles([summary, *tail])
+        tokens_after = ctx.counter.count_messages(head) + ctx.counter.count_messages(rest)
+        if tokens_after > (1.0 - self.config.min_saving) * tokens_before:
+            detail = f"{strategy} summary saves too little: {tokens_before} -> {tokens_after} tokens (needs {self.config.min_saving:.0%})"
+            event = self._event(ctx, tokens_before, tokens_after, strategy, False, detail, text, attachment)
+            return StageResult([], (event,))
+        boundary = Boundary(
+            trigger=ctx.trigger if ctx.trigger in _BOUNDARY_TRIGGERS else "auto",  # type: ignore[arg-type]
+            strategy=strategy,
+            timestamp=datetime.fromtimestamp(ctx.now, tz=timezone.utc),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            messages_removed=len(removed),
+            preserved_first_id=tail[0].id if tail else None,
+            preserved_last_id=tail[-1].id if tail else None,
+        )
+        marker = Message(
+            role="system",
+            content=(TextBlock(text=f"[Compaction boundary: {strategy} summary, {len(removed)} messages removed]"),),
+            id=f"boundary-{key}",
+            timestamp=stamp,
+            tag="boundary",
+            boundary=boundary,
+        )
+        detail = f"{strategy} summary replaced {len(removed)} messages; kept a tail of {len(tail)}"
+        event = self._event(ctx, tokens_before, tokens_after, strategy, True, detail, text, attachment, tuple(m.id for m in removed))
+        return StageResult([*head, marker, *rest], (event,), boundary)
+
+    def _event(
+        self,
+        ctx: StageContext,
+        before: int,
+        after: int,
+        strategy: str | None,
+        success: bool,
+        detail: str,
+        text: str | None = None,
+        attachment: str | None = None,
+        ids: tuple[str, ...] = (),
+    ) -> Event:
+        return Event(
+            stage=self.name,
+            trigger=ctx.trigger,
+            tokens_before=before,
+            tokens_after=after,
+            ids=ids,
+            strategy=strategy,
+            success=success,
+            detail=detail,
+            summary_text=text,
+            attachment=attachment or None,
+        )
+
+    def _fail(
+        self, msgs: list[Message], ctx: StageContext, before: int, strategy: str | None, detail: str, events: Sequence[Event] = ()
+    ) -> StageResult:
+        return StageResult(msgs, (*events, self._event(ctx, before, before, strategy, False, detail)))

@@ -1,14 +1,32 @@
-"""Stage 5, watermark: decide whether auto-compaction runs."""
+"""Stage 5, watermark: decide whether auto-compaction runs.
+
+The watermark does not rewrite history; it is a gate. ``decide`` estimates
+the size of the next request and compares it with the threshold of the
+configured design:
+
+- ``ratio`` (MiniCode): compact when the estimate is above ``ratio x window``.
+- ``reserve`` (MewCode): compact when the estimate reaches ``window -
+  summary_reserve - safety_margin`` (167,000 for a 200k window); a window at
+  or below ``min_window`` skips auto-compaction, because the threshold would
+  be negative and every request would compact again.
+
+A circuit breaker turns the auto path off after ``breaker_failures``
+consecutive failed auto summaries. Manual, emergency and reactive paths pass
+the gate unconditionally and never touch the breaker.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Literal, Sequence
 
 from pydantic import Field
 
+from ..events import Event, StageContext, StageResult
+from ..messages import Message
 from .base import StageConfig
 
-__all__ = ["WatermarkConfig"]
+__all__ = ["WatermarkConfig", "WatermarkDecision", "WatermarkStage", "threshold", "estimate", "exceeds"]
 
 
 class WatermarkConfig(StageConfig):
@@ -20,3 +38,100 @@ class WatermarkConfig(StageConfig):
     min_window: int = Field(33_000, ge=0, le=1_000_000, description="Skip auto-compaction when the window is at or below this (MewCode 33,000).")
     breaker_failures: int = Field(3, ge=1, le=100, description="Consecutive auto failures before auto-compaction stops (both designs: 3).")
     use_usage_anchor: bool = Field(False, description="Anchor the estimate on the provider's last reported usage plus an estimate of what was added since (MewCode).")
+
+
+def threshold(config: WatermarkConfig, window: int, path: Literal["auto", "manual"] = "auto") -> int | None:
+    """The token count at which compaction triggers, or None when auto-compaction is skipped.
+
+    In reserve mode the manual path only keeps ``manual_margin`` free: the user
+    asked for a compaction now, so no look-ahead for the next turn is needed.
+    """
+    if config.mode == "ratio":
+        return int(config.ratio * window)
+    if path == "manual":
+        return max(window - config.manual_margin, 0)
+    if window <= config.min_window:
+        return None
+    value = window - config.summary_reserve - config.safety_margin
+    # A non-positive threshold would compact on every request, forever.
+    return value if value > 0 else None
+
+
+def exceeds(tokens: int, limit: int, mode: str) -> bool:
+    # MiniCode triggers strictly above its watermark, MewCode at or above its threshold.
+    return tokens > limit if mode == "ratio" else tokens >= limit
+
+
+def estimate(messages: Sequence[Message], ctx: StageContext) -> int:
+    """Estimated tokens of ``messages``: counted, or the usage anchor plus what was added since.
+
+    The anchor is only trusted while it describes a prefix of ``messages``
+    (``state.anchor_messages`` of them); anything else falls back to counting.
+    """
+    state = ctx.state
+    anchored = (
+        ctx.config.watermark.use_usage_anchor
+        and state.anchor is not None
+        and 0 < state.anchor_messages <= len(messages)
+    )
+    if anchored:
+        assert state.anchor is not None
+        return state.anchor.total + ctx.counter.count_messages(messages[state.anchor_messages :])
+    return ctx.counter.count_messages(messages)
+
+
+@dataclass(frozen=True)
+class WatermarkDecision:
+    compact: bool
+    estimate: int
+    threshold: int | None
+    # "above", "below", "forced", "disabled", "skipped_small_window", "breaker_open"
+    reason: str
+    event: Event | None = None
+
+
+class WatermarkStage:
+    """The gate in front of the summary stage."""
+
+    name = "watermark"
+
+    def __init__(self, config: WatermarkConfig) -> None:
+        self.config = config
+
+    def decide(self, messages: Sequence[Message], ctx: StageContext) -> WatermarkDecision:
+        cfg = self.config
+        window = ctx.config.window
+        tokens = estimate(messages, ctx)
+        if ctx.trigger != "auto" or ctx.force:
+            limit = threshold(cfg, window, "manual")
+            return WatermarkDecision(True, tokens, limit, "forced")
+        if not cfg.enabled:
+            return WatermarkDecision(False, tokens, None, "disabled")
+        limit = threshold(cfg, window, "auto")
+        if limit is None:
+            ev = self._event(ctx, tokens, "skipped", False, f"window {window} <= min_window {cfg.min_window}: auto-compaction skipped (threshold would be negative)")
+            return WatermarkDecision(False, tokens, None, "skipped_small_window", ev)
+        if not exceeds(tokens, limit, cfg.mode):
+            return WatermarkDecision(False, tokens, limit, "below")
+        if ctx.state.breaker_failures >= cfg.breaker_failures:
+            ev = self._event(ctx, tokens, "breaker_open", False, f"circuit breaker open after {ctx.state.breaker_failures} consecutive auto failures: auto-compaction off (estimate {tokens} over threshold {limit})")
+            return WatermarkDecision(False, tokens, limit, "breaker_open", ev)
+        rel = ">" if cfg.mode == "ratio" else ">="
+        ev = self._event(ctx, tokens, "threshold", True, f"estimate {tokens} {rel} threshold {limit} ({cfg.mode} mode): auto-compaction triggered")
+        return WatermarkDecision(True, tokens, limit, "above", ev)
+
+    def _event(self, ctx: StageContext, tokens: int, strategy: str, success: bool, detail: str) -> Event:
+        return Event(
+            stage=self.name,
+            trigger="threshold" if ctx.trigger == "auto" else ctx.trigger,
+            tokens_before=tokens,
+            tokens_after=tokens,
+            strategy=strategy,
+            success=success,
+            detail=detail,
+        )
+
+    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        decision = self.decide(messages, ctx)
+        events = (decision.event,) if decision.event is not None else ()
+        return StageResult(list(messages), events)

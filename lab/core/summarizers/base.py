@@ -27,6 +27,11 @@ class SummaryRequest:
     max_tokens: int = 20_000
     # User-supplied project memory, for the session-memory strategy.
     memory: str | None = None
+    # Seconds since the epoch for headers such as "compacted at HH:MM:SS" (the replay's clock, never wall time).
+    now: float | None = None
+    # Size of the whole history before compaction (the part summarised is only ``messages``).
+    tokens_before: int | None = None
+    messages_before: int | None = None
 
 
 @dataclass(frozen=True)

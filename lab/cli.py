@@ -1,0 +1,170 @@
+"""``python -m lab``: the headless front end.
+
+Every subcommand turns a ``LabError`` (or an unreadable path) into one line,
+``error: ...``, and exit status 2, so scripts can tell bad input from a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Callable, NoReturn, Sequence
+
+from .errors import LabError
+
+__all__ = ["main", "build_parser"]
+
+DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse would print the whole usage; users asked for one line.
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _write_json(path: str, data: object) -> None:
+    out = Path(path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise LabError(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .core.stats import transcript_stats
+    from .formats import dump, load
+
+    t = load(args.path, format=args.format)
+    dump(t, to="lab", path=args.out)
+    stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
+    print(f"imported {args.path} as {t.meta.source_format} -> {args.out}")
+    print(f"messages: {stats.messages} ({', '.join(f'{k} {v}' for k, v in stats.by_role.items())})")
+    tools = ", ".join(f"{k} {v}" for k, v in stats.tool_calls_by_tool.items()) or "none"
+    print(f"tool calls: {stats.tool_calls} ({tools}); errors: {stats.tool_errors}")
+    for name, n in stats.tokens.items():
+        print(f"tokens [{name}]: {n:,} ({stats.tool_output_share[name]:.0%} tool output)")
+    skipped = ", ".join(f"{k} {v}" for k, v in stats.skipped.items()) or "none"
+    print(f"skipped records: {skipped}")
+    for note in stats.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .formats import dump, load
+
+    t = load(args.path, format=args.format)
+    dump(t, to=args.to, path=args.out)
+    print(f"exported {len(t.messages)} messages to {args.to} shape -> {args.out}")
+    return 0
+
+
+def _cmd_tokens(args: argparse.Namespace) -> int:
+    from .core.stats import transcript_stats
+    from .formats import load
+
+    t = load(args.path, format=args.format)
+    stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
+    if args.json:
+        print(json.dumps({"path": args.path, "tokens": stats.tokens, "tool_output_share": stats.tool_output_share}, indent=2))
+    else:
+        for name, n in stats.tokens.items():
+            print(f"{name:>12}: {n:>10,}  ({stats.tool_output_share[name]:.0%} tool output)")
+    return 0
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    from .core.presets import PRESETS, preset_description
+
+    for name in PRESETS:
+        print(f"{name:28} {preset_description(name)}")
+    return 0
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    from .core.config import dump_config, load_config
+    from .core.presets import preset
+
+    cfg = load_config(args.config) if args.config else preset(args.preset)
+    sys.stdout.write(dump_config(cfg, args.format))
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    run_bench(sections=args.section, quick=args.quick, out=args.json)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m lab", description="Compaction Lab: import, count, replay and compare agent transcripts.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help_: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_)
+        sp.set_defaults(func=fn)
+        return sp
+
+    sp = add("import", _cmd_import, "Import a transcript into the lab's JSON and print a summary.")
+    sp.add_argument("path")
+    sp.add_argument("--format", help="Skip auto-detection and read this format.")
+    sp.add_argument("--out", required=True, help="Where to write the lab JSON.")
+    sp.add_argument("--counter", action="append", help="Token counter(s) for the summary (repeatable).")
+
+    sp = add("export", _cmd_export, "Export a transcript to the Anthropic or OpenAI request shape.")
+    sp.add_argument("path")
+    sp.add_argument("--format", help="Skip auto-detection and read this format.")
+    sp.add_argument("--to", choices=["anthropic", "openai", "lab"], required=True)
+    sp.add_argument("--out", required=True)
+
+    sp = add("tokens", _cmd_tokens, "Count a transcript's tokens with one or more counters.")
+    sp.add_argument("path")
+    sp.add_argument("--format")
+    sp.add_argument("--counter", action="append", help="minicode, chars/3.5, o200k, cl100k, calibrated, anthropic (repeatable).")
+    sp.add_argument("--json", action="store_true", help="Print JSON.")
+
+    add("presets", _cmd_presets, "List the config presets.")
+
+    sp = add("config", _cmd_config, "Print a preset or a config file as JSON, YAML or TOML.")
+    g = sp.add_mutually_exclusive_group(required=True)
+    g.add_argument("--preset")
+    g.add_argument("--config", help="A config file to validate and convert.")
+    sp.add_argument("--format", choices=["json", "yaml", "toml"], default="json")
+
+    sp = add("bench", _cmd_bench, "Measure counters, imports and the pipeline; print ratios from this run.")
+    sp.add_argument("--section", action="append", help="Run only these sections (repeatable).")
+    sp.add_argument("--quick", action="store_true", help="Smaller generated inputs, for a fast look.")
+    sp.add_argument("--json", help="Also write the results as JSON here.")
+
+    from .cli_replay import add_replay_commands
+
+    add_replay_commands(add)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except _UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except LabError as e:
+        print(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}".replace(": : ", ": "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

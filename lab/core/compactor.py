@@ -1,0 +1,270 @@
+"""The ``Compactor``: one session's compaction, through the three trigger paths.
+
+- ``process_request`` (auto): the cheap stages first (active context, spill,
+  dedup, microcompact), then a fresh estimate, then the watermark decision,
+  then maybe the summary. Auto failures feed the circuit breaker.
+- ``compact`` (manual): an unconditional summary with optional custom
+  instructions; no breaker, no failure counting.
+- ``recover`` (reactive/emergency): after a prompt-too-long error, MiniCode's
+  ladder or MewCode's emergency path, per ``config.recovery.strategy``.
+- ``dispatch``: dedup and spill of newly arrived tool results, for agent
+  loops that call it from their tool dispatcher.
+
+Decisions that must persist between requests live in ``self.state``. Message
+counts are cached by object identity: messages are frozen, so one that comes
+back unchanged on the next request is never counted again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from ..errors import ProviderError, StageError, TranscriptError
+from .config import CompactionConfig
+from .events import CompactorState, Event, StageContext, Trigger
+from .messages import Boundary, Message, ToolSpec, Usage
+from .pipeline import CHEAP_STAGES, GATED_STAGES, build_stages, fold
+from .ptl import error_text, is_prompt_too_long
+from .stages.recovery import RecoveryStage, first_user_request
+from .store import MemoryStore, SpillStore
+from .summarizers.base import Summarizer
+from .tokens.base import TokenCounter, get_counter
+
+__all__ = ["Compactor", "CompactionOutcome", "is_prompt_too_long"]
+
+
+@dataclass(frozen=True)
+class CompactionOutcome:
+    """What one call did: the messages to send next, and the report of how they came about."""
+
+    messages: list[Message]
+    events: tuple[Event, ...]
+    boundary: Boundary | None
+    tokens_before: int
+    tokens_after: int
+    success: bool
+    strategy: str | None
+    freed_by_stage: dict[str, int] = field(default_factory=dict)
+    trigger: str = "auto"
+
+    @property
+    def tokens_freed(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def effective(self) -> bool:
+        return self.success and self.tokens_after < self.tokens_before
+
+
+class _MessageCountCache:
+    """A counter wrapper that remembers each message object's count.
+
+    Entries hold the message itself, so its ``id()`` cannot be reused by
+    another object while the entry lives.
+    """
+
+    max_entries = 100_000
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._counts: dict[int, tuple[Message, int]] = {}
+
+    def count_text(self, text: str) -> int:
+        return self.inner.count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        hit = self._counts.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.inner.count_message(message)
+        if len(self._counts) >= self.max_entries:
+            self._counts.clear()
+        self._counts[id(message)] = (message, n)
+        return n
+
+    def count_messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+
+def _default_summarizer() -> Summarizer:
+    from .summarizers.rules import RuleSummarizer
+
+    return RuleSummarizer()
+
+
+class Compactor:
+    """Compacts one session's history before each request and recovers after prompt-too-long."""
+
+    def __init__(
+        self,
+        config: CompactionConfig | None = None,
+        counter: TokenCounter | None = None,
+        store: SpillStore | None = None,
+        summarizer: Summarizer | None = None,
+        *,
+        session_id: str = "session",
+        state: CompactorState | None = None,
+        tools: Sequence[ToolSpec] = (),
+    ) -> None:
+        self.config = config if config is not None else CompactionConfig()
+        self.counter = counter if counter is not None else get_counter(self.config.counter)
+        self.store = store if store is not None else MemoryStore()
+        self.summarizer = summarizer if summarizer is not None else _default_summarizer()
+        self.state = state if state is not None else CompactorState(session_id=session_id)
+        # The session's tool list, for the summary's recovery attachment.
+        self.tools = tuple(tools)
+        self._counts = _MessageCountCache(self.counter)
+        self._cheap = build_stages(self.config, CHEAP_STAGES)
+        self._gated = build_stages(self.config, GATED_STAGES)
+        self._active = build_stages(self.config, ("active",))
+        self._manual = build_stages(self.config, ("active", "summary"))
+        self._dispatch = build_stages(self.config, ("dedup", "spill"))
+        self._recovery = RecoveryStage(self.config.recovery)
+
+    # -- the four entry points ----------------------------------------------
+
+    def process_request(self, messages: Sequence[Message], *, now: float | None = None, usage: Usage | None = None) -> CompactionOutcome:
+        """The auto path, run before every request. ``usage`` is the provider's usage of the last response."""
+        msgs = self._checked(messages)
+        ctx = self._context(msgs, now, "auto")
+        self.state.recovery_attempts = 0
+        if usage is not None:
+            self._set_anchor(msgs, usage)
+        cheap = fold(self._cheap, msgs, ctx)
+        self._keep_anchor_if_unchanged(msgs, cheap.messages)
+        events = list(cheap.events)
+        try:
+            gated = fold(self._gated, cheap.messages, ctx)
+        except (StageError, ProviderError) as e:
+            # An auto compaction that fails must never kill the agent: report it, count it, go on.
+            tokens = self._counts.count_messages(cheap.messages)
+            failure = Event(stage="summary", trigger="auto", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail=f"auto summary failed: {e}")
+            gated_messages, gated_events, boundary = cheap.messages, (failure,), cheap.boundary
+            ran_summary = True
+        else:
+            gated_messages, gated_events, boundary = gated.messages, gated.events, gated.boundary or cheap.boundary
+            ran_summary = any(e.stage == "watermark" and e.success for e in gated.events)
+        events.extend(gated_events)
+        summary_ok = any(e.stage == "summary" and e.effective for e in gated_events)
+        if ran_summary:
+            self.state.breaker_failures = 0 if summary_ok else self.state.breaker_failures + 1
+        if summary_ok:
+            self._reset_anchor()
+        self.state.last_request_time = ctx.now
+        return self._outcome(msgs, gated_messages, events, boundary, "auto", success=not ran_summary or summary_ok)
+
+    def compact(self, messages: Sequence[Message], instructions: str | None = None, *, now: float | None = None) -> CompactionOutcome:
+        """Manual compaction: an unconditional summary, optionally steered by ``instructions``."""
+        msgs = self._checked(messages)
+        ctx = self._context(msgs, now, "manual", instructions=instructions, force=True)
+        if not self.config.summary.enabled:
+            tokens = self._counts.count_messages(msgs)
+            event = Event(stage="summary", trigger="manual", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail="the summary stage is disabled in this config")
+            return self._outcome(msgs, list(msgs), [event], None, "manual", success=False)
+        result = fold(self._manual, msgs, ctx)
+        ok = any(e.stage == "summary" and e.effective for e in result.events)
+        if ok:
+            self._reset_anchor()
+        return self._outcome(msgs, result.messages, list(result.events), result.boundary, "manual", success=ok)
+
+    def recover(self, messages: Sequence[Message], error: BaseException | str | dict, *, now: float | None = None) -> CompactionOutcome:
+        """Recovery after the provider rejected ``messages`` as too long; raises ``StageError`` when it gives up."""
+        if not is_prompt_too_long(error):
+            raise StageError(f"recover() only handles prompt-too-long errors; got: {error_text(error)[:300]!r}")
+        msgs = self._checked(messages)
+        trigger: Trigger = "emergency" if self.config.recovery.strategy == "mewcode" else "reactive"
+        ctx = self._context(msgs, now, trigger, force=True)
+        active = fold(self._active, msgs, ctx)
+        result = self._recovery(active.messages, ctx)
+        self._reset_anchor()
+        events = list(active.events) + list(result.events)
+        return self._outcome(msgs, list(result.messages), events, result.boundary or active.boundary, trigger, success=True)
+
+    def dispatch(self, messages: Sequence[Message], *, now: float | None = None) -> CompactionOutcome:
+        """Dedup, then spill, newly arrived tool results (MiniCode calls dedup from the tool dispatcher)."""
+        msgs = self._checked(messages)
+        ctx = self._context(msgs, now, "dispatch")
+        result = fold(self._dispatch, msgs, ctx)
+        self._keep_anchor_if_unchanged(msgs, result.messages)
+        return self._outcome(msgs, result.messages, list(result.events), result.boundary, "dispatch", success=True)
+
+    # -- helpers ------------------------------------------------------------
+
+    @staticmethod
+    def _checked(messages: Sequence[Message]) -> list[Message]:
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+            raise TranscriptError(f"expected a list of messages, got {type(messages).__name__}", expected="a list of lab.core.messages.Message")
+        msgs = list(messages)
+        for i, m in enumerate(msgs):
+            if not isinstance(m, Message):
+                raise TranscriptError(f"not a Message: {type(m).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
+        return msgs
+
+    def _now(self, messages: Sequence[Message], now: float | None) -> float:
+        if now is not None:
+            return float(now)
+        for m in reversed(messages):
+            if m.timestamp is not None:
+                return m.timestamp.timestamp()
+        # No clock at all: time stands still, so time-based stages never fire by accident.
+        return self.state.last_request_time or 0.0
+
+    def _context(self, messages: Sequence[Message], now: float | None, trigger: Trigger, *, instructions: str | None = None, force: bool = False) -> StageContext:
+        if self.state.first_request is None:
+            self.state.first_request = first_user_request(messages)
+        return StageContext(
+            config=self.config,
+            counter=self._counts,  # type: ignore[arg-type]
+            store=self.store,
+            summarizer=self.summarizer,
+            state=self.state,
+            now=self._now(messages, now),
+            trigger=trigger,
+            instructions=instructions,
+            force=force,
+            tools=self.tools,
+        )
+
+    def _set_anchor(self, messages: Sequence[Message], usage: Usage) -> None:
+        # The usage belongs to the newest response: it covers every message up to and including it.
+        covered = len(messages)
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].role == "assistant":
+                covered = i + 1
+                break
+        self.state.anchor = usage
+        self.state.anchor_messages = covered
+
+    def _keep_anchor_if_unchanged(self, before: Sequence[Message], after: Sequence[Message]) -> None:
+        """Drop the anchor when a stage rewrote any message it covers (its usage no longer describes them)."""
+        n = self.state.anchor_messages
+        if self.state.anchor is None:
+            return
+        if n > len(before) or n > len(after) or any(a is not b and a != b for a, b in zip(before[:n], after[:n])):
+            self._reset_anchor()
+
+    def _reset_anchor(self) -> None:
+        self.state.anchor = None
+        self.state.anchor_messages = 0
+
+    def _outcome(self, before: Sequence[Message], after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, *, success: bool) -> CompactionOutcome:
+        freed: dict[str, int] = {}
+        strategy: str | None = None
+        for e in events:
+            if e.success and e.tokens_freed:
+                freed[e.stage] = freed.get(e.stage, 0) + e.tokens_freed
+            if e.effective and e.strategy:
+                strategy = e.strategy
+        return CompactionOutcome(
+            messages=after,
+            events=tuple(events),
+            boundary=boundary,
+            tokens_before=self._counts.count_messages(before),
+            tokens_after=self._counts.count_messages(after),
+            success=success,
+            strategy=strategy,
+            freed_by_stage=freed,
+            trigger=trigger,
+        )

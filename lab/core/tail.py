@@ -1,0 +1,223 @@
+"""Choosing the verbatim tail a compaction keeps, and keeping the result a valid request.
+
+Every summary and truncation keeps the newest messages word for word. Where the
+cut falls decides what survives, and a careless cut breaks the request: a
+tool_result whose tool_use was summarised away is rejected with a 400 by both
+providers. So the cut is chosen in three steps:
+
+1. ``select_tail`` applies a design's size rule (MiniCode or MewCode);
+2. ``adjust_for_pairs`` moves it back until no tool_use/tool_result pair is
+   split, matching blocks by id (MiniCode searched for the text "tool_use"
+   and could split real pairs);
+3. ``repair_roles`` inserts minimal placeholder turns where the rewrite made
+   two turns of the same role meet, without ever separating a call from its
+   result.
+
+``truncate_keep`` is MiniCode's recovery truncation built from the same parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal, Sequence
+
+from ..errors import ConfigError
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, tool_pairs
+from .tokens.base import TokenCounter
+
+__all__ = [
+    "TailPolicy",
+    "ASSISTANT_PLACEHOLDER",
+    "USER_PLACEHOLDER",
+    "LEAD_USER_PLACEHOLDER",
+    "leading_system_count",
+    "select_tail",
+    "adjust_for_pairs",
+    "repair_roles",
+    "truncate_keep",
+]
+
+TailPolicy = Literal["minicode", "mewcode"]
+
+# MewCode's wording; the same turn serves after MiniCode-style summaries.
+ASSISTANT_PLACEHOLDER = "(Summary and recovery context loaded. Please continue.)"
+# Between two assistant turns: as short as possible, it carries no meaning.
+USER_PLACEHOLDER = "(continue)"
+# When a rewrite leaves an assistant turn first, the model should know why.
+LEAD_USER_PLACEHOLDER = "(Earlier conversation was compacted. Please continue.)"
+
+
+def leading_system_count(messages: Sequence[Message]) -> int:
+    """How many messages at the start are system messages (the system prompt)."""
+    n = 0
+    for m in messages:
+        if m.role != "system":
+            break
+        n += 1
+    return n
+
+
+def select_tail(
+    messages: Sequence[Message],
+    counter: TokenCounter,
+    policy: TailPolicy,
+    min_tokens: int,
+    max_tokens: int,
+    min_messages: int,
+) -> int:
+    """Index in ``messages`` where the verbatim tail starts.
+
+    Leading system messages are never part of the tail (they are kept anyway),
+    so the result is at least ``leading_system_count(messages)``; it equals
+    ``len(messages)`` only when there is nothing after them.
+
+    ``"minicode"`` (6a): scan back from the end, adding a message while the
+    tail stays within ``max_tokens``; once adding would pass it, stop as soon
+    as both minimums (``min_tokens`` and ``min_messages``) are covered. The
+    minimums win over the maximum, so a huge last message is still kept.
+    MiniCode's own loop ignores ``min_tokens``; here it is a floor.
+
+    ``"mewcode"``: walk back until BOTH ``>= min_tokens`` AND ``>= min_messages``
+    ("keep the wider"), with no maximum.
+    """
+    if policy not in ("minicode", "mewcode"):
+        raise ConfigError(f"unknown tail policy {policy!r}; use 'minicode' or 'mewcode'")
+    if min_messages < 0 or min_tokens < 0 or max_tokens < 0:
+        raise ConfigError(
+            f"tail limits must be >= 0, got min_tokens={min_tokens}, max_tokens={max_tokens}, min_messages={min_messages}"
+        )
+    first = leading_system_count(messages)
+    start = len(messages)
+    tokens = 0
+    count = 0
+    for i in range(len(messages) - 1, first - 1, -1):
+        covered = tokens >= min_tokens and count >= min_messages
+        t = counter.count_message(messages[i])
+        if policy == "mewcode":
+            if covered:
+                break
+        elif covered and tokens + t > max_tokens:
+            break
+        tokens += t
+        # Inner system markers (old boundaries, notes) are not conversation turns.
+        if messages[i].role != "system":
+            count += 1
+        start = i
+    return start
+
+
+def _unclosed_start(messages: Sequence[Message], start: int, pairs: dict[str, tuple[int | None, int | None]]) -> int:
+    """The earliest tool_use index whose result sits at or after ``start``."""
+    best = start
+    for use_at, result_at in pairs.values():
+        if use_at is not None and result_at is not None and use_at < start <= result_at:
+            best = min(best, use_at)
+    return best
+
+
+def _orphan_results_only(message: Message, pairs: dict[str, tuple[int | None, int | None]]) -> bool:
+    """A user message that holds only tool_results whose tool_use exists nowhere."""
+    blocks = message.content
+    if message.role != "user" or not blocks:
+        return False
+    return all(isinstance(b, ToolResultBlock) and pairs.get(b.tool_use_id, (None, None))[0] is None for b in blocks)
+
+
+def adjust_for_pairs(messages: Sequence[Message], start: int) -> int:
+    """Move the cut back so that no tool_use/tool_result pair straddles it.
+
+    Pairs are matched by ids (``tool_pairs``). When the tail would hold a
+    result whose call lies before the cut, the cut moves back to the assistant
+    message that made the call; that message may pull in more results of even
+    older calls, so this repeats until the tail is closed. As MewCode's second
+    guard, a tail that starts with results of calls that exist nowhere (an
+    orphan left by the source) starts after them instead.
+    """
+    n = len(messages)
+    start = max(0, min(start, n))
+    pairs = tool_pairs(list(messages))
+    # Each pass only moves the cut back, so this ends within n passes.
+    for _ in range(n + 1):
+        moved = _unclosed_start(messages, start, pairs)
+        if moved == start:
+            break
+        start = moved
+    while start < n and _orphan_results_only(messages[start], pairs):
+        start += 1
+    return start
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _placeholder(role: Literal["user", "assistant"], text: str, prev: Message | None, nxt: Message) -> Message:
+    # Derived from the neighbours' ids, so a replay inserts the very same turn.
+    key = _digest(role, prev.id if prev is not None else "<start>", nxt.id)
+    stamp = prev.timestamp if prev is not None and prev.timestamp is not None else nxt.timestamp
+    return Message(role=role, content=(TextBlock(text=text),), id=f"placeholder-{key}", timestamp=stamp, tag="placeholder")
+
+
+def _has(message: Message, kind: type) -> bool:
+    return any(isinstance(b, kind) for b in message.content)
+
+
+def repair_roles(messages: Sequence[Message]) -> list[Message]:
+    """Insert placeholder turns so user and assistant turns alternate.
+
+    System messages (the prompt, boundary markers) are transparent: providers
+    never see them as turns. The first turn must be a user turn; two user turns
+    meeting get the assistant placeholder between them; two assistant turns
+    meeting get a minimal user turn. A placeholder is never put in front of a
+    message holding tool_results, nor after an assistant turn holding
+    tool_uses: that would separate a call from its result, which is worse than
+    two same-role turns (Anthropic merges those, OpenAI accepts them).
+    Messages are returned as the same objects; the function is idempotent.
+    """
+    out: list[Message] = []
+    prev: Message | None = None
+    for m in messages:
+        if m.role == "system":
+            out.append(m)
+            continue
+        if prev is None:
+            if m.role == "assistant":
+                out.append(_placeholder("user", LEAD_USER_PLACEHOLDER, None, m))
+        elif prev.role == m.role:
+            if m.role == "user" and not _has(m, ToolResultBlock):
+                out.append(_placeholder("assistant", ASSISTANT_PLACEHOLDER, prev, m))
+            elif m.role == "assistant" and not _has(prev, ToolUseBlock):
+                out.append(_placeholder("user", USER_PLACEHOLDER, prev, m))
+        out.append(m)
+        prev = m
+    return out
+
+
+def truncate_keep(
+    messages: Sequence[Message],
+    keep_ratio: float,
+    floor_ratio: float,
+    min_messages: int,
+    counter: TokenCounter | None = None,
+) -> list[Message]:
+    """MiniCode's recovery truncation: leading system messages + the newest share of the rest.
+
+    Keeps ``max(min_messages, int(len(rest) * max(keep_ratio, floor_ratio)))``
+    messages of the rest, moves the cut back so no pair is split, and repairs
+    roles. The caller (reactive recovery) adds its truncation note. When
+    nothing would be dropped the input messages come back unchanged (same
+    objects, new list). ``counter`` is accepted for symmetry with the other
+    tail helpers; MiniCode's rule counts messages, not tokens.
+    """
+    del counter  # the rule is by message count; see the docstring
+    if not 0.0 <= keep_ratio <= 1.0 or not 0.0 <= floor_ratio <= 1.0:
+        raise ConfigError(f"keep ratios must be within 0..1, got keep_ratio={keep_ratio}, floor_ratio={floor_ratio}")
+    if min_messages < 1:
+        raise ConfigError(f"min_messages must be >= 1, got {min_messages}")
+    first = leading_system_count(messages)
+    head, body = list(messages[:first]), list(messages[first:])
+    keep = max(min_messages, int(len(body) * max(keep_ratio, floor_ratio)))
+    if keep >= len(body):
+        return list(messages)
+    start = adjust_for_pairs(body, len(body) - keep)
+    return head + repair_roles(body[start:])

@@ -1,0 +1,326 @@
+"""Claude Code session files: one JSON entry per line (or one JSON array of entries).
+
+What the importer rebuilds from the entries:
+
+- Claude Code writes one ``assistant`` entry per content block, all sharing the
+  API message id, and may write the tool results between them (``A(use1)
+  U(result1) A(use2) U(result2)``). Entries of one API message are merged back
+  into one assistant message, and the tool-result entries that answer it into
+  one user message, which is what the API saw.
+- ``isSidechain`` entries (subagents) are kept apart in ``Transcript.sidechains``.
+  A thread is keyed by the id of the main thread's ``Task``/``Agent`` tool_use
+  whose prompt started it, else by its ``agentId``, else by its root entry's uuid.
+- A compaction (``isCompactSummary`` user entry, and the newer ``system`` entry
+  with ``subtype: compact_boundary``) becomes a boundary message followed by the
+  summary as a user message tagged ``summary``.
+- Record types the model has no place for (hook output in ``system``, queue
+  operations, snapshots, titles, ...) and unknown types are skipped and counted
+  by type in ``notes.skipped``; so are repeated uuids (``duplicate``).
+- ``isMeta`` user entries (command caveats) were sent to the model, so they
+  are kept; a warning counts them.
+- Images become ``ImageBlock`` placeholders; inside a tool result, whose
+  content is text, they become ``[image: media/type, N bytes]`` markers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..core.messages import (
+    Block,
+    Boundary,
+    ImportNotes,
+    Message,
+    MessageTag,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Transcript,
+    TranscriptMeta,
+    Usage,
+    tool_pairs,
+)
+from ..errors import TranscriptError
+from .anthropic import convert_blocks, usage_from
+from .jsonio import iter_jsonl, make_probe, read_json
+from .registry import Format, Probe, register
+
+__all__ = ["FORMAT", "ENTRY_TYPES", "read", "read_entries", "sniff"]
+
+# Every record type Claude Code is known to write; only user and assistant are modelled.
+ENTRY_TYPES = frozenset(
+    {"user", "assistant", "system", "summary", "queue-operation", "attachment", "last-prompt", "file-history-snapshot"}
+)
+_SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+_MAIN = ""
+
+
+@dataclass
+class _Draft:
+    role: Role
+    blocks: list[Block]
+    id: str
+    timestamp: datetime | None = None
+    usage: Usage | None = None
+    api_id: str | None = None
+    tag: MessageTag | None = None
+    boundary: Boundary | None = None
+
+    @property
+    def only_results(self) -> bool:
+        return self.role == "user" and self.tag is None and bool(self.blocks) and all(
+            isinstance(b, ToolResultBlock) for b in self.blocks
+        )
+
+
+@dataclass
+class _Thread:
+    drafts: list[_Draft] = field(default_factory=list)
+    root_text: str | None = None
+    agent_id: str | None = None
+    root_id: str = ""
+
+    def add_assistant(self, blocks: list[Block], entry_id: str, api_id: str | None, ts: datetime | None, usage: Usage | None) -> None:
+        if api_id:
+            # Walk back over the tool results already written for this API message.
+            for draft in reversed(self.drafts):
+                if draft.role == "assistant" and draft.api_id == api_id:
+                    draft.blocks.extend(blocks)
+                    draft.usage = usage or draft.usage
+                    return
+                if not draft.only_results:
+                    break
+        self.drafts.append(_Draft("assistant", list(blocks), entry_id, ts, usage, api_id))
+
+    def add_user(self, blocks: list[Block], entry_id: str, ts: datetime | None, tag: MessageTag | None = None) -> None:
+        results_only = bool(blocks) and all(isinstance(b, ToolResultBlock) for b in blocks)
+        if tag is None and results_only and self.drafts and self.drafts[-1].only_results:
+            self.drafts[-1].blocks.extend(blocks)
+            return
+        self.drafts.append(_Draft("user", list(blocks), entry_id, ts, tag=tag))
+
+    def add_boundary(self, entry_id: str, ts: datetime | None, trigger: str, tokens_before: int) -> None:
+        if self.drafts and self.drafts[-1].boundary is not None:
+            return
+        kind = trigger if trigger in ("manual", "auto") else "import"
+        boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=ts, tokens_before=tokens_before)  # type: ignore[arg-type]
+        text = TextBlock(text=f"[Conversation compacted by Claude Code ({trigger})]")
+        self.drafts.append(_Draft("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary))
+
+
+def _ts(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+class _Importer:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.notes = ImportNotes()
+        self.threads: dict[str, _Thread] = {_MAIN: _Thread()}
+        self.entry_thread: dict[str, str] = {}
+        self.meta = TranscriptMeta(source_format="claude_code", source_path=file)
+        self.meta_entries = 0
+
+    def _thread_key(self, entry: dict[str, Any], uuid: str | None, fallback_id: str) -> str:
+        if entry.get("isSidechain") is not True:
+            return _MAIN
+        agent = entry.get("agentId")
+        if isinstance(agent, str) and agent:
+            key = f"agent:{agent}"
+            self.threads.setdefault(key, _Thread(agent_id=agent, root_id=uuid or fallback_id))
+            return key
+        parent = entry.get("parentUuid")
+        inherited = self.entry_thread.get(parent) if isinstance(parent, str) else None
+        if inherited:
+            return inherited
+        key = f"root:{uuid or fallback_id}"
+        self.threads.setdefault(key, _Thread(root_id=uuid or fallback_id))
+        return key
+
+    def add(self, entry: dict[str, Any], where: str) -> None:
+        self.notes.records_read += 1
+        raw_uuid = entry.get("uuid")
+        uuid = raw_uuid if isinstance(raw_uuid, str) and raw_uuid else None
+        if uuid is not None and uuid in self.entry_thread:
+            self.notes.skip("duplicate")
+            return
+        fallback_id = where.replace(" ", "")
+        key = self._thread_key(entry, uuid, fallback_id)
+        if uuid is not None:
+            self.entry_thread[uuid] = key
+        if self.meta.session_id is None and isinstance(entry.get("sessionId"), str):
+            self.meta.session_id = entry["sessionId"]
+        kind = entry.get("type")
+        ts = _ts(entry.get("timestamp"))
+        entry_id = uuid or fallback_id
+        thread = self.threads[key]
+        if kind == "system" and entry.get("subtype") == "compact_boundary":
+            meta = entry.get("compactMetadata") if isinstance(entry.get("compactMetadata"), dict) else {}
+            pre = meta.get("preTokens")
+            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else "import"
+            thread.add_boundary(entry_id, ts, trigger, pre if isinstance(pre, int) and pre >= 0 else 0)
+            return
+        if kind == "summary" and self.meta.title is None and isinstance(entry.get("summary"), str):
+            self.meta.title = entry["summary"]
+        if kind not in ("user", "assistant"):
+            self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
+            return
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            self.notes.skip(f"{kind}:no_message")
+            return
+        blocks = convert_blocks(message.get("content"), self.notes, where)
+        if kind == "assistant":
+            if self.meta.model is None and isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
+                self.meta.model = message["model"]
+            api_id = message.get("id") if isinstance(message.get("id"), str) else None
+            if blocks:
+                thread.add_assistant(blocks, entry_id, api_id, ts, usage_from(message.get("usage")))
+            else:
+                self.notes.skip("empty_message")
+            return
+        if key != _MAIN and not thread.drafts and thread.root_text is None:
+            thread.root_text = _text_of(message.get("content")).strip()
+        if not blocks:
+            self.notes.skip("empty_message")
+            return
+        if entry.get("isCompactSummary") is True:
+            thread.add_boundary(entry_id, ts, "import", 0)
+            thread.add_user(blocks, entry_id, ts, tag="summary")
+            return
+        if entry.get("isMeta") is True:
+            self.meta_entries += 1
+        thread.add_user(blocks, entry_id, ts)
+
+    def _sidechain_names(self) -> dict[str, str]:
+        """Final keys for the sidechain threads: the Task tool_use that started each, when found."""
+        prompts: list[tuple[str, str]] = []
+        for draft in self.threads[_MAIN].drafts:
+            for b in draft.blocks:
+                if isinstance(b, ToolUseBlock) and b.name in _SUBAGENT_TOOLS and isinstance(b.input.get("prompt"), str):
+                    prompts.append((b.input["prompt"].strip(), b.id))
+        used: set[str] = set()
+        names: dict[str, str] = {}
+        for key, thread in self.threads.items():
+            if key == _MAIN:
+                continue
+            match = next((tid for text, tid in prompts if tid not in used and text and text == thread.root_text), None)
+            if match is not None:
+                used.add(match)
+                names[key] = match
+            else:
+                names[key] = thread.agent_id or thread.root_id
+        return names
+
+    def _messages(self, thread: _Thread, seen: set[str]) -> list[Message]:
+        out: list[Message] = []
+        for d in thread.drafts:
+            mid = d.id
+            n = 2
+            while mid in seen:
+                mid = f"{d.id}#{n}"
+                n += 1
+            seen.add(mid)
+            out.append(
+                Message(role=d.role, content=tuple(d.blocks), id=mid, timestamp=d.timestamp, usage=d.usage, tag=d.tag, boundary=d.boundary)
+            )
+        return out
+
+    def _flag_pairs(self, messages: list[Message], label: str) -> None:
+        for tool_id, (use, result) in tool_pairs(messages).items():
+            if use is None:
+                self.notes.orphan_tool_results.append(tool_id)
+            elif result is None:
+                self.notes.unanswered_tool_uses.append(tool_id)
+        orphans = sum(1 for u, r in tool_pairs(messages).values() if u is None)
+        if orphans:
+            self.notes.warnings.append(f"{label}: {orphans} tool result(s) answer no tool_use in the file")
+
+    def finish(self) -> Transcript:
+        if self.notes.records_read == 0:
+            raise TranscriptError("no entries", file=self.file, expected="Claude Code session entries")
+        seen: set[str] = set()
+        main = self._messages(self.threads[_MAIN], seen)
+        self._flag_pairs(main, "main thread")
+        sidechains: dict[str, list[Message]] = {}
+        for key, name in self._sidechain_names().items():
+            msgs = self._messages(self.threads[key], seen)
+            if msgs:
+                sidechains[name] = msgs
+                self._flag_pairs(msgs, f"sidechain {name}")
+        if self.meta_entries:
+            self.notes.warnings.append(f"kept {self.meta_entries} isMeta user entries (hidden in Claude Code's UI, sent to the model)")
+        if not main and not sidechains:
+            self.notes.warnings.append("no user or assistant entries")
+        return Transcript(meta=self.meta, messages=main, sidechains=sidechains, notes=self.notes)
+
+
+def _entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    head = make_probe(path).head.lstrip()
+    if head.startswith("["):
+        doc = read_json(path)
+        if not isinstance(doc, list):
+            raise TranscriptError("top level is not an array", file=str(path), where="$", expected="an array of entries")
+        for i, entry in enumerate(doc):
+            if not isinstance(entry, dict):
+                raise TranscriptError(f"entry is {type(entry).__name__}", file=str(path), where=f"$[{i}]", expected="an entry object")
+            yield f"$[{i}]", entry
+        return
+    for line_no, entry in iter_jsonl(path):
+        yield f"line {line_no}", entry
+
+
+def read_entries(entries: Iterator[tuple[str, dict[str, Any]]], *, file: str = "<entries>") -> Transcript:
+    """Build a transcript from ``(where, entry)`` pairs already parsed."""
+    importer = _Importer(file)
+    for where, entry in entries:
+        importer.add(entry, where)
+    return importer.finish()
+
+
+def read(path: Path) -> Transcript:
+    path = Path(path)
+    return read_entries(_entries(path), file=str(path))
+
+
+def _entry_score(rec: Any) -> int:
+    kind = rec.get("type") if isinstance(rec, dict) else None
+    if not isinstance(kind, str) or kind not in ENTRY_TYPES:
+        return 0
+    if not any(k in rec for k in ("uuid", "parentUuid", "sessionId", "leafUuid")):
+        return 0
+    return 95 if isinstance(rec.get("message"), dict) else 85
+
+
+def sniff(probe: Probe) -> int:
+    records: list[Any] = []
+    if isinstance(probe.document, list):
+        records = probe.document[:20]
+    elif probe.records:
+        records = probe.records
+    if records:
+        return max(_entry_score(r) for r in records)
+    head = probe.head
+    if '"parentUuid"' in head and '"sessionId"' in head and '"type"' in head:
+        return 70
+    return 0
+
+
+FORMAT = register(Format(name="claude_code", description="Claude Code session JSONL (~/.claude/projects/*/*.jsonl)", sniff=sniff, read=read))

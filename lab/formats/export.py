@@ -1,0 +1,246 @@
+"""Canonical messages as provider request bodies: Anthropic Messages and OpenAI chat.
+
+Both exporters skip boundary messages (the lab's markers, never sent) and
+keep every tool call and every tool result, so a pair present in the source is
+present in the request. They translate; they do not repair: an unanswered
+call stays unanswered (``lab.core.validate`` reports it).
+
+Anthropic: leading system messages become ``system`` (their texts joined by a
+blank line; the key is left out when there is none); a system message later
+in the history becomes user text prefixed ``[system] ``; consecutive messages
+of one role are merged, tool results first within a user message as the API
+requires; thinking blocks are kept only with a signature (the API rejects
+unsigned ones); an image without a URL becomes a text placeholder.
+
+OpenAI: system messages stay ``system`` wherever they are; tool results become
+``tool`` messages placed right after the assistant message that made the call;
+tool calls carry their input as a JSON string; thinking is dropped; images
+become ``image_url`` parts (a placeholder URL when the source had none).
+
+``notes``, when given, collects one line per thing that was dropped or
+replaced.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ..core.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Transcript,
+)
+
+__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported"]
+
+# Stands in for an image whose bytes the lab never kept.
+_PLACEHOLDER_URL = "https://placeholder.invalid/lab-image-omitted"
+
+
+def image_placeholder_url(image: ImageBlock) -> str:
+    return image.url or f"{_PLACEHOLDER_URL}?media_type={image.media_type}&bytes={image.size_bytes}"
+
+
+def is_exported(message: Message) -> bool:
+    """Boundary markers stay in the lab's history but never reach a provider."""
+    return message.boundary is None and message.tag != "boundary"
+
+
+def _split_input(
+    source: Transcript | Sequence[Message], tools: Sequence[ToolSpec] | None
+) -> tuple[list[Message], list[ToolSpec]]:
+    if isinstance(source, Transcript):
+        return [m for m in source.messages if is_exported(m)], list(tools if tools is not None else source.tools)
+    return [m for m in source if is_exported(m)], list(tools or [])
+
+
+def _note(notes: list[str] | None, text: str) -> None:
+    if notes is not None:
+        notes.append(text)
+
+
+def _anthropic_block(block: Block, msg: Message, notes: list[str] | None) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock):
+        if not block.text:
+            _note(notes, f"{msg.id}: empty text block dropped")
+            return None
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        if block.signature is None:
+            _note(notes, f"{msg.id}: thinking block without signature dropped")
+            return None
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    if isinstance(block, ToolResultBlock):
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    if block.url:
+        return {"type": "image", "source": {"type": "url", "url": block.url}}
+    _note(notes, f"{msg.id}: image ({block.size_bytes} bytes) replaced by a text placeholder")
+    return {"type": "text", "text": f"[image omitted: {block.media_type}, {block.size_bytes} bytes]"}
+
+
+def _system_text(msg: Message) -> str:
+    return "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
+
+
+def _tools_anthropic(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema or {"type": "object", "properties": {}}}
+        for t in tools
+    ]
+
+
+def to_anthropic(
+    source: Transcript | Sequence[Message],
+    tools: Sequence[ToolSpec] | None = None,
+    *,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """An Anthropic Messages request body: ``{"system"?, "messages", "tools"?}``."""
+    messages, specs = _split_input(source, tools)
+    system_parts: list[str] = []
+    start = 0
+    while start < len(messages) and messages[start].role == "system":
+        text = _system_text(messages[start])
+        if text:
+            system_parts.append(text)
+        start += 1
+    turns: list[dict[str, Any]] = []
+    for msg in messages[start:]:
+        role = msg.role
+        if role == "system":
+            role = "user"
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": f"[system] {_system_text(msg)}"}]
+        else:
+            blocks = [d for d in (_anthropic_block(b, msg, notes) for b in msg.content) if d is not None]
+        if not blocks:
+            _note(notes, f"{msg.id}: nothing left to send, message dropped")
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    for turn in turns:
+        if turn["role"] == "user":
+            # The API wants a user message's tool results before anything else in it.
+            turn["content"].sort(key=lambda d: d["type"] != "tool_result")
+    body: dict[str, Any] = {}
+    if system_parts:
+        body["system"] = "\n\n".join(system_parts)
+    body["messages"] = turns
+    if specs:
+        body["tools"] = _tools_anthropic(specs)
+    return body
+
+
+def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]] | None:
+    texts = [b for b in blocks if isinstance(b, TextBlock) and b.text]
+    images = [b for b in blocks if isinstance(b, ImageBlock)]
+    if not images:
+        return "\n\n".join(b.text for b in texts) if texts else None
+    parts: list[dict[str, Any]] = []
+    for b in blocks:
+        if isinstance(b, TextBlock) and b.text:
+            parts.append({"type": "text", "text": b.text})
+        elif isinstance(b, ImageBlock):
+            parts.append({"type": "image_url", "image_url": {"url": image_placeholder_url(b)}})
+    return parts
+
+
+def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": block.tool_use_id, "content": block.content}
+
+
+def _tools_openai(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
+
+
+def to_openai(
+    source: Transcript | Sequence[Message],
+    tools: Sequence[ToolSpec] | None = None,
+    *,
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """An OpenAI Chat Completions request body: ``{"messages", "tools"?}``."""
+    messages, specs = _split_input(source, tools)
+    call_at: dict[str, int] = {}
+    for i, msg in enumerate(messages):
+        if msg.role == "assistant":
+            for b in msg.content:
+                if isinstance(b, ToolUseBlock):
+                    call_at.setdefault(b.id, i)
+    # Results whose call came earlier move up to sit right after that call.
+    moved: dict[int, list[ToolResultBlock]] = {}
+    moved_ids: set[tuple[int, int]] = set()
+    for i, msg in enumerate(messages):
+        for j, b in enumerate(msg.content):
+            if isinstance(b, ToolResultBlock) and call_at.get(b.tool_use_id, i) < i:
+                moved.setdefault(call_at[b.tool_use_id], []).append(b)
+                moved_ids.add((i, j))
+    out: list[dict[str, Any]] = []
+    for i, msg in enumerate(messages):
+        if msg.role == "system":
+            out.append({"role": "system", "content": _system_text(msg)})
+            continue
+        if msg.role == "assistant":
+            text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and b.text)
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)},
+                }
+                for b in msg.content
+                if isinstance(b, ToolUseBlock)
+            ]
+            if any(isinstance(b, ThinkingBlock) for b in msg.content):
+                _note(notes, f"{msg.id}: thinking dropped (chat completions has no thinking input)")
+            if any(isinstance(b, ImageBlock) for b in msg.content):
+                _note(notes, f"{msg.id}: image in an assistant message dropped")
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            if text or calls:
+                out.append(entry)
+            else:
+                _note(notes, f"{msg.id}: nothing left to send, message dropped")
+            out.extend(_tool_message(b) for b in moved.get(i, []))
+            # A result misfiled in an assistant message still keeps its pair.
+            out.extend(
+                _tool_message(b)
+                for j, b in enumerate(msg.content)
+                if isinstance(b, ToolResultBlock) and (i, j) not in moved_ids
+            )
+            continue
+        stay = [b for j, b in enumerate(msg.content) if (i, j) not in moved_ids]
+        out.extend(_tool_message(b) for b in stay if isinstance(b, ToolResultBlock))
+        if any(isinstance(b, ThinkingBlock) for b in stay):
+            _note(notes, f"{msg.id}: thinking dropped")
+        content = _openai_user_content([b for b in stay if not isinstance(b, ToolResultBlock)])
+        if content is not None:
+            out.append({"role": "user", "content": content})
+    body: dict[str, Any] = {"messages": out}
+    if specs:
+        body["tools"] = _tools_openai(specs)
+    return body

@@ -1,0 +1,322 @@
+"""OpenAI Chat Completions messages, and the agents that record them.
+
+Accepted documents:
+
+* a request body ``{"model": ..., "messages": [...], "tools": [...]}`` or a bare
+  list of messages;
+* a SWE-agent trajectory (``.traj``): ``{"trajectory": [...], "history":
+  [...], "info": ..., "replay_config": ...}``; ``history`` holds the chat
+  messages with extra keys (agent, message_type, thought, action, is_demo,
+  ``tool_call_ids``), which are ignored; entries flagged ``is_demo`` (or
+  ``message_type: demonstration``) are skipped and counted. Trajectories of
+  text-command agents have no ``tool_calls``: they import as plain text;
+* a mini-swe-agent trajectory (``.traj.json``): ``{"messages": [...], "info":
+  ..., "instance_id": ..., "trajectory_format": "mini-swe-agent-..."}``; its
+  final ``role: exit`` entry is skipped and counted.
+
+Mapping: ``system`` and ``developer`` -> system; ``assistant`` ``tool_calls``
+(function name + JSON-string arguments; unparseable arguments are kept as
+``{"_raw": text}`` and noted) and legacy ``function_call`` -> tool_use blocks;
+``tool`` (``tool_call_id``) and legacy ``function`` messages -> tool_result
+blocks, consecutive ones in one user message; ``image_url`` parts -> image
+placeholders; ``reasoning_content`` (DeepSeek and others) -> thinking.
+
+Detection (``sniff``), highest first; Anthropic Messages bodies also carry
+``messages``, so only OpenAI-only traits score high:
+
+* 95: a SWE-agent or mini-swe-agent trajectory;
+* 90: messages with role ``tool``/``function``/``developer``, ``tool_calls``,
+  ``tool_call_id`` or ``image_url`` parts, and no Anthropic block types
+  (``tool_use``, ``tool_result``, ``thinking``) nor MiniCode traits;
+* 60: messages with a ``system`` role (Anthropic keeps the system prompt
+  outside ``messages``);
+* 30: only user/assistant messages (as valid for Anthropic as for OpenAI);
+* 0: anything with Anthropic blocks, Responses items, MiniCode
+  ``tool_result`` roles or JSONL shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
+from ..errors import TranscriptError
+from ._build import (
+    HistoryBuilder,
+    Loc,
+    image_from_url,
+    need_dict,
+    openai_usage,
+    parse_arguments,
+    parse_timestamp,
+    text_block,
+    tool_specs,
+)
+from .jsonio import read_json
+from .registry import Format, Probe, register
+
+__all__ = ["FORMAT", "read", "from_document", "from_messages", "sniff", "content_blocks", "content_text"]
+
+NAME = "openai_chat"
+
+_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
+_RESPONSES_ITEMS = {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call"}
+
+
+def content_blocks(content: Any, notes: ImportNotes, loc: Loc) -> list[Block]:
+    """Chat ``content``: a string, null, or a list of text / image_url parts."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return text_block(content)
+    if not isinstance(content, list):
+        raise loc.error(f"content is a {type(content).__name__}", expected="a string or a list of content parts")
+    blocks: list[Block] = []
+    for i, part in enumerate(content):
+        if isinstance(part, str):
+            blocks += text_block(part)
+            continue
+        part = need_dict(part, loc.at(i), "content part")
+        kind = part.get("type")
+        if kind in ("text", "input_text", "output_text"):
+            blocks += text_block(part.get("text"))
+        elif kind == "refusal":
+            blocks += text_block(part.get("refusal"))
+        elif kind == "image_url":
+            ref = part.get("image_url")
+            blocks.append(image_from_url(ref.get("url") if isinstance(ref, dict) else ref))
+        else:
+            notes.skip(f"content part:{kind}")
+    return blocks
+
+
+def content_text(content: Any, notes: ImportNotes, loc: Loc) -> str:
+    """Content flattened to text, for tool results (images become a marker)."""
+    parts: list[str] = []
+    for b in content_blocks(content, notes, loc):
+        if isinstance(b, TextBlock):
+            parts.append(b.text)
+        else:
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+def _tool_call(tc: Any, b: HistoryBuilder, loc: Loc, key: str) -> Block:
+    tc = need_dict(tc, loc, "tool call")
+    kind = tc.get("type", "function")
+    if kind == "custom" and isinstance(tc.get("custom"), dict):
+        name, raw_input = tc["custom"].get("name"), tc["custom"].get("input")
+        if not isinstance(name, str):
+            raise loc.at("custom").error("custom tool call without a name", expected="a string 'name'")
+        return b.use(_str(tc.get("id")), name, {"input": raw_input if isinstance(raw_input, str) else ""}, key=key)
+    fn = tc.get("function")
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise loc.error("tool call without a function name", expected="'function': {'name': ..., 'arguments': ...}")
+    args = parse_arguments(fn.get("arguments"), b.notes, loc.at("function").at("arguments"))
+    return b.use(_str(tc.get("id")), fn["name"], args, key=key)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
+    m = need_dict(m, loc, "message")
+    notes = b.notes
+    if m.get("is_demo") is True or m.get("message_type") == "demonstration":
+        notes.skip("demonstration")
+        return
+    role = m.get("role")
+    if not isinstance(role, str):
+        raise loc.error("message without a role", expected="a string 'role'")
+    key = f"m{index}"
+    extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+    stamp = parse_timestamp(m.get("timestamp") or extra.get("timestamp"))
+    if role in ("system", "developer"):
+        b.add("system", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
+    elif role == "user":
+        b.add("user", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
+    elif role == "assistant":
+        blocks: list[Block] = []
+        reasoning = m.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            blocks.append(ThinkingBlock(thinking=reasoning))
+        blocks += content_blocks(m.get("content"), notes, loc.at("content"))
+        calls = m.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of tool calls")
+        for i, tc in enumerate(calls or []):
+            blocks.append(_tool_call(tc, b, loc.at("tool_calls").at(i), f"{key}.{i}"))
+        fc = m.get("function_call")
+        if isinstance(fc, dict):
+            if not isinstance(fc.get("name"), str):
+                raise loc.at("function_call").error("function_call without a name", expected="a string 'name'")
+            args = parse_arguments(fc.get("arguments"), notes, loc.at("function_call").at("arguments"))
+            blocks.append(b.use(None, fc["name"], args, key=f"{key}.fc"))
+        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        usage = openai_usage(m.get("usage") or response.get("usage"))
+        b.add("assistant", blocks, key=key, timestamp=stamp, usage=usage)
+    elif role == "tool":
+        call_id = _str(m.get("tool_call_id"))
+        ids = m.get("tool_call_ids")
+        if call_id is None and isinstance(ids, list) and ids:
+            call_id = _str(ids[0])
+            if len(ids) > 1:
+                notes.warnings.append(f"{loc.where}: one tool message answers {len(ids)} calls; paired with the first")
+        text = content_text(m.get("content"), notes, loc.at("content"))
+        if call_id is None:
+            pending = b.pending()
+            if len(pending) != 1:
+                raise loc.error("tool message without tool_call_id", expected="a 'tool_call_id' naming an earlier tool call")
+            notes.warnings.append(f"{loc.where}: tool message without tool_call_id paired with the only pending call")
+            b.result(pending[0][0], text, key=key, timestamp=stamp, canonical=True)
+        else:
+            b.result(call_id, text, key=key, timestamp=stamp)
+    elif role == "function":
+        # Legacy function calling has no ids: answer the newest pending call of that name.
+        name = m.get("name")
+        text = content_text(m.get("content"), notes, loc.at("content"))
+        match = [cid for cid, n in b.pending() if n == name] or [cid for cid, _ in b.pending()]
+        if match:
+            b.result(match[-1], text, key=key, timestamp=stamp, canonical=True)
+        else:
+            b.result(f"call_{key}", text, key=key, timestamp=stamp, canonical=True)
+    else:
+        notes.skip(f"role:{role}")
+
+
+def from_messages(messages: list[Any], *, file: str | None = None, path: str = "$", id_prefix: str = "") -> Transcript:
+    """Convert a list of Chat messages found at JSON ``path`` in ``file``."""
+    notes = ImportNotes()
+    b = HistoryBuilder(notes, id_prefix=id_prefix)
+    base = Loc(file, path)
+    for i, m in enumerate(messages):
+        _message(b, m, base.at(i), i)
+    notes.records_read = len(messages)
+    return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=b.finish(), notes=notes)
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for k in keys:
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        if not isinstance(value, dict):
+            return None
+        value = value.get(k)
+    return value
+
+
+def from_document(doc: Any, *, file: str | None = None) -> Transcript:
+    """Import a parsed document of any shape this module accepts."""
+    title = None
+    if isinstance(doc, list):
+        messages, path = doc, "$"
+    elif isinstance(doc, dict) and isinstance(doc.get("history"), list):
+        messages, path, title = doc["history"], "$.history", "SWE-agent trajectory"
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        messages, path = doc["messages"], "$.messages"
+        if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or _dig(doc, "info", "mini_version"):
+            title = "mini-swe-agent trajectory"
+    else:
+        raise TranscriptError(
+            "no chat messages found", file=file, where="$", expected="a list of messages or an object with 'messages' or 'history'"
+        )
+    t = from_messages(messages, file=file, path=path)
+    if isinstance(doc, dict):
+        model = doc.get("model")
+        if not isinstance(model, str):
+            model = _dig(doc, "info", "config", "model", "model_name") or _dig(doc, "replay_config", "agent", "model", "name")
+        instance = doc.get("instance_id") or _dig(doc, "replay_config", "problem_statement", "id")
+        t.meta.model = model if isinstance(model, str) else None
+        t.meta.session_id = instance if isinstance(instance, str) else None
+        t.meta.title = f"{title}: {instance}" if title and isinstance(instance, str) else title
+        t.tools = tool_specs(doc.get("tools")) or tool_specs(doc.get("functions"))
+    return t
+
+
+def read(path: Path) -> Transcript:
+    return from_document(read_json(path), file=str(path))
+
+
+# -- detection -------------------------------------------------------------------
+
+_HEAD_TRAJ = re.compile(r'"trajectory"\s*:\s*\[')
+_HEAD_SWE_KEYS = re.compile(r'"(?:thought|action|observation|history)"\s*:')
+_HEAD_MINI = re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:')
+_HEAD_MESSAGES = re.compile(r'^\s*(?:\[\s*\{\s*"role"|\{)|"messages"\s*:\s*\[')
+_HEAD_OPENAI = re.compile(r'"role"\s*:\s*"(?:tool|function|developer)"|"tool_calls"\s*:\s*\[|"tool_call_id"\s*:|"image_url"\s*:')
+_HEAD_FOREIGN = re.compile(
+    r'"type"\s*:\s*"(?:tool_use|tool_result|thinking|function_call|function_call_output|input_text|output_text)"'
+    r'|"role"\s*:\s*"tool_result"|"_compact_boundary"|"payload"\s*:|"observation"\s*:\s*"'
+)
+_HEAD_SYSTEM = re.compile(r'"role"\s*:\s*"system"')
+_HEAD_ROLE = re.compile(r'"role"\s*:\s*"(?:user|assistant)"')
+
+
+def _score_messages(messages: list[Any]) -> int:
+    if not messages or not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
+        return 0
+    openai = system = False
+    for m in messages:
+        role = m["role"]
+        if role == "tool_result" or "_compact_boundary" in m or m.get("type") in _RESPONSES_ITEMS:
+            return 0
+        calls = m.get("tool_calls")
+        if isinstance(calls, list) and calls and isinstance(calls[0], dict) and "function" not in calls[0]:
+            return 0  # MiniCode's flat {id, name, input} calls
+        content = m.get("content")
+        if isinstance(content, list):
+            kinds = {p.get("type") for p in content if isinstance(p, dict)}
+            if kinds & _ANTHROPIC_BLOCKS or kinds & {"input_text", "output_text"}:
+                return 0
+            openai = openai or "image_url" in kinds
+        openai = openai or role in ("tool", "function", "developer") or bool(calls) or "tool_call_id" in m
+        openai = openai or isinstance(m.get("function_call"), dict)
+        system = system or role == "system"
+    return 90 if openai else 60 if system else 30
+
+
+def sniff(probe: Probe) -> int:
+    if probe.shape == "jsonl":
+        return 0
+    doc = probe.document
+    if doc is not None:
+        if isinstance(doc, dict):
+            if isinstance(doc.get("history"), list) and "trajectory" in doc:
+                return 95
+            if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent"):
+                return 95
+            if "input" in doc and "messages" not in doc:
+                return 0
+            messages = doc.get("messages")
+        else:
+            messages = doc
+        return _score_messages(messages) if isinstance(messages, list) else 0
+    head = probe.head
+    if _HEAD_TRAJ.search(head[:4000]) and _HEAD_SWE_KEYS.search(head):
+        return 95
+    if _HEAD_MINI.search(head):
+        return 95
+    if not _HEAD_MESSAGES.search(head) or _HEAD_FOREIGN.search(head):
+        return 0
+    if _HEAD_OPENAI.search(head):
+        return 90
+    if _HEAD_SYSTEM.search(head):
+        return 60
+    return 30 if _HEAD_ROLE.search(head) else 0
+
+
+FORMAT = register(
+    Format(
+        name=NAME,
+        description="OpenAI Chat Completions messages (also SWE-agent .traj and mini-swe-agent .traj.json)",
+        sniff=sniff,
+        read=read,
+    )
+)

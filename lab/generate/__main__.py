@@ -1,0 +1,7 @@
+"""``python -m lab.generate --out sample_sessions``."""
+
+from .samples import main
+
+__all__: list[str] = []
+
+raise SystemExit(main())

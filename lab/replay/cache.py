@@ -1,0 +1,178 @@
+"""The replay's model of a provider's prompt cache, and what each request costs.
+
+The model, kept simple and stated so that numbers can be checked by hand:
+
+- A request is the sequence of its blocks in order: every sent message's
+  blocks (the leading system messages first, as the exporters put them),
+  compared by what goes over the wire (text, tool ids and inputs, result
+  content), not by the lab's own metadata.
+- Each request writes its whole prompt to the cache (one breakpoint on the
+  last block), so the next request can read the longest prefix of blocks it
+  shares with this one. Optimistic on purpose: a real provider reads only
+  prefixes that end at a breakpoint it saw; with one breakpoint per request
+  the two agree whenever history is only appended to, which is the case the
+  comparison is about.
+- The entry expires when the gap since the previous request exceeds the TTL
+  (every hit refreshes it, and every request is a hit or a write).
+- Prefixes shorter than ``min_cacheable_tokens`` are neither written nor read.
+- Tokens: ``cached`` (read) + ``written`` + ``uncached`` = ``sent``, with
+  ``written = sent - cached`` whenever the prompt is cacheable at all.
+- Cost: uncached x input price + written x cache-write price + cached x
+  cache-read price + output x output price, all per million tokens (Anthropic
+  prices a 5-minute write at 1.25x input and a read at 0.1x).
+
+A message's block counts are cached by object identity (messages are frozen
+and shared between requests), so comparing two requests costs one pass over
+the shared messages, not a recount. ``step_append`` is the fast path for an
+append-only history (the uncompacted side): its previous prompt is by
+construction a prefix of the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
+from ..core.replay_settings import CacheConfig, PricingConfig
+from ..core.tokens.base import IMAGE_TOKENS, TokenCounter
+
+__all__ = ["CacheStep", "PromptCache", "request_cost", "wire_key"]
+
+_MTOK = 1_000_000
+
+
+def wire_key(block: Any) -> tuple:
+    """What of a block reaches the provider: equal keys mean byte-identical prompt text."""
+    if isinstance(block, TextBlock):
+        return ("text", block.text)
+    if isinstance(block, ToolResultBlock):
+        return ("tool_result", block.tool_use_id, block.content, block.is_error)
+    if isinstance(block, ToolUseBlock):
+        return ("tool_use", block.id, block_text(block))
+    if isinstance(block, ThinkingBlock):
+        return ("thinking", block.thinking, block.signature)
+    if isinstance(block, ImageBlock):
+        return ("image", block.media_type, block.size_bytes, block.url)
+    return (getattr(block, "type", "?"), repr(block))
+
+
+@dataclass(frozen=True)
+class CacheStep:
+    """The cache's answer for one request."""
+
+    sent: int
+    cached: int
+    written: int
+    uncached: int
+    # The previous entry had outlived its TTL (or there was none).
+    expired: bool
+    # Tokens of the prefix shared with the previous request, cached or not.
+    shared: int
+
+    @property
+    def hit_ratio(self) -> float:
+        return self.cached / self.sent if self.sent else 0.0
+
+
+def request_cost(step: CacheStep, output_tokens: int, pricing: PricingConfig) -> float:
+    """Dollars for one request: input split three ways by the cache, plus output."""
+    return (
+        step.uncached * pricing.input_per_mtok
+        + step.written * pricing.cache_write_per_mtok
+        + step.cached * pricing.cache_read_per_mtok
+        + output_tokens * pricing.output_per_mtok
+    ) / _MTOK
+
+
+class _Blocks:
+    """Per-message wire keys and token counts, cached by identity (the entry keeps the message alive)."""
+
+    max_entries = 200_000
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._cache: dict[int, tuple[Message, tuple[tuple, ...], tuple[int, ...], int]] = {}
+
+    def of(self, message: Message) -> tuple[tuple[tuple, ...], tuple[int, ...], int]:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1], hit[2], hit[3]
+        keys = tuple((message.role,) + wire_key(b) if j == 0 else wire_key(b) for j, b in enumerate(message.content))
+        counts = [IMAGE_TOKENS if isinstance(b, ImageBlock) else self.counter.count_text(block_text(b)) for b in message.content]
+        total = self.counter.count_message(message)
+        if counts:
+            # Role markers and separators ride on the first block, so the blocks sum to the message.
+            counts[0] += total - sum(counts)
+        if len(self._cache) >= self.max_entries:
+            self._cache.clear()
+        entry = (message, keys, tuple(counts), total)
+        self._cache[id(message)] = entry
+        return keys, entry[2], total
+
+    def total(self, message: Message) -> int:
+        return self.of(message)[2]
+
+
+class PromptCache:
+    """One session's prompt cache: call ``step`` (or ``step_append``) once per request, in order."""
+
+    def __init__(self, settings: CacheConfig, counter: TokenCounter) -> None:
+        self.settings = settings
+        self.blocks = _Blocks(counter)
+        self._prev: list[Message] = []
+        self._prev_sent = 0
+        self._prev_time: float | None = None
+        self._prev_written = False
+
+    def _expired(self, now: float) -> bool:
+        return self._prev_time is None or not self._prev_written or now - self._prev_time > self.settings.ttl_seconds
+
+    def shared_prefix(self, messages: Sequence[Message]) -> int:
+        """Tokens of the longest block prefix ``messages`` shares with the previous request."""
+        prev = self._prev
+        shared = 0
+        for a, b in zip(prev, messages):
+            if a is b:
+                shared += self.blocks.total(b)
+                continue
+            keys_a, _, _ = self.blocks.of(a)
+            keys_b, counts_b, total_b = self.blocks.of(b)
+            if keys_a == keys_b:
+                # Only the lab's metadata differs (ids, flags): the wire text is the same.
+                shared += total_b
+                continue
+            # The first message that differs: its blocks still match one by one up to the first change.
+            for ka, kb, c in zip(keys_a, keys_b, counts_b):
+                if ka != kb:
+                    break
+                shared += c
+            break
+        return shared
+
+    def step(self, messages: Sequence[Message], now: float, *, sent: int | None = None) -> CacheStep:
+        """Account one request whose sent messages are ``messages`` (boundary markers already removed)."""
+        total = sent if sent is not None else sum(self.blocks.total(m) for m in messages)
+        shared = self.shared_prefix(messages)
+        result = self._account(total, shared, now)
+        self._prev = list(messages)
+        return result
+
+    def step_append(self, sent: int, now: float) -> CacheStep:
+        """Account one request of an append-only history: the whole previous prompt is its prefix."""
+        return self._account(sent, min(self._prev_sent, sent), now)
+
+    def _account(self, sent: int, shared: int, now: float) -> CacheStep:
+        cfg = self.settings
+        expired = self._expired(now)
+        if not cfg.enabled:
+            step = CacheStep(sent=sent, cached=0, written=0, uncached=sent, expired=True, shared=shared)
+        else:
+            cacheable = sent >= cfg.min_cacheable_tokens
+            cached = shared if (not expired and shared >= cfg.min_cacheable_tokens) else 0
+            written = sent - cached if cacheable else 0
+            step = CacheStep(sent=sent, cached=cached, written=written, uncached=sent - cached - written, expired=expired, shared=shared)
+            self._prev_written = cacheable
+        self._prev_sent = sent
+        self._prev_time = now
+        return step

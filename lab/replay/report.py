@@ -1,0 +1,268 @@
+"""What a replay produces: one ``Row`` per request and a ``Report`` with the totals.
+
+Rows and totals are plain data (pydantic models), so a report round-trips
+through JSON: ``Report.from_dict(report.to_dict()) == report``. The contexts
+themselves are not part of the JSON: a report made by ``replay`` keeps them in
+memory (``context_at`` / ``raw_at``) as references to the immutable messages,
+shared between requests, never as copies; a report read back from JSON has
+rows and totals only.
+
+``Report.df`` is a pandas view of the rows; pandas is imported only when it
+is asked for, so the core of a replay never pays for it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from ..core.messages import Message
+from ..errors import LabError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION"]
+
+REPORT_VERSION = 1
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetentionItem(_Data):
+    """One thing that should survive compaction, and where it was found."""
+
+    item: str
+    # "tail" (verbatim in a kept message), "summary" (inside a pipeline-written message),
+    # "spill" (recoverable from the spill store through a path the context names), or "nowhere".
+    where: str
+
+
+class RetentionPart(_Data):
+    kept: int = 0
+    total: int = 0
+    items: list[RetentionItem] = Field(default_factory=list)
+    # Sizes, for parts where an item's size matters (removed tool output).
+    kept_chars: int | None = None
+    total_chars: int | None = None
+
+    @property
+    def share(self) -> float | None:
+        return self.kept / self.total if self.total else None
+
+
+class Retention(_Data):
+    """How much of what matters is still in a context; ``score`` is the weighted mean of the part shares."""
+
+    parts: dict[str, RetentionPart] = Field(default_factory=dict)
+    weights: dict[str, float] = Field(default_factory=dict)
+    # None when no part had anything to keep.
+    score: float | None = None
+
+    def shares(self) -> dict[str, float | None]:
+        return {name: part.share for name, part in self.parts.items()}
+
+
+class Row(_Data):
+    """One request of the replay: what was sent, what compaction did, what it cost."""
+
+    index: int
+    # Index in the transcript of the assistant message this request produced.
+    message_index: int
+    # Seconds since the epoch: a message timestamp or the simulated clock.
+    time: float
+    raw_tokens: int
+    # Tokens of the raw history before this request's compaction ran (context so far + new messages).
+    tokens_before: int
+    sent_tokens: int
+    sent_messages: int
+    freed_by_stage: dict[str, int] = Field(default_factory=dict)
+    events: list[dict[str, Any]] = Field(default_factory=list)
+    boundary_placed: bool = False
+    valid_anthropic: bool = True
+    valid_openai: bool = True
+    problems: list[str] = Field(default_factory=list)
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    uncached_tokens: int = 0
+    cache_expired: bool = False
+    output_tokens: int = 0
+    cost: float = 0.0
+    raw_cached_tokens: int = 0
+    cost_uncompacted: float = 0.0
+    cache_hit_ratio: float = 0.0
+    over_watermark: bool = False
+    overflowed: bool = False
+    recovered: bool = False
+    failed: bool = False
+    recover_calls: int = 0
+    summary_calls: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    summary_cost: float = 0.0
+    composition: dict[str, int] = Field(default_factory=dict)
+    # Only when the replay ran with retention_each=True.
+    retention: Retention | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.valid_anthropic and self.valid_openai
+
+
+# Row fields that are nested and stay out of the flat DataFrame view (their own columns are derived).
+_NESTED = ("events", "freed_by_stage", "composition", "problems", "retention")
+
+
+class Report(_Data):
+    """Rows plus totals of one replay of one transcript under one config."""
+
+    version: int = REPORT_VERSION
+    label: str = "custom"
+    window: int = 0
+    counter: str = ""
+    # "timestamps" or "simulated"
+    clock: str = "simulated"
+    rows: list[Row] = Field(default_factory=list)
+    peak_sent: int = 0
+    peak_raw: int = 0
+    requests: int = 0
+    requests_over_watermark: int = 0
+    watermark_tokens: int | None = None
+    compactions_by_strategy: dict[str, int] = Field(default_factory=dict)
+    summary_calls: int = 0
+    summary_cost: float = 0.0
+    invalid_requests: int = 0
+    overflows: int = 0
+    recoveries: int = 0
+    failures: int = 0
+    total_cost: float = 0.0
+    total_cost_uncompacted: float = 0.0
+    cache_hit_ratio: float = 0.0
+    cache_hit_ratio_uncompacted: float = 0.0
+    first_request_kept: bool | None = None
+    retention: Retention = Field(default_factory=Retention)
+    retention_score: float | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    # Shared, immutable message objects: one tuple of references per request, never copies.
+    _contexts: list[tuple[Message, ...]] | None = PrivateAttr(default=None)
+    _raw: Sequence[Message] | None = PrivateAttr(default=None)
+    _final: tuple[Message, ...] | None = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        # The in-memory contexts are a cache of the replay, not part of the report's value.
+        return isinstance(other, Report) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- contexts -------------------------------------------------------------
+
+    def _attach(self, contexts: list[tuple[Message, ...]], raw: Sequence[Message], final: tuple[Message, ...]) -> None:
+        self._contexts, self._raw, self._final = contexts, raw, final
+
+    @property
+    def has_contexts(self) -> bool:
+        return self._contexts is not None
+
+    def _row(self, k: int) -> int:
+        if self._contexts is None:
+            raise LabError("this report has no contexts (it was read from JSON); replay the transcript to get them")
+        if not isinstance(k, int) or not -len(self.rows) <= k < len(self.rows):
+            raise LabError(f"request {k!r} out of range: the replay has {len(self.rows)} request(s)")
+        return k % len(self.rows)
+
+    def context_at(self, k: int, *, include_boundaries: bool = False) -> list[Message]:
+        """The context sent at request ``k`` (boundary markers, never sent, only on request)."""
+        msgs = self._contexts[self._row(k)]  # type: ignore[index]
+        if include_boundaries:
+            return list(msgs)
+        return [m for m in msgs if m.boundary is None and m.tag != "boundary"]
+
+    def raw_at(self, k: int) -> list[Message]:
+        """The raw, uncompacted history at request ``k``: every transcript message before it."""
+        row = self.rows[self._row(k)]
+        return list(self._raw[: row.message_index])  # type: ignore[index]
+
+    def final_context(self) -> list[Message]:
+        """The context after the whole session: the last request's context plus everything after it."""
+        if self._final is None:
+            raise LabError("this report has no contexts (it was read from JSON); replay the transcript to get them")
+        return [m for m in self._final if m.boundary is None and m.tag != "boundary"]
+
+    # -- views and I/O ---------------------------------------------------------
+
+    def totals(self) -> dict[str, Any]:
+        """Everything but the rows, config and meta: the numbers a comparison table shows."""
+        data = self.model_dump(mode="json", exclude={"rows", "config", "meta", "retention"})
+        data["retention"] = {name: part.share for name, part in self.retention.parts.items()}
+        return data
+
+    @property
+    def df(self) -> "pd.DataFrame":
+        """The rows as a DataFrame: one line per request, nested fields flattened to columns."""
+        import pandas as pd
+
+        records = []
+        for row in self.rows:
+            rec = row.model_dump(exclude=set(_NESTED))
+            rec["events"] = len(row.events)
+            rec["problems"] = len(row.problems)
+            for stage, n in row.freed_by_stage.items():
+                rec[f"freed_{stage}"] = n
+            for part, n in row.composition.items():
+                rec[f"tokens_{part}"] = n
+            if row.retention is not None:
+                rec["retention_score"] = row.retention.score
+            records.append(rec)
+        frame = pd.DataFrame.from_records(records)
+        freed = [c for c in frame.columns if str(c).startswith("freed_")]
+        if freed:
+            frame[freed] = frame[freed].fillna(0).astype("int64")
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lab_replay_report": self.version, **self.model_dump(mode="json")}
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Report":
+        if not isinstance(data, dict):
+            raise LabError(f"a replay report must be a JSON object, got {type(data).__name__}")
+        body = {k: v for k, v in data.items() if k != "lab_replay_report"}
+        try:
+            return cls.model_validate(body)
+        except ValidationError as e:
+            first = e.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "<root>"
+            raise LabError(f"not a replay report: {loc}: {first['msg']}") from None
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> "Report":
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise LabError(f"cannot read replay report {path}: {e}") from None
+        return cls.from_dict(data)
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the report as JSON; the file appears complete or not at all."""
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(self.to_json() + "\n", encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise LabError(f"cannot write {target}: {e.strerror or e}") from None
+        return target

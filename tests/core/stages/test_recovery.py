@@ -1,0 +1,200 @@
+"""Reactive recovery: MiniCode's ladder numbers and MewCode's emergency path."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from lab.core.config import CompactionConfig
+from lab.core.events import CompactorState, StageContext
+from lab.core.messages import TextBlock, Usage, tool_pairs
+from lab.core.stages.recovery import (
+    RecoveryConfig,
+    RecoveryStage,
+    accept_limit,
+    first_user_request,
+    truncate_keep_count,
+    truncate_keep_ratio,
+)
+from lab.core.stages.summary import SummaryConfig
+from lab.core.store import MemoryStore
+from lab.core.summarizers.rules import RuleSummarizer
+from lab.core.tokens import MiniCodeCounter
+from lab.core.validate import anthropic_problems, openai_problems
+from lab.errors import StageError
+from tests.builders import call_and_result, system, user
+
+REQUEST = "Please fix the failing test in app/models.py"
+
+
+def ctx_for(config: CompactionConfig, *, trigger: str = "reactive", **state) -> StageContext:
+    return StageContext(
+        config=config, counter=MiniCodeCounter(), store=MemoryStore(), summarizer=RuleSummarizer(),
+        state=CompactorState(**state), trigger=trigger, force=True,  # type: ignore[arg-type]
+    )
+
+
+def history(pairs: int = 20, size: int = 4000) -> list:
+    """A request, then ``pairs`` tool round trips of about ``size / 4`` tokens each."""
+    msgs = [system(), user(REQUEST)]
+    for i in range(pairs):
+        msgs += call_and_result("Bash", f"output {i}\n" * (size // 9), command=f"step {i}")
+    return msgs
+
+
+def body_len(msgs: list) -> int:
+    return sum(1 for m in msgs if m.role != "system")
+
+
+def text_of(msgs: list) -> str:
+    return "\n".join(b.text if isinstance(b, TextBlock) else getattr(b, "content", "") for m in msgs for b in m.content)
+
+
+class TestLadderNumbers:
+    def test_accept_limit_is_87_3_percent(self) -> None:
+        assert accept_limit(RecoveryConfig(), 100_000) == 87_300
+        assert accept_limit(RecoveryConfig(), 200_000) == 174_600
+
+    @pytest.mark.parametrize(("attempt", "ratio"), [(2, 0.4), (3, 0.3), (4, 0.2), (5, 0.15), (9, 0.15)])
+    def test_keep_ratio_steps_down_to_the_floor(self, attempt: int, ratio: float) -> None:
+        assert truncate_keep_ratio(RecoveryConfig(), attempt) == pytest.approx(ratio)
+
+    def test_keep_count_never_under_three_messages(self) -> None:
+        cfg = RecoveryConfig()
+        assert truncate_keep_count(cfg, 100, 2) == 40
+        assert truncate_keep_count(cfg, 100, 4) == 20
+        assert truncate_keep_count(cfg, 10, 4) == 3
+        assert truncate_keep_count(cfg, 2, 2) == 2
+
+
+class TestTruncation:
+    """Truncation rungs, entered directly by presetting the attempt counter."""
+
+    def run(self, attempt: int, *, window: int = 1_000_000, max_attempts: int = 4, msgs: list | None = None):
+        cfg = CompactionConfig(window=window, recovery=RecoveryConfig(max_attempts=max_attempts))
+        ctx = ctx_for(cfg, recovery_attempts=attempt - 1)
+        msgs = msgs or history()
+        return msgs, RecoveryStage(cfg.recovery)(msgs, ctx), ctx
+
+    @pytest.mark.parametrize(("attempt", "share"), [(2, 0.4), (3, 0.3), (4, 0.2)])
+    def test_keeps_40_30_20_percent_of_non_system_messages(self, attempt: int, share: float) -> None:
+        msgs, result, ctx = self.run(attempt)
+        body = body_len(msgs)  # 41: the request and 20 pairs
+        kept = [m for m in result.messages if m.tag is None and m.role != "system"]
+        # The cut may move back one message to keep a pair whole.
+        assert int(body * share) <= len(kept) <= int(body * share) + 1
+        assert ctx.state.recovery_attempts == attempt
+
+    def test_note_is_a_user_message_carrying_the_first_request(self) -> None:
+        _, result, _ = self.run(2)
+        notes = [m for m in result.messages if m.tag == "truncation_note"]
+        assert len(notes) == 1 and notes[0].role == "user"
+        text = notes[0].content[0].text
+        assert text.startswith("[Context aggressively truncated for recovery - attempt 2]")
+        assert REQUEST in text
+
+    def test_result_is_a_valid_request_with_pairs_intact(self) -> None:
+        _, result, _ = self.run(3)
+        assert anthropic_problems(result.messages) == [] and openai_problems(result.messages) == []
+        for use_at, result_at in tool_pairs(result.messages).values():
+            assert use_at is not None and result_at is not None
+
+    def test_boundary_marker_after_the_system_prompt(self) -> None:
+        msgs, result, _ = self.run(2)
+        assert result.messages[0] is msgs[0]
+        marker = result.messages[1]
+        assert marker.tag == "boundary" and marker.boundary is not None
+        assert marker.boundary.trigger == "reactive" and marker.boundary.messages_removed > 0
+        assert result.boundary == marker.boundary
+
+    def test_first_request_survives_a_second_truncation(self) -> None:
+        _, first, _ = self.run(2)
+        _, second, _ = self.run(3, msgs=first.messages)
+        assert REQUEST in text_of(second.messages)
+        assert sum(1 for m in second.messages if m.tag == "truncation_note") == 1
+        assert first_user_request(second.messages) == REQUEST
+
+    def test_never_mutates_and_is_deterministic(self) -> None:
+        msgs = history()
+        snapshot = copy.deepcopy(msgs)
+        _, a, _ = self.run(2, msgs=msgs)
+        _, b, _ = self.run(2, msgs=msgs)
+        assert msgs == snapshot
+        assert [m.id for m in a.messages] == [m.id for m in b.messages]
+
+    def test_gives_up_after_max_attempts(self) -> None:
+        cfg = CompactionConfig(window=1_000, summary=SummaryConfig(enabled=False))
+        ctx = ctx_for(cfg)
+        with pytest.raises(StageError, match="gave up after 3 attempt"):
+            RecoveryStage(cfg.recovery)(history(), ctx)
+        assert ctx.state.recovery_attempts == 3
+        # A further call for the same request gives up at once.
+        with pytest.raises(StageError):
+            RecoveryStage(cfg.recovery)(history(), ctx)
+
+
+class TestForcedCompact:
+    def test_attempt_one_is_a_forced_full_compact_without_session_memory(self) -> None:
+        msgs = history(20, 4000)  # about 20k tokens
+        cfg = CompactionConfig(window=30_000, summary=SummaryConfig(tail_min_tokens=2000, tail_max_tokens=4000))
+        ctx = ctx_for(cfg)
+        result = RecoveryStage(cfg.recovery)(msgs, ctx)
+        summaries = [e for e in result.events if e.stage == "summary"]
+        assert summaries and all(e.trigger == "reactive" for e in summaries)
+        assert summaries[-1].strategy == "full" and summaries[-1].effective
+        verdict = [e for e in result.events if e.stage == "recovery"][-1]
+        assert verdict.success and "accepted" in verdict.detail
+        assert MiniCodeCounter().count_messages(result.messages) < accept_limit(cfg.recovery, 30_000)
+        assert ctx.state.recovery_attempts == 1
+        assert REQUEST in text_of(result.messages)
+
+    def test_rejected_compact_falls_through_to_truncation(self) -> None:
+        msgs = history(20, 4000)
+        # The tail alone (>= 10k tokens) is over 87.3% of an 11k window.
+        cfg = CompactionConfig(window=11_000)
+        ctx = ctx_for(cfg)
+        result = RecoveryStage(cfg.recovery)(msgs, ctx)
+        details = [e.detail for e in result.events if e.stage == "recovery"]
+        assert "rejected" in details[0] and "attempt 2" in details[1]
+        assert ctx.state.recovery_attempts >= 2
+
+
+class TestMewCodeEmergency:
+    def cfg(self, window: int, **recovery) -> CompactionConfig:
+        return CompactionConfig(
+            window=window,
+            counter="chars/3.5",
+            summary=SummaryConfig(session_memory=False, tail_policy="mewcode", tail_min_tokens=2000),
+            recovery=RecoveryConfig(strategy="mewcode", **recovery),
+        )
+
+    def test_compacts_resets_the_anchor_and_allows_one_retry(self) -> None:
+        cfg = self.cfg(20_000)
+        ctx = ctx_for(cfg, trigger="emergency", anchor=Usage(input_tokens=50_000), anchor_messages=5)
+        result = RecoveryStage(cfg.recovery)(history(20, 4000), ctx)
+        assert ctx.state.anchor is None and ctx.state.anchor_messages == 0
+        assert any(e.stage == "spill" for e in result.events)
+        assert any(e.stage == "summary" and e.effective for e in result.events)
+        assert result.events[-1].stage == "recovery" and result.events[-1].success
+        with pytest.raises(StageError, match="exactly once"):
+            RecoveryStage(cfg.recovery)(result.messages, ctx)
+
+    def test_gives_up_within_the_margin_of_the_window(self) -> None:
+        # After spill and summary about 2.8k tokens remain; a 5k window minus 3k leaves 2k: give up.
+        cfg = self.cfg(5_000)
+        with pytest.raises(StageError, match="give-up limit 2000"):
+            RecoveryStage(cfg.recovery)(history(20, 4000), ctx_for(cfg, trigger="emergency"))
+
+    def test_a_smaller_margin_lets_the_same_history_through(self) -> None:
+        cfg = self.cfg(5_000, giveup_margin=0)
+        result = RecoveryStage(cfg.recovery)(history(20, 4000), ctx_for(cfg, trigger="emergency"))
+        assert 2_000 <= MiniCodeCounter().count_messages(result.messages) < 5_000
+        assert "under the give-up limit 5000" in result.events[-1].detail
+
+
+class TestSwitchedOff:
+    def test_disabled_recovery_surfaces_the_error(self) -> None:
+        cfg = CompactionConfig(recovery=RecoveryConfig(enabled=False))
+        with pytest.raises(StageError, match="disabled"):
+            RecoveryStage(cfg.recovery)(history(), ctx_for(cfg))

@@ -1,0 +1,300 @@
+"""The Compactor's four entry points, the breaker, the usage anchor, PTL matching and the fold."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.core.compactor import CompactionOutcome, Compactor
+from lab.core.config import CompactionConfig
+from lab.core.events import CompactorState, StageContext
+from lab.core.messages import Message, TextBlock, ToolResultBlock, Usage
+from lab.core.pipeline import STAGES, build_stages, fold
+from lab.core.presets import preset
+from lab.core.ptl import is_prompt_too_long
+from lab.core.stages.microcompact import MicrocompactConfig
+from lab.core.stages.recovery import RecoveryConfig
+from lab.core.stages.summary import SummaryConfig
+from lab.core.stages.watermark import WatermarkConfig
+from lab.core.store import MemoryStore
+from lab.core.summarizers.base import SummaryRequest, SummaryResult
+from lab.core.summarizers.rules import RuleSummarizer
+from lab.core.tokens import MiniCodeCounter
+from lab.core.validate import anthropic_problems, openai_problems
+from lab.errors import PromptTooLongError, StageError, SummaryError, TranscriptError
+from tests.builders import assistant, call_and_result, session, system, user
+
+REQUEST = "Please fix the failing test in app/models.py"
+
+
+class FailingSummarizer:
+    name = "failing"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.calls += 1
+        raise SummaryError("the summary model is down")
+
+
+class CountingCounter(MiniCodeCounter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages_counted = 0
+
+    def count_message(self, message: Message) -> int:
+        self.messages_counted += 1
+        return super().count_message(message)
+
+
+def small_window(**overrides) -> CompactionConfig:
+    """MiniCode defaults with a window small enough for builder sessions, and a short tail."""
+    summary = SummaryConfig(session_memory=False, tail_min_tokens=500, tail_max_tokens=2000, tail_min_messages=3)
+    return CompactionConfig(window=8_000, summary=summary, **overrides)
+
+
+def texts(msgs: list[Message]) -> str:
+    return "\n".join(b.text if isinstance(b, TextBlock) else getattr(b, "content", "") for m in msgs for b in m.content)
+
+
+class TestDefaults:
+    def test_default_parts(self) -> None:
+        c = Compactor()
+        assert c.config == CompactionConfig()
+        assert c.counter.name == "minicode"
+        assert isinstance(c.store, MemoryStore) and isinstance(c.summarizer, RuleSummarizer)
+        assert c.state.session_id == "session"
+
+    def test_counter_follows_the_config(self) -> None:
+        assert Compactor(preset("mewcode")).counter.name == "chars/3.5"
+
+    def test_session_id_and_state(self) -> None:
+        assert Compactor(session_id="abc").state.session_id == "abc"
+        state = CompactorState(session_id="shared")
+        assert Compactor(state=state).state is state
+
+
+class TestProcessRequest:
+    def test_small_history_is_left_alone(self) -> None:
+        msgs = [system(), user(REQUEST), assistant("looking")]
+        out = Compactor().process_request(msgs)
+        assert out.events == () and not out.effective and out.success
+        assert out.messages is not msgs and all(a is b for a, b in zip(out.messages, msgs))
+        assert out.tokens_before == out.tokens_after
+
+    def test_spill_frees_tokens_per_stage(self) -> None:
+        out = Compactor().process_request(session(4, 8000))
+        assert out.effective and out.strategy == "tool_budget"
+        assert out.freed_by_stage["spill"] == out.tokens_before - out.tokens_after > 0
+
+    def test_watermark_triggers_the_summary(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}))
+        out = c.process_request(session(8, 6000))
+        stages = [e.stage for e in out.events]
+        assert stages == ["watermark", "summary"]
+        assert out.effective and out.boundary is not None and out.boundary.trigger == "auto"
+        assert REQUEST in texts(out.messages)
+        assert anthropic_problems(out.messages) == [] and openai_problems(out.messages) == []
+        assert c.state.breaker_failures == 0
+
+    def test_outcome_effective_means_tokens_went_down(self) -> None:
+        o = CompactionOutcome([], (), None, 10, 10, True, None)
+        assert not o.effective
+        assert CompactionOutcome([], (), None, 10, 9, True, None).effective
+        assert not CompactionOutcome([], (), None, 10, 9, False, None).effective
+
+    def test_time_comes_from_timestamps(self) -> None:
+        c = Compactor()
+        c.process_request([system(), user("hi", at=1_700_000_000), assistant("ok", at=1_700_000_100)])
+        assert c.state.last_request_time == 1_700_000_100
+
+    def test_bad_input_raises_lab_errors(self) -> None:
+        with pytest.raises(TranscriptError, match="list of messages"):
+            Compactor().process_request("hello")  # type: ignore[arg-type]
+        with pytest.raises(TranscriptError, match=r"messages\[1\]"):
+            Compactor().process_request([system(), {"role": "user"}])  # type: ignore[list-item]
+
+    def test_unchanged_messages_are_not_recounted(self) -> None:
+        counter = CountingCounter()
+        c = Compactor(counter=counter)
+        msgs = session(3, 1000)
+        c.process_request(msgs)
+        first = counter.messages_counted
+        c.process_request(msgs + [user("and now?")])
+        assert counter.messages_counted - first == 1
+
+
+class TestBreaker:
+    def failing(self) -> Compactor:
+        return Compactor(small_window(spill={"enabled": False}), summarizer=FailingSummarizer())
+
+    def test_three_consecutive_auto_failures_turn_auto_off(self) -> None:
+        c = self.failing()
+        msgs = session(8, 6000)
+        for n in (1, 2, 3):
+            out = c.process_request(msgs)
+            assert not out.success and c.state.breaker_failures == n
+        out = c.process_request(msgs)
+        assert [e.strategy for e in out.events] == ["breaker_open"]
+        assert c.summarizer.calls == 3  # type: ignore[attr-defined]
+        assert c.state.breaker_failures == 3
+
+    def test_manual_and_emergency_ignore_the_breaker_and_do_not_count(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=3))
+        msgs = session(8, 6000)
+        manual = c.compact(msgs)
+        assert manual.effective and c.state.breaker_failures == 3
+        rescued = c.recover(msgs, "prompt is too long: 9000 tokens > 8000 maximum")
+        assert rescued.effective and c.state.breaker_failures == 3
+
+    def test_failed_manual_compaction_does_not_count(self) -> None:
+        c = self.failing()
+        out = c.compact(session(8, 6000))
+        assert not out.success and c.state.breaker_failures == 0
+
+    def test_a_success_resets_the_count(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=2))
+        c.process_request(session(8, 6000))
+        assert c.state.breaker_failures == 0
+
+
+class TestUsageAnchor:
+    def anchored(self, **watermark) -> Compactor:
+        config = CompactionConfig(window=200_000, spill={"enabled": False}, watermark=WatermarkConfig(mode="reserve", use_usage_anchor=True, **watermark),
+                                  summary=SummaryConfig(session_memory=False, tail_min_tokens=500, tail_min_messages=3, tail_policy="mewcode"))
+        return Compactor(config)
+
+    def test_usage_becomes_the_anchor_covering_up_to_the_last_response(self) -> None:
+        c = self.anchored()
+        msgs = [system(), user(REQUEST), assistant("reading"), user("more")]
+        c.process_request(msgs, usage=Usage(input_tokens=10, output_tokens=5))
+        assert c.state.anchor == Usage(input_tokens=10, output_tokens=5)
+        assert c.state.anchor_messages == 3
+
+    def test_a_large_anchor_triggers_compaction_that_counting_would_not(self) -> None:
+        c = self.anchored()
+        msgs = session(8, 2000)
+        assert MiniCodeCounter().count_messages(msgs) < 167_000
+        out = c.process_request(msgs, usage=Usage(input_tokens=100_000, cache_read_tokens=70_000))
+        assert [e.stage for e in out.events][:1] == ["watermark"]
+        assert out.events[0].tokens_before >= 170_000
+        # The summary rewrote history: the anchor no longer describes it.
+        assert out.effective and c.state.anchor is None
+
+    def test_anchor_dropped_when_a_cheap_stage_rewrites_covered_messages(self) -> None:
+        config = CompactionConfig(watermark=WatermarkConfig(use_usage_anchor=True), microcompact=MicrocompactConfig(mode="always", keep_recent=1))
+        c = Compactor(config)
+        out = c.process_request(session(4, 2000), usage=Usage(input_tokens=5000))
+        assert any(e.stage == "microcompact" for e in out.events)
+        assert c.state.anchor is None
+
+
+class TestManual:
+    def test_instructions_reach_the_summary(self) -> None:
+        out = Compactor(small_window()).compact(session(8, 6000), "keep the API decisions")
+        assert out.trigger == "manual" and out.effective
+        assert "keep the API decisions" in texts(out.messages)
+        assert out.boundary is not None and out.boundary.trigger == "manual"
+
+    def test_disabled_summary_reports_instead_of_raising(self) -> None:
+        out = Compactor(CompactionConfig(summary=SummaryConfig(enabled=False))).compact(session(2, 100))
+        assert not out.success and "disabled" in out.events[0].detail
+
+
+class TestRecover:
+    def test_rejects_errors_that_are_not_prompt_too_long(self) -> None:
+        with pytest.raises(StageError, match="prompt-too-long"):
+            Compactor().recover(session(2, 100), RuntimeError("rate limit"))
+
+    def test_minicode_ladder_from_a_provider_error(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}))
+        err = PromptTooLongError("prompt is too long", body={"type": "error"}, provider="anthropic")
+        out = c.recover(session(8, 6000), err)
+        assert out.trigger == "reactive" and out.effective
+        assert anthropic_problems(out.messages) == [] and openai_problems(out.messages) == []
+
+    def test_next_request_resets_the_attempt_counter(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}))
+        out = c.recover(session(8, 6000), "prompt is too long")
+        assert c.state.recovery_attempts >= 1
+        c.process_request(out.messages)
+        assert c.state.recovery_attempts == 0
+
+    def test_mewcode_emergency_retries_once(self) -> None:
+        config = preset("mewcode").model_copy(update={"window": 20_000})
+        config.summary.tail_min_tokens = 2_000
+        c = Compactor(config)
+        msgs = session(8, 6000)
+        out = c.recover(msgs, {"error": {"code": "context_length_exceeded"}})
+        assert out.trigger == "emergency" and c.state.anchor is None
+        with pytest.raises(StageError, match="exactly once"):
+            c.recover(out.messages, "prompt is too long")
+
+    def test_gives_up_with_a_stage_error(self) -> None:
+        c = Compactor(CompactionConfig(window=1_000, summary=SummaryConfig(enabled=False), recovery=RecoveryConfig(max_attempts=2)))
+        with pytest.raises(StageError, match="gave up after 2"):
+            c.recover(session(8, 6000), "prompt is too long")
+
+
+class TestDispatch:
+    def test_dedups_a_reread_and_spills_a_big_result(self) -> None:
+        content = "def f():\n    return 1\n" * 20
+        msgs = [system(), user(REQUEST)]
+        msgs += call_and_result("Read", content, file_path="app/x.py")
+        msgs += call_and_result("Read", content, file_path="app/x.py")
+        msgs += call_and_result("Bash", "log line\n" * 1000, command="pytest")
+        out = Compactor().dispatch(msgs)
+        compacted = {b.compacted for m in out.messages for b in m.content if isinstance(b, ToolResultBlock)}
+        assert compacted == {None, "dedup", "spill"}
+        assert set(out.freed_by_stage) == {"dedup", "spill"}
+
+
+class TestPromptTooLong:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "prompt is too long: 210000 tokens > 200000 maximum",
+            "invalid_request_error: context_length exceeded",
+            "Too many tokens in request",
+            "Error code: 400 - {'error': {'code': 'context_length_exceeded'}}",
+            "This model's maximum context length is 128000 tokens.",
+            "Input is too long for requested model.",
+            "The number of tokens exceeds the limit",
+            "input token count exceeded",
+        ],
+    )
+    def test_matches_both_designs_substrings(self, text: str) -> None:
+        assert is_prompt_too_long(text) and is_prompt_too_long(RuntimeError(text))
+
+    @pytest.mark.parametrize("text", ["rate limit exceeded", "invalid api token", "overloaded", "", "quota exceeded for the month"])
+    def test_other_errors_do_not_match(self, text: str) -> None:
+        assert not is_prompt_too_long(text)
+
+    def test_typed_error_and_body(self) -> None:
+        assert is_prompt_too_long(PromptTooLongError("nope"))
+        assert is_prompt_too_long({"error": {"type": "invalid_request_error", "message": "prompt is too long"}})
+        assert not is_prompt_too_long(None)
+
+
+class TestFold:
+    def ctx(self, config: CompactionConfig) -> StageContext:
+        return StageContext(config=config, counter=MiniCodeCounter(), store=MemoryStore(), summarizer=RuleSummarizer(), state=CompactorState())
+
+    def test_registry_is_in_pipeline_order(self) -> None:
+        assert list(STAGES) == ["active", "spill", "dedup", "microcompact", "watermark", "summary"]
+
+    def test_disabled_stages_do_not_run(self) -> None:
+        config = CompactionConfig(spill={"enabled": False})
+        result = fold(build_stages(config), session(4, 8000), self.ctx(config))
+        assert not any(e.stage == "spill" for e in result.events)
+
+    def test_closed_gate_stops_the_summary(self) -> None:
+        config = small_window(spill={"enabled": False}, watermark=WatermarkConfig(enabled=False))
+        msgs = session(8, 6000)
+        result = fold(build_stages(config, ["watermark", "summary"]), msgs, self.ctx(config))
+        assert result.events == () and all(a is b for a, b in zip(result.messages, msgs))
+
+    def test_open_gate_runs_the_summary(self) -> None:
+        config = small_window(spill={"enabled": False})
+        result = fold(build_stages(config, ["watermark", "summary"]), session(8, 6000), self.ctx(config))
+        assert [e.stage for e in result.events] == ["watermark", "summary"] and result.boundary is not None

@@ -1,0 +1,48 @@
+"""The core imports without any UI library, and its public API is complete."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+UI_MODULES = ("streamlit", "plotly")
+FORBIDDEN_PACKAGES = ("lab.formats", "lab.replay", "lab.ui")
+
+
+@pytest.mark.parametrize("module", ["lab.core", "lab.core.compactor", "lab.core.presets"])
+def test_core_never_imports_ui_or_front_ends(module: str) -> None:
+    code = (
+        "import sys, importlib\n"
+        f"m = importlib.import_module({module!r})\n"
+        "import lab.core as core\n"
+        "for name in core.__all__: getattr(core, name)\n"
+        "from lab.core import Compactor\n"
+        "Compactor().process_request([])\n"
+        "loaded = sorted(sys.modules)\n"
+        f"bad = [n for n in loaded if n.split('.')[0] in {UI_MODULES!r} or n.startswith({FORBIDDEN_PACKAGES!r})]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_all_is_complete_and_resolvable() -> None:
+    import lab.core as core
+
+    assert len(core.__all__) == len(set(core.__all__))
+    for name in core.__all__:
+        assert getattr(core, name) is not None, name
+    for name in ("Compactor", "CompactionOutcome", "preset", "load_config", "Message", "MemoryStore", "RuleSummarizer", "LabError", "is_prompt_too_long"):
+        assert name in core.__all__
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    import lab.core as core
+
+    with pytest.raises(AttributeError):
+        core.NotAThing  # noqa: B018

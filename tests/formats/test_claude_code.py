@@ -1,0 +1,289 @@
+"""Claude Code sessions: the real corpus, and small hand-written entry files."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.core.messages import ImageBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
+from lab.core.validate import anthropic_problems
+from lab.errors import TranscriptError
+from lab.formats import claude_code, dump
+from tests.conftest import CORPUS
+
+GRPC = CORPUS / "claude-code" / "enterprisebench-grpc-metadata-mcp-native.jsonl"
+ATTIO = CORPUS / "claude-code" / "attio-mcp-server-session.jsonl"
+
+needs_corpus = pytest.mark.skipif(not GRPC.exists(), reason="corpus not present")
+
+
+def _raw_entries(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+# --- entry builders ---------------------------------------------------------------
+
+_n = 0
+
+
+def _entry(kind: str, content: Any = None, *, api_id: str | None = None, parent: str | None = None, **extra: Any) -> dict[str, Any]:
+    global _n
+    _n += 1
+    entry: dict[str, Any] = {
+        "type": kind,
+        "uuid": f"u{_n}",
+        "parentUuid": parent,
+        "sessionId": "s1",
+        "isSidechain": False,
+        "timestamp": f"2025-01-01T00:00:{_n % 60:02d}Z",
+    }
+    if kind in ("user", "assistant"):
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if kind == "assistant":
+            message.update(id=api_id or f"msg_{_n}", model="claude-test", type="message")
+        entry["message"] = message
+    entry.update(extra)
+    return entry
+
+
+def _user(text: str, **kw: Any) -> dict[str, Any]:
+    return _entry("user", text, **kw)
+
+
+def _use(tool_id: str, api_id: str, name: str = "Read", **kw: Any) -> dict[str, Any]:
+    return _entry("assistant", [{"type": "tool_use", "id": tool_id, "name": name, "input": {"file_path": "a.py"}}], api_id=api_id, **kw)
+
+
+def _result(tool_id: str, content: Any = "ok", **kw: Any) -> dict[str, Any]:
+    return _entry("user", [{"type": "tool_result", "tool_use_id": tool_id, "content": content}], **kw)
+
+
+def _load(tmp_path: Path, entries: list[dict[str, Any]], *, as_array: bool = False) -> Transcript:
+    p = tmp_path / ("s.json" if as_array else "s.jsonl")
+    if as_array:
+        p.write_text(json.dumps(entries), encoding="utf-8")
+    else:
+        p.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    return claude_code.read(p)
+
+
+# --- the real corpus ----------------------------------------------------------------
+
+
+@needs_corpus
+def test_grpc_session_merges_assistant_entries_of_one_api_message() -> None:
+    t = claude_code.read(GRPC)
+    raw = _raw_entries(GRPC)
+    assistant_entries = [e for e in raw if e["type"] == "assistant"]
+    api_ids = {e["message"]["id"] for e in assistant_entries}
+    assistants = [m for m in t.messages if m.role == "assistant"]
+    # One message per API message, not one per entry (69 entries in the file).
+    assert len(assistant_entries) > len(assistants) == len(api_ids)
+    # msg_01W9... was written as thinking, tool_use, (its result), tool_use: both calls are in one message.
+    by_uses = {tuple(b.id for b in m.content if isinstance(b, ToolUseBlock)) for m in assistants}
+    assert ("toolu_01VvNHdPmG19iyn7Zdgnyfxa", "toolu_01S9ur7ChxCU6YMVSF7MeACD") in by_uses
+
+
+@needs_corpus
+def test_grpc_session_counts_skipped_records_and_reads_meta() -> None:
+    t = claude_code.read(GRPC)
+    assert t.notes.skipped == {"queue-operation": 2, "last-prompt": 1}
+    assert t.notes.records_read == 116
+    assert t.meta.session_id == "eb7e85f8-3f76-44f5-9cee-c2ca78be4302"
+    assert t.meta.model == "claude-sonnet-4-6"
+    assert t.messages[0].role == "user"
+    usage = next(m.usage for m in t.messages if m.usage is not None)
+    assert usage.cache_read_tokens > 0 and usage.cache_write_tokens > 0
+
+
+@needs_corpus
+def test_grpc_session_keeps_every_tool_pair_and_is_a_valid_request() -> None:
+    t = claude_code.read(GRPC)
+    raw_ids = {
+        b["id"] for e in _raw_entries(GRPC) if e["type"] == "assistant" for b in e["message"]["content"] if b["type"] == "tool_use"
+    }
+    pairs = tool_pairs(t.messages)
+    assert set(pairs) == raw_ids
+    assert all(use is not None and result is not None for use, result in pairs.values())
+    assert anthropic_problems(t.messages) == []
+    # tool_reference blocks inside a result stay readable text.
+    first = next(b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock))
+    assert "mcp__sourcegraph__read_file" in first.content
+
+
+@needs_corpus
+def test_attio_session_keeps_sidechains_apart() -> None:
+    t = claude_code.read(ATTIO)
+    raw = _raw_entries(ATTIO)
+    side_uuids = {e["uuid"] for e in raw if e["isSidechain"]}
+    assert len(t.sidechains) == 3
+    assert not side_uuids & {m.id for m in t.messages}
+    assert all(m.id.split("#")[0] in side_uuids for msgs in t.sidechains.values() for m in msgs)
+    # Each thread is keyed by the Task call in the main thread that started it.
+    main_uses = {b.id: b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)}
+    for key, msgs in t.sidechains.items():
+        assert main_uses[key].name == "Task"
+        assert msgs[0].role == "user"
+        assert anthropic_problems(msgs) == []
+
+
+@needs_corpus
+def test_attio_session_imports_the_compaction_and_counts_hook_records() -> None:
+    t = claude_code.read(ATTIO)
+    assert t.notes.skipped == {"system": 228}
+    assert t.messages[0].boundary is not None and t.messages[0].tag == "boundary"
+    assert t.messages[1].tag == "summary"
+    assert "continued from a previous conversation" in t.messages[1].content[0].text  # type: ignore[union-attr]
+    assert any("isMeta" in w for w in t.notes.warnings)
+    assert anthropic_problems(t.messages) == []
+
+
+# --- merging and threading ----------------------------------------------------------------
+
+
+def test_interleaved_entries_of_one_message_are_rebuilt(tmp_path: Path) -> None:
+    entries = [_user("go"), _use("t1", "msg_A"), _result("t1"), _use("t2", "msg_A"), _result("t2"), _user("thanks")]
+    t = _load(tmp_path, entries)
+    shape = [(m.role, [getattr(b, "id", None) or getattr(b, "tool_use_id", None) for b in m.content]) for m in t.messages]
+    assert shape == [("user", [None]), ("assistant", ["t1", "t2"]), ("user", ["t1", "t2"]), ("user", [None])]
+    assert anthropic_problems(t.messages) == []
+
+
+def test_same_api_id_after_user_text_is_a_new_message(tmp_path: Path) -> None:
+    entries = [_user("go"), _use("t1", "msg_A"), _result("t1"), _user("wait"), _use("t2", "msg_A"), _result("t2")]
+    t = _load(tmp_path, entries)
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "user", "assistant", "user"]
+    assert len({m.id for m in t.messages}) == len(t.messages)
+
+
+def test_usage_comes_from_the_last_entry_of_a_message(tmp_path: Path) -> None:
+    a1 = _entry("assistant", [{"type": "text", "text": "hi"}], api_id="msg_U")
+    a1["message"]["usage"] = {"input_tokens": 5, "output_tokens": 1}
+    a2 = _entry("assistant", [{"type": "text", "text": "there"}], api_id="msg_U")
+    a2["message"]["usage"] = {"input_tokens": 5, "output_tokens": 9, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3}
+    t = _load(tmp_path, [_user("go"), a1, a2])
+    assert len(t.messages) == 2
+    assert t.messages[1].usage is not None
+    assert (t.messages[1].usage.output_tokens, t.messages[1].usage.cache_read_tokens, t.messages[1].usage.cache_write_tokens) == (9, 7, 3)
+
+
+def test_sidechain_without_a_task_call_is_keyed_by_its_root(tmp_path: Path) -> None:
+    root = _user("sub task", isSidechain=True)
+    child = _entry("assistant", [{"type": "text", "text": "done"}], parent=root["uuid"], isSidechain=True)
+    t = _load(tmp_path, [_user("main"), root, child, _entry("assistant", [{"type": "text", "text": "ok"}])])
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    assert list(t.sidechains) == [root["uuid"]]
+    assert [m.role for m in t.sidechains[root["uuid"]]] == ["user", "assistant"]
+
+
+def test_sidechain_linked_to_its_task_call_and_agent_id(tmp_path: Path) -> None:
+    task = _entry("assistant", [{"type": "tool_use", "id": "task1", "name": "Task", "input": {"prompt": "look around"}}])
+    side = _user("look around", isSidechain=True)
+    agent = _user("other work", isSidechain=True, agentId="ag7")
+    agent_reply = _entry("assistant", [{"type": "text", "text": "ok"}], isSidechain=True, agentId="ag7")
+    t = _load(tmp_path, [_user("go"), task, side, agent, agent_reply, _result("task1", "found")])
+    assert set(t.sidechains) == {"task1", "ag7"}
+    assert len(t.sidechains["ag7"]) == 2
+
+
+# --- what is skipped, kept or flagged --------------------------------------------------
+
+
+def test_unknown_and_unmodelled_record_types_are_counted(tmp_path: Path) -> None:
+    entries = [
+        {"type": "summary", "summary": "Fixing the parser", "leafUuid": "x"},
+        {"type": "file-history-snapshot", "messageId": "m", "snapshot": {}},
+        _entry("attachment"),
+        _entry("system", content="hook ran"),
+        _entry("brand-new-record"),
+        {"no_type": True},
+        _user("hello"),
+        _entry("user"),  # no content at all
+    ]
+    entries[-1].pop("message")
+    t = _load(tmp_path, entries)
+    assert t.notes.skipped == {
+        "summary": 1,
+        "file-history-snapshot": 1,
+        "attachment": 1,
+        "system": 1,
+        "brand-new-record": 1,
+        "unknown": 1,
+        "user:no_message": 1,
+    }
+    assert t.meta.title == "Fixing the parser"
+    assert len(t.messages) == 1
+
+
+def test_duplicate_uuids_are_skipped(tmp_path: Path) -> None:
+    u = _user("once")
+    t = _load(tmp_path, [u, dict(u)])
+    assert len(t.messages) == 1 and t.notes.skipped == {"duplicate": 1}
+
+
+def test_orphan_results_are_kept_and_flagged_and_unanswered_calls_listed(tmp_path: Path) -> None:
+    t = _load(tmp_path, [_user("go"), _result("ghost", "from an earlier session"), _use("t9", "msg_Z")])
+    assert any(isinstance(b, ToolResultBlock) and b.tool_use_id == "ghost" for m in t.messages for b in m.content)
+    assert t.notes.orphan_tool_results == ["ghost"]
+    assert t.notes.unanswered_tool_uses == ["t9"]
+    assert any("1 tool result" in w for w in t.notes.warnings)
+
+
+def test_meta_entries_are_kept(tmp_path: Path) -> None:
+    t = _load(tmp_path, [_user("Caveat: local command output below", isMeta=True), _user("hi")])
+    assert len(t.messages) == 2
+    assert any("1 isMeta" in w for w in t.notes.warnings)
+
+
+def test_compact_boundary_and_summary_become_one_boundary_and_a_summary(tmp_path: Path) -> None:
+    boundary = _entry("system", subtype="compact_boundary", content="Conversation compacted", compactMetadata={"trigger": "auto", "preTokens": 155000})
+    summary = _user("This session is being continued... summary here", isCompactSummary=True)
+    t = _load(tmp_path, [_user("old"), boundary, summary, _user("next")])
+    assert [m.tag for m in t.messages] == [None, "boundary", "summary", None]
+    b = t.messages[1].boundary
+    assert b is not None and b.trigger == "auto" and b.tokens_before == 155000
+    assert t.notes.skipped == {}
+
+
+# --- content shapes ---------------------------------------------------------------------
+
+
+def test_tool_result_content_as_string_list_and_image(tmp_path: Path) -> None:
+    png = base64.b64encode(b"\x89PNG" + b"\0" * 96).decode()
+    parts = [{"type": "text", "text": "line one"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]
+    entries = [_user("go"), _use("t1", "msg_A"), _use("t2", "msg_A"), _result("t1", "plain"), _result("t2", parts)]
+    t = _load(tmp_path, entries)
+    results = {b.tool_use_id: b.content for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)}
+    assert results["t1"] == "plain"
+    assert results["t2"] == "line one\n[image: image/png, 100 bytes]"
+    assert png not in json.dumps(dump(t))
+
+
+def test_user_image_becomes_a_placeholder_with_decoded_size(tmp_path: Path) -> None:
+    data = base64.b64encode(b"x" * 1234).decode()
+    content = [{"type": "text", "text": "see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": data}}]
+    t = _load(tmp_path, [_entry("user", content)])
+    image = t.messages[0].content[1]
+    assert isinstance(image, ImageBlock)
+    assert (image.media_type, image.size_bytes) == ("image/jpeg", 1234)
+
+
+def test_array_variant_reads_like_jsonl(tmp_path: Path) -> None:
+    entries = [_user("go"), _use("t1", "msg_A"), _result("t1"), {"type": "last-prompt"}]
+    a = _load(tmp_path, entries)
+    b = _load(tmp_path, entries, as_array=True)
+    assert a.messages == b.messages
+    assert a.notes.skipped == b.notes.skipped == {"last-prompt": 1}
+
+
+def test_non_object_entries_are_errors(tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps([_user("go"), 42]), encoding="utf-8")
+    with pytest.raises(TranscriptError) as err:
+        claude_code.read(p)
+    assert err.value.where == "$[1]"

@@ -1,0 +1,133 @@
+"""Format detection, ``load`` at the package edge, and the package's public API."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+import lab.formats as formats
+from lab.core.messages import Transcript
+from lab.errors import ConfigError, TranscriptError
+from lab.formats import FORMATS, detect, dump, load
+from lab.formats.detect import scores
+from lab.formats.registry import Format
+from tests.conftest import CORPUS_FILES, corpus_id
+
+# Which module owns the files of each corpus folder; names are read from the modules.
+_OWNER = {
+    "claude-code": "claude_code",
+    "openai-chat": "openai_chat",
+    "openhands": "openhands",
+    "codex": "openai_responses",
+}
+
+
+def _expected(path: Path) -> str:
+    module = importlib.import_module(f"lab.formats.{_OWNER[path.parent.name]}")
+    return module.FORMAT.name
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
+def test_corpus_files_are_detected(path: Path) -> None:
+    assert detect(path) == _expected(path)
+
+
+def _write(tmp_path: Path, name: str, data: object) -> Path:
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return p
+
+
+def test_detects_the_lab_claude_code_and_anthropic_shapes(tmp_path: Path) -> None:
+    entry = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    assert detect(_write(tmp_path, "one.jsonl", json.dumps(entry) + "\n")) == "claude_code"
+    assert detect(_write(tmp_path, "arr.json", [entry, entry])) == "claude_code"
+    request = {"model": "claude", "system": "s", "messages": [{"role": "user", "content": "hi"}]}
+    assert detect(_write(tmp_path, "req.json", request)) == "anthropic"
+    assert detect(_write(tmp_path, "log.jsonl", json.dumps(request) + "\n" + json.dumps(request) + "\n")) == "anthropic"
+    assert detect(_write(tmp_path, "t.json", dump(Transcript()))) == "lab"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"hello": "world"}', "just some text\n", "[1, 2, 3]", '{"a": 1}\n{"b": 2}\n'],
+    ids=["object", "text", "array", "jsonl"],
+)
+def test_unknown_format_lists_the_known_ones(tmp_path: Path, content: str) -> None:
+    p = _write(tmp_path, "x.json", content)
+    with pytest.raises(TranscriptError, match="unknown transcript format") as err:
+        detect(p)
+    assert err.value.expected is not None
+    for name in ("lab", "claude_code", "anthropic"):
+        assert name in err.value.expected
+
+
+def test_a_failing_sniffer_counts_as_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(probe: object) -> int:
+        raise KeyError("bug")
+
+    monkeypatch.setitem(FORMATS, "broken", Format(name="broken", description="", sniff=broken, read=lambda p: Transcript()))
+    p = _write(tmp_path, "t.json", dump(Transcript()))
+    from lab.formats.jsonio import make_probe
+
+    assert scores(make_probe(p))["broken"] == 0
+    assert detect(p) == "lab"
+
+
+# --- load at the edge --------------------------------------------------------------------------
+
+
+def test_load_missing_path_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="no such file"):
+        load(tmp_path / "missing.jsonl")
+    with pytest.raises(TranscriptError, match="directory"):
+        load(tmp_path)
+
+
+def test_load_with_an_unknown_format_name(tmp_path: Path) -> None:
+    p = _write(tmp_path, "t.json", dump(Transcript()))
+    with pytest.raises(TranscriptError, match="unknown format 'nope'") as err:
+        load(p, format="nope")
+    assert "claude_code" in (err.value.expected or "")
+
+
+def test_load_turns_an_importer_crash_into_a_transcript_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(path: Path) -> Transcript:
+        raise ValueError("importer bug")
+
+    monkeypatch.setitem(FORMATS, "crashy", Format(name="crashy", description="", sniff=lambda p: 0, read=crash))
+    with pytest.raises(TranscriptError, match="could not import as crashy") as err:
+        load(_write(tmp_path, "t.json", "{}"), format="crashy")
+    assert isinstance(err.value.__cause__, ValueError)
+
+
+def test_dump_to_an_unknown_target() -> None:
+    with pytest.raises(ConfigError):
+        dump(Transcript(), to="yaml")  # type: ignore[arg-type]
+
+
+# --- public API -------------------------------------------------------------------------------------
+
+_MODULES = ["lab.formats", "lab.formats.jsonio", "lab.formats.detect", "lab.formats.claude_code", "lab.formats.anthropic", "lab.formats.labjson", "lab.formats.export", "lab.core.validate"]
+
+
+@pytest.mark.parametrize("name", _MODULES)
+def test_all_lists_every_public_definition(name: str) -> None:
+    module = importlib.import_module(name)
+    public = {
+        n
+        for n, obj in vars(module).items()
+        if not n.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(obj, "__module__", None) == name
+    }
+    assert public <= set(module.__all__)
+    assert all(hasattr(module, n) for n in module.__all__)
+
+
+def test_package_registers_every_format_module() -> None:
+    assert {"lab", "claude_code", "anthropic"} <= set(formats.FORMATS)
+    for mod in ("openai_chat", "openai_responses", "openhands", "minicode"):
+        assert f"lab.formats.{mod}" in __import__("sys").modules

@@ -1,0 +1,173 @@
+"""Streaming JSONL, single JSON documents, and the detection probe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lab.errors import TranscriptError
+from lab.formats.jsonio import HEAD_BYTES, iter_jsonl, iter_jsonl_lines, make_probe, read_json
+
+
+def _write(path: Path, data: bytes | str) -> Path:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
+    return path
+
+
+# --- JSONL: the happy path -------------------------------------------------
+
+
+def test_yields_line_numbers_and_objects(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n\n{"b": 2}\n')
+    assert list(iter_jsonl(p)) == [(1, {"a": 1}), (3, {"b": 2})]
+
+
+def test_accepts_a_utf8_bom_and_a_missing_final_newline(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", b'\xef\xbb\xbf{"a": "\xc3\xa9"}\n{"b": 2}')
+    assert [v for _, v in iter_jsonl(p)] == [{"a": "é"}, {"b": 2}]
+
+
+def test_streams_records_before_reading_the_rest(tmp_path: Path) -> None:
+    # Records before a broken line are handed over first: the file is never read whole up front.
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"b": 2}\nnot json\n')
+    it = iter_jsonl(p)
+    assert next(it) == (1, {"a": 1})
+    assert next(it) == (2, {"b": 2})
+    with pytest.raises(TranscriptError):
+        next(it)
+
+
+# --- JSONL: errors that say where and what ------------------------------------
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", "")
+    with pytest.raises(TranscriptError, match="empty file") as err:
+        list(iter_jsonl(p))
+    assert err.value.file == str(p)
+
+
+def test_blank_lines_only_count_as_empty(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", "\n  \n\n")
+    with pytest.raises(TranscriptError, match="empty file"):
+        list(iter_jsonl(p))
+
+
+def test_not_json_names_the_line(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{oops}\n{"b": 2}\n')
+    with pytest.raises(TranscriptError, match="not JSON") as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 2"
+    assert err.value.expected
+
+
+def test_latin1_bytes_are_not_utf8(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"name": "Jos\xe9"}\n'.encode("latin-1"))
+    with pytest.raises(TranscriptError, match="not UTF-8") as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 2"
+    assert "0xe9" in str(err.value)
+
+
+def test_truncated_last_line_is_named_as_such(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"b": "half a rec')
+    with pytest.raises(TranscriptError, match="truncated last line") as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 2"
+
+
+def test_broken_line_followed_by_newline_is_not_called_truncated(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"b": 2,, }\n')
+    with pytest.raises(TranscriptError) as err:
+        list(iter_jsonl(p))
+    assert "truncated" not in str(err.value)
+
+
+@pytest.mark.parametrize("line,kind", [("[1, 2]", "an array"), ('"text"', "a string"), ("3", "a number"), ("null", "null")])
+def test_non_object_line(tmp_path: Path, line: str, kind: str) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n' + line + "\n")
+    with pytest.raises(TranscriptError, match=f"holds {kind}") as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 2"
+
+
+def test_any_value_lines_are_allowed_by_the_raw_iterator(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", "[1]\n2\n")
+    assert list(iter_jsonl_lines(p)) == [(1, [1]), (2, 2)]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_path_that_is_not_a_file(tmp_path: Path, kind: str) -> None:
+    p = tmp_path / "nope.jsonl" if kind == "missing" else tmp_path
+    with pytest.raises(TranscriptError):
+        list(iter_jsonl(p))
+
+
+# --- single documents ---------------------------------------------------------
+
+
+def test_read_json_with_bom(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.json", b'\xef\xbb\xbf{"x": [1, 2]}')
+    assert read_json(p) == {"x": [1, 2]}
+
+
+def test_read_json_error_carries_line_and_column(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.json", '{\n  "x": 1,\n  "y": oops\n}')
+    with pytest.raises(TranscriptError, match="not JSON") as err:
+        read_json(p)
+    assert err.value.where == "line 3 column 8"
+
+
+def test_read_json_empty_and_latin1(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="empty file"):
+        read_json(_write(tmp_path / "a.json", "   \n"))
+    with pytest.raises(TranscriptError, match="not UTF-8"):
+        read_json(_write(tmp_path / "b.json", '{"n": "\xe9"}'.encode("latin-1")))
+
+
+# --- the probe ------------------------------------------------------------------
+
+
+def test_probe_of_jsonl(tmp_path: Path) -> None:
+    lines = [json.dumps({"i": i}) for i in range(30)]
+    probe = make_probe(_write(tmp_path / "a.jsonl", "\n".join(lines) + "\n"))
+    assert probe.shape == "jsonl"
+    assert probe.records == [{"i": i} for i in range(20)]
+    assert probe.document is None
+
+
+def test_probe_of_a_small_document(tmp_path: Path) -> None:
+    probe = make_probe(_write(tmp_path / "a.json", json.dumps({"messages": []}, indent=2)))
+    assert probe.shape == "json"
+    assert probe.document == {"messages": []}
+
+
+def test_probe_of_a_one_line_object_offers_it_as_a_record_too(tmp_path: Path) -> None:
+    probe = make_probe(_write(tmp_path / "a.jsonl", '{"type": "user"}\n'))
+    assert probe.shape == "json"
+    assert probe.records == [{"type": "user"}]
+
+
+def test_probe_of_a_big_document_reads_only_the_head(tmp_path: Path) -> None:
+    doc = {"items": ["x" * 1000 for _ in range(3000)]}
+    probe = make_probe(_write(tmp_path / "a.json", json.dumps(doc, indent=1)))
+    assert probe.shape == "json"
+    assert probe.document is None
+    assert len(probe.head.encode("utf-8")) <= HEAD_BYTES
+
+
+def test_probe_of_jsonl_whose_first_line_is_longer_than_the_head(tmp_path: Path) -> None:
+    big = json.dumps({"type": "user", "text": "y" * (2 * HEAD_BYTES)})
+    probe = make_probe(_write(tmp_path / "a.jsonl", big + "\n" + '{"type": "assistant"}\n'))
+    assert probe.shape == "jsonl"
+    assert probe.records is not None and [r["type"] for r in probe.records] == ["user", "assistant"]
+
+
+def test_probe_of_text_and_of_an_empty_file(tmp_path: Path) -> None:
+    assert make_probe(_write(tmp_path / "a.txt", "hello world\n")).shape == "unknown"
+    with pytest.raises(TranscriptError, match="empty file"):
+        make_probe(_write(tmp_path / "b.json", ""))
