@@ -1,3 +1,70 @@
-"""Compaction Lab: a library and visual lab for compacting the context of LLM agents."""
+"""Compaction Lab: a library and visual lab for compacting the context of LLM agents.
+
+Notebook and agent use::
+
+    import lab
+    t = lab.load("session.jsonl")                  # any supported format, auto-detected
+    report = lab.replay(t, "mewcode", window=64_000)
+    report.df                                      # one row per model request
+    lab.compare(t, ["minicode", "mewcode"])        # one row per config
+    lab.figures.timeline(report)                   # the app's chart, as a plotly figure
+
+    compactor = lab.Compactor(lab.load_config("compaction.json"))
+    outcome = compactor.process_request(messages)
+
+Names load lazily, so ``import lab`` stays cheap and pulls in neither
+streamlit nor plotly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+# public name -> (module, attribute); attribute None means the module itself
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    "load": ("lab.formats", "load"),
+    "dump": ("lab.formats", "dump"),
+    "detect": ("lab.formats", "detect"),
+    "replay": ("lab.replay", "replay"),
+    "compare": ("lab.replay", "compare"),
+    "compare_folder": ("lab.replay", "compare_folder"),
+    "Report": ("lab.replay", "Report"),
+    "presets": ("lab.core.presets", None),
+    "preset": ("lab.core.presets", "preset"),
+    "Compactor": ("lab.core.compactor", "Compactor"),
+    "CompactionConfig": ("lab.core.config", "CompactionConfig"),
+    "load_config": ("lab.core.config", "load_config"),
+    "dump_config": ("lab.core.config", "dump_config"),
+    "Transcript": ("lab.core.messages", "Transcript"),
+    "Message": ("lab.core.messages", "Message"),
+    "get_counter": ("lab.core.tokens", "get_counter"),
+    "generate": ("lab.generate", "generate"),
+    "GeneratorConfig": ("lab.generate", "GeneratorConfig"),
+    "figures": ("lab.figures", None),
+    "LabError": ("lab.errors", "LabError"),
+    "ConfigError": ("lab.errors", "ConfigError"),
+    "TranscriptError": ("lab.errors", "TranscriptError"),
+    "StageError": ("lab.errors", "StageError"),
+    "ProviderError": ("lab.errors", "ProviderError"),
+    "PromptTooLongError": ("lab.errors", "PromptTooLongError"),
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'lab' has no attribute {name!r}") from None
+    mod = importlib.import_module(module)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

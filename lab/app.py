@@ -1,4 +1,8 @@
-"""Streamlit entry: routes to the pages in the top-level ``pages/`` folder."""
+"""Streamlit entry (`streamlit run lab/app.py`): routes to the pages in the top-level ``pages/`` folder.
+
+It only routes and draws the sidebar; every page reads ``lab.ui.state``,
+makes one core or replay call, and renders.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,33 @@ if str(ROOT) not in sys.path:
     # `streamlit run lab/app.py` puts lab/ first on sys.path, not the project root.
     sys.path.insert(0, str(ROOT))
 
-PAGES = ROOT / "pages"
+from lab.ui import state  # noqa: E402  (needs the path fix above)
 
-st.set_page_config(page_title="Compaction Lab", layout="wide")
-nav = st.navigation([st.Page(PAGES / "session.py", title="Session", default=True)])
-nav.run()
+__all__ = ["PAGES", "main"]
+
+# (file in pages/, title, url path); file names are fixed so both app helpers and the tests agree.
+PAGES = (
+    ("session", "Session", "session"),
+    ("pipeline", "Pipeline", "pipeline"),
+    ("timeline", "Timeline", "timeline"),
+    ("diff", "Diff", "diff"),
+    ("summary", "Summary", "summary"),
+    ("compare", "Compare", "compare"),
+    ("export", "Export", "export"),
+)
+
+
+def main() -> None:
+    st.set_page_config(page_title="Compaction Lab", layout="wide")
+    # A page file another helper has not written yet is left out rather than breaking the app.
+    pages = [
+        st.Page(state.page_path(name), title=title, url_path=url, default=(name == "session"))
+        for name, title, url in PAGES
+        if state.page_path(name).is_file()
+    ]
+    nav = st.navigation(pages)
+    state.sidebar()
+    nav.run()
+
+
+main()

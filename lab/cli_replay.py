@@ -1,11 +1,167 @@
-"""Replay and compare subcommands (filled in by the replay engine)."""
+"""``python -m lab replay`` and ``python -m lab compare``.
+
+    replay PATH (--config F | --preset P) [--window N] [--spill-dir DIR]
+           [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
+           --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai]
+    compare PATH_OR_DIR (--preset P | --config F)... [--window N] [--processes N] --out TABLE.csv|.parquet|.json
+
+REPORT.json holds the config, every row and the totals. REQUESTS.jsonl has
+one line per request: the exact context that would be sent, as a provider
+request body (``system`` and ``messages``). An LLM summarizer takes its key
+from ANTHROPIC_API_KEY / OPENAI_API_KEY only, and is wrapped in MewCode's PTL
+retry. Bad input raises a ``LabError``; ``lab.cli`` prints it as one line and
+exits 2.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["add_replay_commands"]
+from .errors import ConfigError, LabError
+
+__all__ = ["add_replay_commands", "build_summarizer", "write_requests"]
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from .core.config import load_config
+    from .core.presets import preset
+
+    return load_config(args.config) if args.config else preset(args.preset)
+
+
+def build_summarizer(kind: str, config: Any, *, base_url: str | None = None, model: str | None = None) -> Any:
+    """The summarizer a replay uses: rule-based, or an LLM behind the PTL retry."""
+    from .core.summarizers.rules import RuleSummarizer
+
+    if kind == "rules":
+        return RuleSummarizer()
+    if kind not in ("anthropic", "openai"):
+        raise ConfigError(f"unknown summarizer {kind!r}; choose rules, anthropic or openai")
+    from .core.providers import settings_from_dict
+    from .core.summarizers.llm import make_llm_summarizer
+    from .core.summarizers.ptl import PTLRetrySummarizer
+
+    settings = settings_from_dict({"provider": kind, "base_url": base_url, "model": model or ""})
+    if settings.secret() is None:
+        env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
+        raise ConfigError(f"the {kind} summarizer needs {env} in the environment (or --base-url for a local server)")
+    inner = make_llm_summarizer(settings, attachment_files=config.summary.attachment_files, attachment_file_tokens=config.summary.attachment_file_tokens)
+    return PTLRetrySummarizer(inner)
+
+
+def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthropic") -> int:
+    """One JSON line per request: the context sent, as an Anthropic or OpenAI request body."""
+    from .formats.export import to_anthropic, to_openai
+
+    export = to_anthropic if to == "anthropic" else to_openai
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8") as fh:
+            for k, row in enumerate(report.rows):
+                line = {"index": row.index, "message_index": row.message_index, "failed": row.failed, "request": export(report.context_at(k))}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise LabError(f"cannot write {target}: {e.strerror or e}") from None
+    return len(report.rows)
+
+
+def _money(x: float) -> str:
+    return f"${x:,.4f}"
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from .core.store import FolderStore, MemoryStore
+    from .formats import load
+    from .replay import replay
+
+    cfg = _config(args)
+    kind = args.summarizer or cfg.summary.summarizer
+    if args.summarizer:
+        cfg.summary.summarizer = args.summarizer
+    summarizer = build_summarizer(kind, cfg, base_url=args.base_url, model=args.model)
+    transcript = load(args.path)
+    store = FolderStore(args.spill_dir) if args.spill_dir else MemoryStore()
+    report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer)
+    report.write(args.report)
+    if args.dump_requests:
+        write_requests(report, args.dump_requests, args.to)
+    compactions = ", ".join(f"{k} {v}" for k, v in report.compactions_by_strategy.items()) or "none"
+    score = "n/a" if report.retention_score is None else f"{report.retention_score:.3f}"
+    print(f"replayed {args.path} under {report.label} (window {report.window:,}, counter {report.counter}, clock {report.clock})")
+    print(f"requests: {report.requests}; peak sent: {report.peak_sent:,} tokens (raw history {report.peak_raw:,})")
+    print(f"compactions: {compactions}; summary calls: {report.summary_calls}; over watermark: {report.requests_over_watermark}")
+    print(f"invalid requests: {report.invalid_requests}; overflows: {report.overflows} (recovered {report.recoveries}, failed {report.failures})")
+    print(f"cost: {_money(report.total_cost)} with compaction, {_money(report.total_cost_uncompacted)} without")
+    print(f"cache-hit ratio: {report.cache_hit_ratio:.1%} with compaction, {report.cache_hit_ratio_uncompacted:.1%} without")
+    print(f"retention score: {score}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(f"report -> {args.report}" + (f"; requests -> {args.dump_requests}" if args.dump_requests else ""))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .core.config import load_config
+    from .replay import compare_folder
+
+    configs: list[Any] = [p for p in args.preset or []]
+    for path in args.config or []:
+        configs.append((Path(path).stem, load_config(path)))
+    if not configs:
+        raise ConfigError("give at least one --preset or --config")
+    out = Path(args.out)
+    if out.suffix.lower() not in (".csv", ".parquet", ".json"):
+        raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
+    table = compare_folder(args.path, configs, processes=args.processes, window=args.window)
+    table.write(out)
+    print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
+    for r in table.rows:
+        score = "n/a" if r["retention_score"] is None else f"{r['retention_score']:.3f}"
+        print(f"  {r['transcript']} | {r['config']}: peak {r['peak_sent']:,}, cost {_money(r['cost'])} (vs {_money(r['cost_uncompacted'])}), "
+              f"hit {r['cache_hit_ratio']:.0%}, retention {score}, invalid {r['invalid_requests']}")
+    for e in table.errors:
+        print(f"error: {e['transcript']} [{e['config']}]: {e['error']}")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def add_replay_commands(add: Callable[..., Any]) -> None:
-    return None
+    """Register ``replay`` and ``compare`` through the ``add(name, fn, help)`` callback of ``lab.cli``."""
+    sp = add("replay", _cmd_replay, "Replay a transcript under a config: per-request timeline, cache, cost and retention.")
+    sp.add_argument("path", help="A transcript in any supported format.")
+    group = sp.add_mutually_exclusive_group(required=True)
+    group.add_argument("--config", help="A config file (JSON, YAML or TOML).")
+    group.add_argument("--preset", help="A preset name (see `python -m lab presets`).")
+    sp.add_argument("--window", type=_positive, help="Override the config's context window, in tokens.")
+    sp.add_argument("--spill-dir", help="Write spilled tool results under this folder (default: in memory).")
+    sp.add_argument("--summarizer", choices=["rules", "anthropic", "openai"], help="Who writes summaries (default: the config's choice).")
+    sp.add_argument("--base-url", help="API base URL for the LLM summarizer (an OpenAI-compatible server needs /v1).")
+    sp.add_argument("--model", help="Model for the LLM summarizer.")
+    sp.add_argument("--report", required=True, help="Where to write REPORT.json (config, rows, totals).")
+    sp.add_argument("--dump-requests", help="Also write REQUESTS.jsonl: the context of every request as a provider body.")
+    sp.add_argument("--to", choices=["anthropic", "openai"], default="anthropic", help="Provider shape of --dump-requests.")
+
+    sp = add("compare", _cmd_compare, "Replay a transcript or a folder under several configs and write one table.")
+    sp.add_argument("path", help="A transcript file or a folder of them.")
+    sp.add_argument("--preset", action="append", help="A preset to compare (repeatable).")
+    sp.add_argument("--config", action="append", help="A config file to compare (repeatable); labelled by its file name.")
+    sp.add_argument("--window", type=_positive, help="Override every config's context window.")
+    sp.add_argument("--processes", type=_positive, default=2, help="Worker processes (1 runs in this process).")
+    sp.add_argument("--out", required=True, help="TABLE.csv, .parquet or .json.")

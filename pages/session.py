@@ -1,6 +1,95 @@
-"""Session page (placeholder until the app issue lands): load a transcript and see its overview."""
+"""Session: upload, pick or generate a transcript, then see what it is made of."""
 
+import pandas as pd
 import streamlit as st
 
-st.title("Compaction Lab")
-st.info("The lab's pages are being built. Use `python -m lab import PATH --out OUT.json` meanwhile.")
+from lab.errors import LabError
+from lab.generate import GeneratorConfig, parse_generator_config
+from lab.ui import state, widgets
+
+st.title("Session")
+upload_tab, sample_tab, generate_tab = st.tabs(["Upload", "Sample", "Generate"])
+
+with upload_tab:
+    uploaded = st.file_uploader("A transcript in any format the importers read (detected from the content)", key="session.upload")
+    if uploaded is not None:
+        with st.spinner(f"Importing {uploaded.name}..."):
+            state.accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
+    if state.upload_error():
+        st.error(state.upload_error())
+
+with sample_tab:
+    name = st.selectbox("Sample session", state.sample_files(), key="session.sample")
+    if st.button("Load sample", key="session.load_sample"):
+        try:
+            state.load_sample(name)
+        except LabError as e:
+            st.error(str(e))
+
+with generate_tab:
+    with st.form("session.generate"):
+        values = widgets.render_fields(widgets.field_specs(GeneratorConfig), {}, key_prefix="gen", columns=3)
+        submitted = st.form_submit_button("Generate session")
+    if submitted:
+        try:
+            with st.spinner("Generating..."):
+                state.generate_session(parse_generator_config(values))
+        except LabError as e:
+            st.error(str(e))
+
+transcript = state.get_transcript()
+if transcript is None:
+    state.require_transcript()
+    st.stop()
+
+try:
+    stats = state.get_stats()
+except LabError as e:
+    st.error(str(e))
+    st.stop()
+
+st.header("Overview")
+st.text(f"{state.transcript_label()}  |  detected format: {state.transcript_format()}")
+cols = st.columns(5)
+cols[0].metric("Messages", stats.messages)
+cols[1].metric("Tool calls", stats.tool_calls)
+cols[2].metric("Tool errors", stats.tool_errors)
+cols[3].metric("Images", stats.images)
+cols[4].metric("Sidechains", stats.sidechains)
+
+st.subheader("Tokens per counter")
+st.caption("Share of the tokens that is tool output (results and their stubs), measured on this session.")
+tokens = pd.DataFrame(
+    {
+        "counter": list(stats.tokens),
+        "tokens": list(stats.tokens.values()),
+        "tool output share": [stats.tool_output_share[c] for c in stats.tokens],
+    }
+)
+share_cols = st.columns(len(stats.tokens))
+for col, (counter, share) in zip(share_cols, stats.tool_output_share.items()):
+    col.metric(f"Tool output ({counter})", f"{share:.0%}", help=f"{stats.tokens[counter]:,} tokens in all")
+st.dataframe(tokens, hide_index=True, column_config={"tool output share": st.column_config.NumberColumn(format="percent")})
+
+st.subheader("Tool calls per tool")
+if stats.tool_calls_by_tool:
+    by_tool = pd.DataFrame({"tool": list(stats.tool_calls_by_tool), "calls": list(stats.tool_calls_by_tool.values())})
+    st.bar_chart(by_tool, x="tool", y="calls", horizontal=True)
+else:
+    st.text("No tool calls in this session.")
+
+st.subheader("Import notes")
+notes = transcript.notes
+st.caption(f"{notes.records_read} records read; by role: {stats.by_role}")
+if notes.skipped:
+    st.dataframe(pd.DataFrame({"skipped record kind": list(notes.skipped), "count": list(notes.skipped.values())}), hide_index=True)
+problems = (
+    [("dropped", d) for d in notes.dropped]
+    + [("warning", w) for w in notes.warnings]
+    + [("orphan tool result", i) for i in notes.orphan_tool_results]
+    + [("unanswered tool call", i) for i in notes.unanswered_tool_uses]
+)
+if problems:
+    st.dataframe(pd.DataFrame(problems, columns=["note", "detail"]), hide_index=True)
+if not notes.skipped and not problems:
+    st.text("Nothing was skipped or dropped.")

@@ -139,7 +139,7 @@ class Compactor:
             gated = fold(self._gated, cheap.messages, ctx)
         except (StageError, ProviderError) as e:
             # An auto compaction that fails must never kill the agent: report it, count it, go on.
-            tokens = self._counts.count_messages(cheap.messages)
+            tokens = self.count_tokens(cheap.messages)
             failure = Event(stage="summary", trigger="auto", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail=f"auto summary failed: {e}")
             gated_messages, gated_events, boundary = cheap.messages, (failure,), cheap.boundary
             ran_summary = True
@@ -160,7 +160,7 @@ class Compactor:
         msgs = self._checked(messages)
         ctx = self._context(msgs, now, "manual", instructions=instructions, force=True)
         if not self.config.summary.enabled:
-            tokens = self._counts.count_messages(msgs)
+            tokens = self.count_tokens(msgs)
             event = Event(stage="summary", trigger="manual", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail="the summary stage is disabled in this config")
             return self._outcome(msgs, list(msgs), [event], None, "manual", success=False)
         result = fold(self._manual, msgs, ctx)
@@ -189,6 +189,14 @@ class Compactor:
         result = fold(self._dispatch, msgs, ctx)
         self._keep_anchor_if_unchanged(msgs, result.messages)
         return self._outcome(msgs, result.messages, list(result.events), result.boundary, "dispatch", success=True)
+
+    def count_tokens(self, messages: Iterable[Message]) -> int:
+        """Tokens of ``messages`` by this session's counter, boundary markers excluded (they are never sent).
+
+        Shares the per-message cache of the stages, so counting a history the
+        Compactor has just produced costs one dict hit per message.
+        """
+        return self._counts.count_messages(m for m in messages if m.tag != "boundary" and m.boundary is None)
 
     # -- helpers ------------------------------------------------------------
 
@@ -261,8 +269,8 @@ class Compactor:
             messages=after,
             events=tuple(events),
             boundary=boundary,
-            tokens_before=self._counts.count_messages(before),
-            tokens_after=self._counts.count_messages(after),
+            tokens_before=self.count_tokens(before),
+            tokens_after=self.count_tokens(after),
             success=success,
             strategy=strategy,
             freed_by_stage=freed,

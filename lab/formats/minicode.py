@@ -100,8 +100,15 @@ def _blocks(content: Any, b: HistoryBuilder, loc: Loc, key: str, allow_tools: bo
         if kind == "text":
             out += text_block(block.get("text"))
         elif kind == "image":
-            size = block.get("size_bytes")
-            out.append(ImageBlock(media_type=str(block.get("media_type") or "image/png"), size_bytes=size if isinstance(size, int) else 0, source="unknown"))
+            size, source, url = block.get("size_bytes"), block.get("source"), block.get("url")
+            out.append(
+                ImageBlock(
+                    media_type=str(block.get("media_type") or "image/png"),
+                    size_bytes=size if isinstance(size, int) and not isinstance(size, bool) else 0,
+                    source=source if source in ("base64", "url", "file") else "unknown",
+                    url=url if isinstance(url, str) else None,
+                )
+            )
         elif kind == "tool_use" and allow_tools:
             out.append(_use(block, b, loc.at(i), f"{key}.{i}"))
         elif kind == "thinking" and allow_tools:
@@ -242,7 +249,7 @@ def _text_content(blocks: Sequence[Block]) -> str | list[dict[str, Any]]:
     if not kept:
         return ""
     return [
-        {"type": "text", "text": x.text} if isinstance(x, TextBlock) else {"type": "image", "media_type": x.media_type, "size_bytes": x.size_bytes}
+        {"type": "text", "text": x.text} if isinstance(x, TextBlock) else x.model_dump(exclude_none=True)
         for x in kept
     ]
 

@@ -265,14 +265,14 @@ def _score_messages(messages: list[Any]) -> int:
     openai = system = False
     for m in messages:
         role = m["role"]
-        if role == "tool_result" or "_compact_boundary" in m or m.get("type") in _RESPONSES_ITEMS:
+        if role == "tool_result" or "_compact_boundary" in m or (isinstance(m.get("type"), str) and m["type"] in _RESPONSES_ITEMS):
             return 0
         calls = m.get("tool_calls")
         if isinstance(calls, list) and calls and isinstance(calls[0], dict) and "function" not in calls[0]:
             return 0  # MiniCode's flat {id, name, input} calls
         content = m.get("content")
         if isinstance(content, list):
-            kinds = {p.get("type") for p in content if isinstance(p, dict)}
+            kinds = {p["type"] for p in content if isinstance(p, dict) and isinstance(p.get("type"), str)}
             if kinds & _ANTHROPIC_BLOCKS or kinds & {"input_text", "output_text"}:
                 return 0
             openai = openai or "image_url" in kinds

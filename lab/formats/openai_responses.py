@@ -275,7 +275,7 @@ def _is_rollout(path: Path) -> bool:
         rec = json.loads(first)
     except ValueError:
         return False
-    return isinstance(rec, dict) and (more or (rec.get("type") in _CODEX_RECORDS and "payload" in rec))
+    return isinstance(rec, dict) and (more or (_type_in(rec, _CODEX_RECORDS) and "payload" in rec))
 
 
 def read(path: Path) -> Transcript:
@@ -296,17 +296,19 @@ _HEAD_ITEMS = re.compile(
 )
 
 
+def _type_in(d: dict[str, Any], options: set[str] | tuple[str, ...]) -> bool:
+    kind = d.get("type")
+    return isinstance(kind, str) and kind in options
+
+
 def _items_score(items: Any) -> int:
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
         return 0
     for item in items:
-        kind = item.get("type")
-        if kind in ITEM_TYPES - {"message"}:
+        if _type_in(item, ITEM_TYPES - {"message"}) or (item.get("type") == "message" and "role" in item):
             return 90
         content = item.get("content")
-        if kind == "message" and "role" in item:
-            return 90
-        if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in ("input_text", "output_text") for p in content):
+        if isinstance(content, list) and any(isinstance(p, dict) and _type_in(p, ("input_text", "output_text")) for p in content):
             return 90
     return 0
 
@@ -314,15 +316,15 @@ def _items_score(items: Any) -> int:
 def sniff(probe: Probe) -> int:
     if probe.shape == "jsonl" and probe.records:
         recs = [r for r in probe.records if isinstance(r, dict)]
-        if any(r.get("type") in _CODEX_RECORDS and isinstance(r.get("payload"), dict) for r in recs):
+        if any(_type_in(r, _CODEX_RECORDS) and isinstance(r.get("payload"), dict) for r in recs):
             return 95
         if recs and "type" not in recs[0] and "instructions" in recs[0]:
-            return 85 if any(r.get("type") in ITEM_TYPES for r in recs[1:]) or len(recs) == 1 else 0
-        return 80 if recs and all(r.get("type") in ITEM_TYPES or "record_type" in r for r in recs) else 0
+            return 85 if any(_type_in(r, ITEM_TYPES) for r in recs[1:]) or len(recs) == 1 else 0
+        return 80 if recs and all(_type_in(r, ITEM_TYPES) or "record_type" in r for r in recs) else 0
     doc = probe.document
     if doc is not None:
         if isinstance(doc, dict):
-            if doc.get("type") in _CODEX_RECORDS and isinstance(doc.get("payload"), dict):
+            if _type_in(doc, _CODEX_RECORDS) and isinstance(doc.get("payload"), dict):
                 return 95  # a rollout of a single record
             return _items_score(doc.get("input")) if "messages" not in doc else 0
         return _items_score(doc)

@@ -41,7 +41,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import Block, ImportNotes, Message, TextBlock, Transcript, TranscriptMeta
+from ..core.messages import Block, ImportNotes, Message, TextBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import (
     HistoryBuilder,
@@ -57,7 +57,7 @@ from ._build import (
 from .jsonio import iter_jsonl, read_json
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "read", "from_events", "from_document", "sniff"]
+__all__ = ["FORMAT", "read", "read_output_jsonl", "from_events", "from_document", "sniff"]
 
 NAME = "openhands"
 
@@ -76,7 +76,7 @@ class _Session:
         self.by_event: dict[Any, str] = {}  # action event id -> source tool call id
         self.skipped_events: set[Any] = set()
         self.response_id: str | None = None
-        self.tools: list = []
+        self.tools: list[ToolSpec] = []
 
 
 def _response(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -198,7 +198,14 @@ def _events(events: list[Any], loc: Loc) -> list[tuple[Any, Loc]]:
     return flat
 
 
-def from_events(events: list[Any], *, file: str | None = None, loc: Loc | None = None, id_prefix: str = "", notes: ImportNotes | None = None) -> tuple[list[Message], list]:
+def from_events(
+    events: list[Any],
+    *,
+    file: str | None = None,
+    loc: Loc | None = None,
+    id_prefix: str = "",
+    notes: ImportNotes | None = None,
+) -> tuple[list[Message], list[ToolSpec]]:
     """Convert one history; returns (messages, tool specs)."""
     notes = notes if notes is not None else ImportNotes()
     s = _Session(notes, id_prefix)

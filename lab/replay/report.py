@@ -107,6 +107,8 @@ class Row(_Data):
     summary_output_tokens: int = 0
     summary_cost: float = 0.0
     composition: dict[str, int] = Field(default_factory=dict)
+    # The user's first request is verbatim in the context (None before the user has spoken).
+    first_request_kept: bool | None = None
     # Only when the replay ran with retention_each=True.
     retention: Retention | None = None
 

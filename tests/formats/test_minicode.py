@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, tool_pairs
+from lab.core.messages import Boundary, ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import minicode
 from lab.formats.jsonio import make_probe
@@ -24,8 +24,18 @@ from tests.conftest import CORPUS_FILES, corpus_id
 SESSION = [
     {"role": "system", "content": "You are MiniCode."},
     {"role": "user", "content": "Refactor error handling"},
-    {"role": "assistant", "content": "Reading.", "tool_calls": [{"id": "t1", "name": "read_file", "input": {"file_path": "a.py"}}, {"id": "t2", "name": "grep", "input": {"q": "x"}}]},
-    {"role": "tool_result", "tool_use_id": "t1", "toolName": "read_file", "content": "[Tool result persisted to disk \u2014 80000 chars]\nTool: read_file", "_persisted_path": ".mini-code-tool-results/read_file_3.txt"},
+    {
+        "role": "assistant",
+        "content": "Reading.",
+        "tool_calls": [{"id": "t1", "name": "read_file", "input": {"file_path": "a.py"}}, {"id": "t2", "name": "grep", "input": {"q": "x"}}],
+    },
+    {
+        "role": "tool_result",
+        "tool_use_id": "t1",
+        "toolName": "read_file",
+        "content": "[Tool result persisted to disk \u2014 80000 chars]\nTool: read_file",
+        "_persisted_path": ".mini-code-tool-results/read_file_3.txt",
+    },
     {"role": "tool_result", "toolUseId": "t2", "content": "boom", "isError": True},
     {"role": "system", "content": "[Context compacted at 14:32:15 \u2014 Full Compact]\nOriginal: ~85000 tokens", "_compact_boundary": True},
     {"role": "assistant", "content": [{"type": "text", "text": "Again."}, {"type": "tool_use", "id": "t3", "name": "read_file", "input": {"file_path": "a.py"}}]},
@@ -114,6 +124,7 @@ class TestExport:
         msgs = [
             system("sys"),
             user("start", at=1000),
+            Message(role="user", id="img", content=(TextBlock(text="look"), ImageBlock(media_type="image/jpeg", size_bytes=12, source="url", url="https://x/i.jpg"))),
             assistant("thinking aloud", thinking="hmm", at=1001).model_copy(update={"usage": Usage(input_tokens=10, output_tokens=2, cache_read_tokens=5)}),
             tool_call("read_file", "t9", text="Reading", file_path="a.py"),
             Message(role="user", id="res9", content=(spilled, ToolResultBlock(tool_use_id="t10", content="", is_error=True))),

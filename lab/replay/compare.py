@@ -1,0 +1,246 @@
+"""Compare configs: one transcript under several configs, or a folder of transcripts under each.
+
+``compare`` replays one transcript in this process and keeps every
+``Report`` (``table.reports``); ``compare_folder`` runs one task per
+transcript x config across a process pool and keeps only the table rows.
+Either way the table is tidy, one row per transcript x config, with flat
+columns (``compactions_<strategy>`` per strategy seen), and writes itself to
+CSV, Parquet or JSON by the file's extension. A file that cannot be read or
+replayed becomes an entry in ``table.errors``; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..core.config import CompactionConfig
+from ..core.messages import Message, Transcript
+from ..errors import ConfigError, LabError
+from .engine import ConfigLike, as_transcript, replay, resolve_config
+from .report import Report
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["CompareTable", "compare", "compare_folder", "summary_row", "folder_files", "BASE_COLUMNS"]
+
+ConfigSpec = str | CompactionConfig | tuple[str, ConfigLike]
+
+BASE_COLUMNS = [
+    "transcript",
+    "config",
+    "window",
+    "requests",
+    "peak_sent",
+    "peak_raw",
+    "requests_over_watermark",
+    "compactions",
+    "summary_calls",
+    "invalid_requests",
+    "overflows",
+    "failures",
+    "first_request_kept",
+    "retention_score",
+    "cost",
+    "cost_uncompacted",
+    "cache_hit_ratio",
+    "cache_hit_ratio_uncompacted",
+    "replay_seconds",
+]
+# Files in a folder that are never transcripts.
+_SKIP_SUFFIXES = (".md", ".txt", ".csv", ".parquet", ".py")
+
+
+def summary_row(report: Report, transcript: str, config: str, seconds: float = 0.0) -> dict[str, Any]:
+    """The flat comparison line of one report."""
+    row: dict[str, Any] = {
+        "transcript": transcript,
+        "config": config,
+        "window": report.window,
+        "requests": report.requests,
+        "peak_sent": report.peak_sent,
+        "peak_raw": report.peak_raw,
+        "requests_over_watermark": report.requests_over_watermark,
+        "compactions": sum(report.compactions_by_strategy.values()),
+        "summary_calls": report.summary_calls,
+        "invalid_requests": report.invalid_requests,
+        "overflows": report.overflows,
+        "failures": report.failures,
+        "first_request_kept": report.first_request_kept,
+        "retention_score": report.retention_score,
+        "cost": report.total_cost,
+        "cost_uncompacted": report.total_cost_uncompacted,
+        "cache_hit_ratio": report.cache_hit_ratio,
+        "cache_hit_ratio_uncompacted": report.cache_hit_ratio_uncompacted,
+        "replay_seconds": round(seconds, 4),
+    }
+    for strategy, n in report.compactions_by_strategy.items():
+        row[f"compactions_{strategy}"] = n
+    return row
+
+
+@dataclass
+class CompareTable:
+    """Tidy comparison rows, the errors met on the way, and (single-transcript mode) the reports."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    # config label -> Report, only from ``compare`` (reports are not shipped back from worker processes).
+    reports: dict[str, Report] = field(default_factory=dict)
+
+    @property
+    def columns(self) -> list[str]:
+        extra = sorted({k for r in self.rows for k in r if k not in BASE_COLUMNS})
+        return BASE_COLUMNS + extra
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows with every column present: absent strategy counts are 0."""
+        cols = self.columns
+        return [{c: r.get(c, 0 if c.startswith("compactions_") else None) for c in cols} for r in self.rows]
+
+    @property
+    def df(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.records(), columns=self.columns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "rows": self.records(), "errors": list(self.errors)}
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write as .csv, .parquet or .json, chosen by the extension."""
+        target = Path(path)
+        ext = target.suffix.lower()
+        if ext not in (".csv", ".parquet", ".json"):
+            raise ConfigError(f"cannot write a table to {target.name!r}: use a .csv, .parquet or .json file")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if ext == ".json":
+                target.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            elif ext == ".csv":
+                self.df.to_csv(target, index=False)
+            else:
+                self.df.to_parquet(target, index=False)
+        except OSError as e:
+            raise LabError(f"cannot write {target}: {e.strerror or e}") from None
+        return target
+
+
+def _labelled(configs: Sequence[ConfigSpec], window: int | None) -> list[tuple[str, CompactionConfig]]:
+    if isinstance(configs, (str, CompactionConfig)) or not isinstance(configs, Sequence):
+        configs = [configs]  # type: ignore[list-item]
+    if not configs:
+        raise ConfigError("compare needs at least one config")
+    out: list[tuple[str, CompactionConfig]] = []
+    seen: dict[str, int] = {}
+    for spec in configs:
+        if isinstance(spec, tuple):
+            if len(spec) != 2 or not isinstance(spec[0], str):
+                raise ConfigError(f"a labelled config is (label, config), got {spec!r:.80}")
+            label, cfg = spec[0], resolve_config(spec[1], window)
+        else:
+            cfg = resolve_config(spec, window)
+            label = spec if isinstance(spec, str) else cfg.label
+        seen[label] = seen.get(label, 0) + 1
+        # Two configs with one label would be indistinguishable in the table.
+        out.append((label if seen[label] == 1 else f"{label}#{seen[label]}", cfg))
+    return out
+
+
+def compare(
+    transcript: Transcript | str | os.PathLike[str] | Sequence[Message],
+    configs: Sequence[ConfigSpec],
+    *,
+    window: int | None = None,
+    retention_each: bool = False,
+) -> CompareTable:
+    """Replay one transcript under each config; one table row per config, reports kept."""
+    labelled = _labelled(configs, window)
+    t = as_transcript(transcript)
+    name = t.meta.source_path or t.meta.title or t.meta.session_id or "transcript"
+    table = CompareTable()
+    for label, cfg in labelled:
+        start = time.perf_counter()
+        report = replay(t, cfg, retention_each=retention_each)
+        table.rows.append(summary_row(report, str(name), label, time.perf_counter() - start))
+        table.reports[label] = report
+    return table
+
+
+def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The transcript files of a folder (recursively, hidden and note files skipped), a file, or a list of either."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(
+                f for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) and f.suffix.lower() not in _SKIP_SUFFIXES
+            )
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise LabError(f"no such file or folder: {p}")
+    return files
+
+
+def _task(path: str, name: str, label: str, config: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """One transcript x config, in a worker: a table row, or an error entry."""
+    start = time.perf_counter()
+    try:
+        report = replay(path, CompactionConfig.model_validate(config))
+    except LabError as e:
+        return False, {"transcript": name, "config": label, "error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+    except Exception as e:  # noqa: BLE001 - one bad transcript must not end a folder run
+        return False, {"transcript": name, "config": label, "error": f"internal error: {type(e).__name__}: {e}"}
+    return True, summary_row(report, name, label, time.perf_counter() - start)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork is cheap (the workers inherit the imported lab) but unsafe in a process with threads
+    # (the Streamlit app); there the fork server starts clean workers instead.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+def compare_folder(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    configs: Sequence[ConfigSpec],
+    *,
+    processes: int = 2,
+    window: int | None = None,
+) -> CompareTable:
+    """Replay every transcript of a folder under every config: one row per transcript x config."""
+    if not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"processes must be >= 1, got {processes!r}")
+    labelled = _labelled(configs, window)
+    files = folder_files(source)
+    base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
+    tasks = []
+    for f in files:
+        name = str(f.relative_to(base)) if base is not None else str(f)
+        for label, cfg in labelled:
+            tasks.append((str(f), name, label, cfg.model_dump(mode="json")))
+    if processes == 1 or len(tasks) <= 1:
+        results = [_task(*task) for task in tasks]
+    else:
+        with ProcessPoolExecutor(max_workers=min(processes, len(tasks)), mp_context=_context()) as pool:
+            results = list(pool.map(_task, *zip(*tasks)))
+    table = CompareTable()
+    for ok, data in results:
+        (table.rows if ok else table.errors).append(data)
+    return table

@@ -1,0 +1,248 @@
+"""Retention: how much of what matters is still in a compacted context.
+
+Six parts, each scored separately as kept / total, with where each item went:
+
+    first_request   the user's first request, verbatim
+    user_messages   every user text message, verbatim
+    file_paths      every file path the agent named in a tool call's input
+    errors          the first line of every error result
+    planted_facts   facts the generator planted (``transcript.meta.planted_facts``)
+    recoverable     removed tool output that can still be read back from the
+                    spill store through a path the context names
+
+"Where" is ``tail`` (found in a message the pipeline did not write: the
+system prompt, kept messages and their stubs), ``summary`` (found in a
+summary, memory or truncation note), ``spill`` (only in a spilled result
+that is still recoverable) or ``nowhere``. An item counts as kept unless it
+is nowhere. Matching is by exact substring: a summary that paraphrases a
+user message does not keep it.
+
+A removed tool output is a result whose original content no longer appears
+verbatim in an intact tool result of the context (spilled, deduplicated,
+cleared, masked, or dropped with its message). It is recoverable when its
+spill file exists in the store and the context names the path, either in
+text (MewCode's "[saved to] PATH") or on the stub itself (``spill_path``, the
+message's ``_persisted_path`` in MiniCode, whose preview names only the file).
+
+The score is the weighted mean of the part shares, over the parts that had
+anything to keep; weights come from ``config.replay.retention``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..core.replay_settings import RetentionWeights
+from ..core.store import SpillStore
+from ..core.summarizers.rules import tool_path, user_texts
+from ..errors import StoreError
+from .report import Retention, RetentionItem, RetentionPart
+
+__all__ = ["PARTS", "Targets", "targets", "retention"]
+
+PARTS = ("first_request", "user_messages", "file_paths", "errors", "planted_facts", "recoverable")
+# Item labels in reports are cut here; matching always uses the whole text.
+LABEL_CHARS = 200
+_PIPELINE_TAGS = ("summary", "memory", "truncation_note", "placeholder")
+
+
+@dataclass(frozen=True)
+class _Item:
+    text: str
+    # Index of the first raw message it appears in: it only counts for requests after that.
+    at: int
+
+
+@dataclass(frozen=True)
+class _Result:
+    tool_use_id: str
+    content: str
+    at: int
+
+
+@dataclass
+class Targets:
+    """What a whole transcript asks to keep, each item with the message index where it appears."""
+
+    first_request: list[_Item] = field(default_factory=list)
+    user_messages: list[_Item] = field(default_factory=list)
+    file_paths: list[_Item] = field(default_factory=list)
+    errors: list[_Item] = field(default_factory=list)
+    planted_facts: list[_Item] = field(default_factory=list)
+    results: list[_Result] = field(default_factory=list)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Targets:
+    """Collect every item from the raw history, once per transcript."""
+    out = Targets()
+    index = {m.id: i for i, m in enumerate(raw)}
+    for k, t in enumerate(user_texts(raw)):
+        at = index.get(t.id.split("#", 1)[0], 0)
+        item = _Item(t.text, at)
+        if k == 0:
+            out.first_request.append(item)
+        out.user_messages.append(item)
+    paths: set[str] = set()
+    errors: set[str] = set()
+    for i, m in enumerate(raw):
+        for b in m.content:
+            if isinstance(b, ToolUseBlock):
+                path = tool_path(b)
+                if path and path not in paths:
+                    paths.add(path)
+                    out.file_paths.append(_Item(path, i))
+            elif isinstance(b, ToolResultBlock):
+                if b.is_error:
+                    line = _first_line(b.content)
+                    if line and line not in errors:
+                        errors.add(line)
+                        out.errors.append(_Item(line, i))
+                if b.content and b.compacted is None:
+                    out.results.append(_Result(b.tool_use_id, b.content, i))
+    for fact in dict.fromkeys(f for f in planted_facts if f):
+        at = next((i for i, m in enumerate(raw) if _mentions(m, fact)), 0)
+        out.planted_facts.append(_Item(fact, at))
+    return out
+
+
+def _mentions(message: Message, text: str) -> bool:
+    return any(text in s for s in _strings(message))
+
+
+def _strings(message: Message) -> Iterable[str]:
+    """Every piece of text a message puts in a prompt, tool inputs as their raw values (not JSON-escaped)."""
+    for b in message.content:
+        if isinstance(b, TextBlock):
+            yield b.text
+        elif isinstance(b, ToolResultBlock):
+            yield b.content
+        elif isinstance(b, ThinkingBlock):
+            yield b.thinking
+        elif isinstance(b, ToolUseBlock):
+            yield b.name
+            yield from _values(b.input)
+
+
+def _values(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _values(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _values(v)
+
+
+class _Context:
+    """The texts of one context, split by who wrote them, plus its spill references."""
+
+    def __init__(self, context: Sequence[Message], store: SpillStore | None, spill_paths: Mapping[str, str]) -> None:
+        tail: list[str] = []
+        summary: list[str] = []
+        self.intact: set[str] = set()
+        on_stubs: set[str] = set()
+        self.stub_paths: dict[str, str] = {}
+        for m in context:
+            if m.boundary is not None or m.tag == "boundary":
+                continue
+            (summary if m.tag in _PIPELINE_TAGS else tail).extend(_strings(m))
+            for b in m.content:
+                if isinstance(b, ToolResultBlock):
+                    if b.compacted is None:
+                        self.intact.add(b.content)
+                    elif b.spill_path:
+                        on_stubs.add(b.spill_path)
+                        self.stub_paths[b.tool_use_id] = b.spill_path
+        self.tail = "\n\x00\n".join(tail)
+        self.summary = "\n\x00\n".join(summary)
+        self.store = store
+        self.spill_paths = spill_paths
+        self._on_stubs = on_stubs
+        self._named: dict[str, bool] = {}
+        self._texts: dict[str, str] = {}
+
+    def where(self, text: str, *, spills: bool = False) -> str:
+        if text in self.tail:
+            return "tail"
+        if text in self.summary:
+            return "summary"
+        if spills and any(text in content for content in self.spilled_texts()):
+            return "spill"
+        return "nowhere"
+
+    def recoverable(self, tool_use_id: str) -> bool:
+        path = self.stub_paths.get(tool_use_id) or self.spill_paths.get(tool_use_id)
+        return bool(path) and self._reachable(path)  # type: ignore[arg-type]
+
+    def _reachable(self, path: str) -> bool:
+        hit = self._named.get(path)
+        if hit is None:
+            named = path in self._on_stubs or path in self.tail or path in self.summary
+            hit = named and self.store is not None and self.store.exists(path)
+            self._named[path] = hit
+        return hit
+
+    def spilled_texts(self) -> list[str]:
+        if self.store is None:
+            return []
+        for path in set(self.spill_paths.values()) | self._on_stubs:
+            if path not in self._texts and self._reachable(path):
+                try:
+                    self._texts[path] = self.store.read(path)
+                except StoreError:
+                    self._texts[path] = ""
+        return [t for p, t in self._texts.items() if t and self._reachable(p)]
+
+
+def _label(text: str) -> str:
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3] + "..."
+
+
+def _part(items: Sequence[_Item], ctx: _Context, upto: int, *, spills: bool) -> RetentionPart:
+    found = [RetentionItem(item=_label(it.text), where=ctx.where(it.text, spills=spills)) for it in items if it.at < upto]
+    return RetentionPart(kept=sum(1 for f in found if f.where != "nowhere"), total=len(found), items=found)
+
+
+def retention(
+    context: Sequence[Message],
+    goals: Targets,
+    *,
+    upto: int,
+    store: SpillStore | None = None,
+    spill_paths: Mapping[str, str] | None = None,
+    weights: RetentionWeights | None = None,
+) -> Retention:
+    """Score ``context`` against the items of ``goals`` that appeared before raw message ``upto``."""
+    ctx = _Context(context, store, spill_paths or {})
+    parts = {
+        "first_request": _part(goals.first_request, ctx, upto, spills=False),
+        "user_messages": _part(goals.user_messages, ctx, upto, spills=False),
+        "file_paths": _part(goals.file_paths, ctx, upto, spills=False),
+        "errors": _part(goals.errors, ctx, upto, spills=True),
+        "planted_facts": _part(goals.planted_facts, ctx, upto, spills=True),
+    }
+    removed = [r for r in goals.results if r.at < upto and r.content not in ctx.intact]
+    items = [RetentionItem(item=r.tool_use_id, where="spill" if ctx.recoverable(r.tool_use_id) else "nowhere") for r in removed]
+    kept_chars = sum(len(r.content) for r, it in zip(removed, items) if it.where == "spill")
+    parts["recoverable"] = RetentionPart(
+        kept=sum(1 for it in items if it.where == "spill"),
+        total=len(items),
+        items=items,
+        kept_chars=kept_chars,
+        total_chars=sum(len(r.content) for r in removed),
+    )
+    w = (weights or RetentionWeights()).model_dump()
+    scored = [(w[name], part.kept / part.total) for name, part in parts.items() if part.total and w[name] > 0]
+    total_weight = sum(x for x, _ in scored)
+    score = sum(x * s for x, s in scored) / total_weight if total_weight else None
+    return Retention(parts=parts, weights=w, score=score)

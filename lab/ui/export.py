@@ -1,0 +1,96 @@
+"""The files the Export page offers, as bytes; no Streamlit here.
+
+Everything is built from the config model and the replay's report, so an
+export holds exactly what the core dumps: no API key can reach it (provider
+settings are not part of ``CompactionConfig``, and ``ProviderSettings``
+excludes its key from every dump anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Literal, Sequence
+
+from ..core.config import CompactionConfig, ConfigFormat, dump_config, load_config
+from ..core.messages import ToolSpec
+from ..errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..replay import Report
+
+__all__ = [
+    "CONFIG_FORMATS",
+    "SHAPES",
+    "ExportFile",
+    "config_file",
+    "transcript_file",
+    "report_file",
+    "python_snippet",
+    "restore_config",
+]
+
+CONFIG_FORMATS: dict[str, str] = {"json": "application/json", "yaml": "application/x-yaml", "toml": "application/toml"}
+_EXTENSIONS = {"json": "json", "yaml": "yaml", "yml": "yaml", "toml": "toml"}
+Shape = Literal["anthropic", "openai"]
+SHAPES: tuple[Shape, ...] = ("anthropic", "openai")
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    name: str
+    data: bytes
+    mime: str
+
+
+def config_file(config: CompactionConfig, fmt: ConfigFormat = "json", stem: str = "compaction") -> ExportFile:
+    if fmt not in CONFIG_FORMATS:
+        raise ConfigError(f"unknown config format {fmt!r}; use json, yaml or toml")
+    return ExportFile(f"{stem}.{fmt}", dump_config(config, fmt).encode("utf-8"), CONFIG_FORMATS[fmt])
+
+
+def transcript_file(report: "Report", k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
+    """The request body sent at request ``k``, in the provider's own shape."""
+    from ..formats.export import to_anthropic, to_openai
+
+    if shape not in SHAPES:
+        raise ConfigError(f"unknown request shape {shape!r}; use anthropic or openai")
+    messages = report.context_at(k)
+    body = (to_anthropic if shape == "anthropic" else to_openai)(messages, tools)
+    data = json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
+    return ExportFile(f"request-{k}.{shape}.json", data, "application/json")
+
+
+def report_file(report: "Report") -> ExportFile:
+    return ExportFile("replay-report.json", report.to_json().encode("utf-8"), "application/json")
+
+
+def python_snippet(filename: str = "compaction.json") -> str:
+    """How to use an exported config in an agent loop; the names are the core's real API."""
+    return (
+        "from lab.core import Compactor, load_config\n"
+        "\n"
+        f"compactor = Compactor(load_config({filename!r}))\n"
+        "\n"
+        "# before every request to the model:\n"
+        "outcome = compactor.process_request(messages)  # messages: list[lab.core.Message]\n"
+        "messages = outcome.messages\n"
+        "print(outcome.tokens_before, '->', outcome.tokens_after, outcome.freed_by_stage)\n"
+    )
+
+
+def restore_config(name: str, data: bytes) -> CompactionConfig:
+    """Read an uploaded config; the format comes from the file name (JSON when it says nothing)."""
+    ext = PurePath(name).suffix.lower().lstrip(".")
+    fmt = _EXTENSIONS.get(ext)
+    if fmt is None:
+        if ext:
+            raise ConfigError(f"{name}: unknown config file type .{ext}; use .json, .yaml, .yml or .toml")
+        fmt = "json"
+    try:
+        return load_config(data, fmt)  # type: ignore[arg-type]
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: not UTF-8 text") from None
+    except ConfigError as e:
+        raise ConfigError(f"{name}: {e}") from None

@@ -1,0 +1,180 @@
+"""The LLM summarizer panel: pick a summarizer, give a key for this browser session, run a summary.
+
+The key is typed into a password field and kept in ``st.session_state``
+only, inside ``ProviderSettings`` as a ``SecretStr`` (never in a dump or a
+repr); it is not written to disk, not exported, not logged, and caches see
+only its hash (``state.summarizer_fingerprint``). Without a key the SDK
+reads ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a base URL alone is
+enough for a local OpenAI-compatible server.
+
+The panel is for the side-by-side summary on the Summary page. Which
+summarizer the replay's own compactions use is ``summary.summarizer`` in the
+config (Pipeline page); those calls use the settings given here.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Mapping
+
+import streamlit as st
+
+from ..core.config import CompactionConfig
+from ..core.messages import Transcript
+from ..core.providers import DEFAULT_MODELS, KEY_ENV_VARS, ProviderSettings, settings_from_dict
+from ..core.summarizers.base import Summarizer
+from ..errors import LabError
+from . import state
+from .summary import SummaryComparison, pipeline_input, summarise_request
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..replay import Report
+
+__all__ = ["SUMMARIZERS", "missing_reason", "key_source", "build_settings", "make_summarizer", "llm_panel", "llm_summary_section"]
+
+SUMMARIZERS = ("rules", "anthropic", "openai")
+_K = "lab.llm."
+_PROVIDER, _KEY, _URL, _MODEL, _RESULT, _ERROR = (_K + n for n in ("provider", "key", "base_url", "model", "result", "error"))
+
+
+def key_source(provider: str, entered: str, base_url: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where the key will come from: "entered", "environment", "none needed" (local server), or None."""
+    if entered.strip():
+        return "entered"
+    if environ.get(KEY_ENV_VARS.get(provider, ""), "").strip():
+        return "environment"
+    if base_url.strip():
+        return "none needed"
+    return None
+
+
+def missing_reason(provider: str, entered: str, base_url: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why an LLM summary cannot run yet, in words for the page; None when it can."""
+    if provider == "rules":
+        return None
+    if provider not in KEY_ENV_VARS:
+        return f"unknown summarizer {provider!r}; choose one of {', '.join(SUMMARIZERS)}"
+    if key_source(provider, entered, base_url, environ) is None:
+        return (
+            f"No API key for {provider}: enter one above (kept in this browser session only), "
+            f"set {KEY_ENV_VARS[provider]} before starting the app, or give the base URL of a local "
+            "OpenAI-compatible server that needs no key."
+        )
+    return None
+
+
+def build_settings(provider: str, key: str = "", base_url: str = "", model: str = "") -> ProviderSettings:
+    """Validated settings (``ConfigError`` naming the field); the key travels only as a SecretStr."""
+    data: dict[str, object] = {"provider": provider, "model": model.strip(), "base_url": base_url.strip() or None}
+    if key.strip():
+        data["api_key"] = key.strip()
+    return settings_from_dict(data)
+
+
+def make_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Summarizer:
+    """The provider's summarizer, wrapped in MewCode's prompt-too-long retry."""
+    from ..core.summarizers.llm import make_llm_summarizer
+    from ..core.summarizers.ptl import PTLRetrySummarizer
+
+    inner = make_llm_summarizer(
+        settings,
+        attachment_files=config.summary.attachment_files,
+        attachment_file_tokens=config.summary.attachment_file_tokens,
+    )
+    return PTLRetrySummarizer(inner)
+
+
+def _restore_widgets() -> None:
+    """Refill the panel's widgets from the stored settings when coming back from another page.
+
+    Streamlit forgets a widget's value once a run does not draw it; the
+    settings in ``state`` are the copy that lives on.
+    """
+    saved = state.llm_settings()
+    if saved is None or _PROVIDER in st.session_state:
+        return
+    st.session_state[_PROVIDER] = saved.provider
+    st.session_state[_URL] = saved.base_url or ""
+    st.session_state[_MODEL] = saved.model
+    st.session_state[_KEY] = saved.api_key.get_secret_value() if saved.api_key is not None else ""
+
+
+def llm_panel() -> ProviderSettings | None:
+    """Draw the panel; return the settings when an LLM is picked and can run, else None."""
+    _restore_widgets()
+    provider = st.radio("Summarizer", SUMMARIZERS, key=_PROVIDER, horizontal=True, help="rules: offline and deterministic; anthropic / openai: an LLM writes the summary.")
+    cfg = state.get_config()
+    st.caption(f"The replay's compactions use summary.summarizer = {cfg.summary.summarizer} (Pipeline page).")
+    if provider == "rules":
+        state.set_llm_settings(None)
+        st.info("Rule-based summaries need no provider. Pick anthropic or openai to compare an LLM summary with them.")
+        return None
+    env = KEY_ENV_VARS[provider]
+    key = st.text_input("API key", key=_KEY, type="password", help=f"Kept in this browser session's memory only; never saved, exported or logged. Empty: {env} is used.")
+    url = st.text_input("Base URL", key=_URL, placeholder="https://api.example.com or http://localhost:8000/v1", help="Empty: the provider's own endpoint. A local OpenAI-compatible server needs no key.")
+    model = st.text_input("Model", key=_MODEL, placeholder=DEFAULT_MODELS[provider], help="Empty: the provider's default model.")
+    missing = missing_reason(provider, key, url)
+    if missing:
+        state.set_llm_settings(None)
+        st.info(missing)
+        return None
+    try:
+        settings = build_settings(provider, key, url, model)
+    except LabError as e:
+        state.set_llm_settings(None)
+        st.error(str(e))
+        return None
+    state.set_llm_settings(settings)
+    source = key_source(provider, key, url)
+    st.caption(f"Ready: {settings.describe()}; key: {source}.")
+    return settings
+
+
+def _show(comparison: SummaryComparison) -> None:
+    st.caption(f"{len(comparison.removed)} messages summarised, {comparison.kept} kept verbatim; both summarizers got the same request.")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Rule-based**")
+        st.code(comparison.rules.text, language=None, wrap_lines=True)
+    with right:
+        llm = comparison.llm
+        st.markdown("**LLM**")
+        if llm is None:
+            st.info("No LLM result.")
+            return
+        st.code(llm.text, language=None, wrap_lines=True)
+        if llm.usage is not None:
+            st.caption(f"model {llm.model or '?'}: {llm.usage.input_tokens:,} input / {llm.usage.output_tokens:,} output tokens")
+        if llm.attachment:
+            with st.expander("Recovery attachment"):
+                st.code(llm.attachment, language=None, wrap_lines=True)
+
+
+def llm_summary_section(report: "Report", k: int, transcript: Transcript, settings: ProviderSettings | None) -> None:
+    """The run button for request ``k`` and, once run, the two summaries side by side."""
+    if not report.rows:
+        st.info("This transcript has no requests to summarise.")
+        return
+    if st.button(f"Run the LLM summary at request {k}", key=_K + "run", disabled=settings is None, type="primary"):
+        st.session_state.pop(_RESULT, None)
+        st.session_state.pop(_ERROR, None)
+        try:
+            with st.spinner("Asking the provider for a summary..."):
+                assert settings is not None
+                comparison = summarise_request(
+                    pipeline_input(report, k),
+                    state.get_config(),
+                    make_summarizer(settings, state.get_config()),
+                    tools=transcript.tools,
+                    now=report.rows[k].time,
+                )
+        except LabError as e:
+            st.session_state[_ERROR] = (k, str(e))
+        else:
+            st.session_state[_RESULT] = (k, comparison)
+    error = st.session_state.get(_ERROR)
+    if error is not None and error[0] == k:
+        st.error(error[1])
+    result = st.session_state.get(_RESULT)
+    if result is not None and result[0] == k:
+        _show(result[1])
