@@ -48,8 +48,8 @@ if state.require_transcript() is not None:
         st.error(str(e))
         st.stop()
     cols = st.columns(5)
-    cols[0].metric("Requests", report.requests)
-    cols[1].metric("Peak tokens sent", f"{report.peak_sent:,}", help=f"raw history peak {report.peak_raw:,}")
+    cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=f"raw history peak {report.peak_raw:,}")
+    cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
     cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()))
     cols[3].metric("Cost", f"${report.total_cost:.4f}", help=f"without compaction ${report.total_cost_uncompacted:.4f}")
     score = report.retention_score

@@ -88,10 +88,10 @@ class _MessageCountCache:
         return sum(self.count_message(m) for m in messages)
 
 
-def _default_summarizer() -> Summarizer:
-    from .summarizers.rules import RuleSummarizer
+def _default_summarizer(config: CompactionConfig) -> Summarizer:
+    from .summarizers.factory import build_summarizer
 
-    return RuleSummarizer()
+    return build_summarizer(config)
 
 
 class Compactor:
@@ -111,7 +111,7 @@ class Compactor:
         self.config = config if config is not None else CompactionConfig()
         self.counter = counter if counter is not None else get_counter(self.config.counter)
         self.store = store if store is not None else MemoryStore()
-        self.summarizer = summarizer if summarizer is not None else _default_summarizer()
+        self.summarizer = summarizer if summarizer is not None else _default_summarizer(self.config)
         self.state = state if state is not None else CompactorState(session_id=session_id)
         # The session's tool list, for the summary's recovery attachment.
         self.tools = tuple(tools)

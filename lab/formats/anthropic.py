@@ -16,7 +16,10 @@ the same record holds one or a bare response follows it directly. Every other
 record is counted in ``notes.skipped`` (``earlier_request``, ``response``).
 
 The block converters here are shared with the Claude Code importer, whose
-entries wrap Anthropic messages.
+entries wrap Anthropic messages. ``block_dicts`` and ``usage_fields`` give the
+checked field values as plain dicts, so a caller importing many messages can
+validate each whole message in one pydantic call (nested data is validated in
+Rust) instead of paying one model construction per block.
 """
 
 from __future__ import annotations
@@ -26,16 +29,15 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from pydantic import TypeAdapter
+
 from ..core.messages import (
     Block,
     ImageBlock,
     ImportNotes,
     Message,
     TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
     ToolSpec,
-    ToolUseBlock,
     Transcript,
     TranscriptMeta,
     Usage,
@@ -47,9 +49,11 @@ from .registry import Format, Probe, register
 __all__ = [
     "FORMAT",
     "base64_size",
+    "block_dicts",
     "convert_blocks",
     "tool_result_text",
     "image_marker",
+    "usage_fields",
     "usage_from",
     "tools_from",
     "request_to_transcript",
@@ -65,21 +69,28 @@ def base64_size(data: str) -> int:
     return max(0, n * 3 // 4 - padding)
 
 
-def _image(block: dict[str, Any]) -> ImageBlock:
+_BLOCK: TypeAdapter[Block] = TypeAdapter(Block)
+
+
+def _image_dict(block: dict[str, Any]) -> dict[str, Any]:
     source = block.get("source")
     if not isinstance(source, dict):
-        return ImageBlock(source="unknown")
+        return {"type": "image", "source": "unknown"}
     media = source.get("media_type") if isinstance(source.get("media_type"), str) else "image/png"
     kind = source.get("type")
     if kind == "base64":
         data = source.get("data")
-        return ImageBlock(media_type=media, size_bytes=base64_size(data) if isinstance(data, str) else 0, source="base64")
+        return {"type": "image", "media_type": media, "size_bytes": base64_size(data) if isinstance(data, str) else 0, "source": "base64"}
     if kind == "url":
         url = source.get("url")
-        return ImageBlock(media_type=media, source="url", url=url if isinstance(url, str) else None)
+        return {"type": "image", "media_type": media, "source": "url", "url": url if isinstance(url, str) else None}
     if kind == "file":
-        return ImageBlock(media_type=media, source="file")
-    return ImageBlock(media_type=media, source="unknown")
+        return {"type": "image", "media_type": media, "source": "file"}
+    return {"type": "image", "media_type": media, "source": "unknown"}
+
+
+def _image(block: dict[str, Any]) -> ImageBlock:
+    return ImageBlock.model_validate(_image_dict(block))
 
 
 def image_marker(image: ImageBlock) -> str:
@@ -120,62 +131,98 @@ def _tool_input(value: Any, notes: ImportNotes, where: str) -> dict[str, Any]:
     return {"value": value}
 
 
+def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, Any]]:
+    """Anthropic message content as the field dicts of canonical blocks, every value already checked.
+
+    Each dict carries its ``type``, so ``Message.model_validate`` (or the ``Block``
+    union) turns it into the block ``convert_blocks`` returns. Unknown or
+    malformed blocks are dropped and counted as ``block:<type>``; empty text is
+    dropped silently (the API rejects it anyway).
+    """
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if content is None:
+        return []
+    if not isinstance(content, list):
+        notes.skip("block:invalid")
+        return []
+    blocks: list[dict[str, Any]] = []
+    append = blocks.append
+    for raw in content:
+        if isinstance(raw, str):
+            if raw:
+                append({"type": "text", "text": raw})
+            continue
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        # Each kind is tested once, then its fields; a kind whose fields are wrong falls through to the skip.
+        if kind == "text":
+            text = raw.get("text")
+            if isinstance(text, str):
+                if text:
+                    append({"type": "text", "text": text})
+                continue
+        elif kind == "tool_result":
+            tool_use_id = raw.get("tool_use_id")
+            if isinstance(tool_use_id, str):
+                body = raw.get("content")
+                append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": tool_use_id,
+                        # The common case, a string, skips the call.
+                        "content": body if isinstance(body, str) else tool_result_text(body),
+                        "is_error": raw.get("is_error") is True,
+                    }
+                )
+                continue
+        elif kind == "tool_use":
+            tool_id = raw.get("id")
+            name = raw.get("name")
+            if isinstance(tool_id, str) and isinstance(name, str):
+                append({"type": "tool_use", "id": tool_id, "name": name, "input": _tool_input(raw.get("input"), notes, where)})
+                continue
+        elif kind == "thinking":
+            thinking = raw.get("thinking")
+            if isinstance(thinking, str):
+                sig = raw.get("signature")
+                append({"type": "thinking", "thinking": thinking, "signature": sig if isinstance(sig, str) else None})
+                continue
+        elif kind == "image":
+            append(_image_dict(raw))
+            continue
+        notes.skip(f"block:{kind if isinstance(kind, str) else 'invalid'}")
+    return blocks
+
+
 def convert_blocks(content: Any, notes: ImportNotes, where: str) -> list[Block]:
     """Anthropic message content (a string or a list of blocks) as canonical blocks.
 
     Unknown or malformed blocks are dropped and counted as ``block:<type>``;
     empty text is dropped silently (the API rejects it anyway).
     """
-    if isinstance(content, str):
-        return [TextBlock(text=content)] if content else []
-    if content is None:
-        return []
-    if not isinstance(content, list):
-        notes.skip("block:invalid")
-        return []
-    blocks: list[Block] = []
-    for raw in content:
-        if isinstance(raw, str):
-            if raw:
-                blocks.append(TextBlock(text=raw))
-            continue
-        kind = raw.get("type") if isinstance(raw, dict) else None
-        if kind == "text" and isinstance(raw.get("text"), str):
-            if raw["text"]:
-                blocks.append(TextBlock(text=raw["text"]))
-        elif kind == "thinking" and isinstance(raw.get("thinking"), str):
-            sig = raw.get("signature")
-            blocks.append(ThinkingBlock(thinking=raw["thinking"], signature=sig if isinstance(sig, str) else None))
-        elif kind == "tool_use" and isinstance(raw.get("id"), str) and isinstance(raw.get("name"), str):
-            blocks.append(ToolUseBlock(id=raw["id"], name=raw["name"], input=_tool_input(raw.get("input"), notes, where)))
-        elif kind == "tool_result" and isinstance(raw.get("tool_use_id"), str):
-            blocks.append(
-                ToolResultBlock(
-                    tool_use_id=raw["tool_use_id"],
-                    content=tool_result_text(raw.get("content")),
-                    is_error=raw.get("is_error") is True,
-                )
-            )
-        elif kind == "image":
-            blocks.append(_image(raw))
-        else:
-            notes.skip(f"block:{kind if isinstance(kind, str) else 'invalid'}")
-    return blocks
+    validate = _BLOCK.validate_python
+    return [validate(d) for d in block_dicts(content, notes, where)]
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def usage_from(raw: Any) -> Usage | None:
+def usage_fields(raw: Any) -> dict[str, int] | None:
+    """The ``Usage`` fields of an API usage object, or None when it is not an object."""
     if not isinstance(raw, dict):
         return None
-    return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read_tokens=_int(raw.get("cache_read_input_tokens")),
-        cache_write_tokens=_int(raw.get("cache_creation_input_tokens")),
-    )
+    return {
+        "input_tokens": _int(raw.get("input_tokens")),
+        "output_tokens": _int(raw.get("output_tokens")),
+        "cache_read_tokens": _int(raw.get("cache_read_input_tokens")),
+        "cache_write_tokens": _int(raw.get("cache_creation_input_tokens")),
+    }
+
+
+def usage_from(raw: Any) -> Usage | None:
+    fields = usage_fields(raw)
+    return None if fields is None else Usage(**fields)
 
 
 def tools_from(raw: Any, notes: ImportNotes) -> list[ToolSpec]:
@@ -210,12 +257,13 @@ def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: 
     if role not in ("user", "assistant", "system"):
         notes.skip(f"role:{role if isinstance(role, str) else 'missing'}")
         return None
-    blocks = convert_blocks(raw.get("content"), notes, where)
+    blocks = block_dicts(raw.get("content"), notes, where)
     if not blocks:
         notes.skip("empty_message")
         return None
     mid = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"m{index}"
-    return Message(role=role, content=tuple(blocks), id=mid, usage=usage_from(raw.get("usage")))
+    # One validation for the message and all its blocks.
+    return Message.model_validate({"role": role, "content": blocks, "id": mid, "usage": usage_fields(raw.get("usage"))})
 
 
 def request_to_transcript(

@@ -20,6 +20,12 @@ What the importer rebuilds from the entries:
   are kept; a warning counts them.
 - Images become ``ImageBlock`` placeholders; inside a tool result, whose
   content is text, they become ``[image: media/type, N bytes]`` markers.
+
+Import speed: entries are streamed, and blocks are kept as the checked field
+dicts ``block_dicts`` returns until the end, where each thread's messages are
+validated in one pydantic call; per-block model construction and per-entry
+``Usage`` objects (only the last one of a merged message survives) cost more
+than parsing the JSON did.
 """
 
 from __future__ import annotations
@@ -29,24 +35,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from pydantic import TypeAdapter, ValidationError
+
 from ..core.messages import (
-    Block,
     Boundary,
     ImportNotes,
     Message,
     MessageTag,
     Role,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     Transcript,
     TranscriptMeta,
-    Usage,
     tool_pairs,
 )
 from ..errors import TranscriptError
-from .anthropic import convert_blocks, usage_from
-from .jsonio import iter_jsonl, make_probe, read_json
+from .anthropic import block_dicts, usage_fields
+from .jsonio import iter_jsonl, leading_char, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "ENTRY_TYPES", "read", "read_entries", "sniff"]
@@ -57,24 +60,29 @@ ENTRY_TYPES = frozenset(
 )
 _SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 _MAIN = ""
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+Blocks = list[dict[str, Any]]
 
 
-@dataclass
+def _all_results(blocks: Blocks) -> bool:
+    return bool(blocks) and all(b["type"] == "tool_result" for b in blocks)
+
+
+@dataclass(slots=True)
 class _Draft:
     role: Role
-    blocks: list[Block]
+    blocks: Blocks
     id: str
     timestamp: datetime | None = None
-    usage: Usage | None = None
+    # The raw API usage object; converted once, when the message is built.
+    usage: dict[str, Any] | None = None
     api_id: str | None = None
     tag: MessageTag | None = None
     boundary: Boundary | None = None
-
-    @property
-    def only_results(self) -> bool:
-        return self.role == "user" and self.tag is None and bool(self.blocks) and all(
-            isinstance(b, ToolResultBlock) for b in self.blocks
-        )
+    # A plain user message of tool results only. Such a draft is only ever extended with more
+    # results, so the flag set at creation stays true.
+    only_results: bool = False
 
 
 @dataclass
@@ -84,31 +92,32 @@ class _Thread:
     agent_id: str | None = None
     root_id: str = ""
 
-    def add_assistant(self, blocks: list[Block], entry_id: str, api_id: str | None, ts: datetime | None, usage: Usage | None) -> None:
+    def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: datetime | None, usage: dict[str, Any] | None) -> None:
         if api_id:
             # Walk back over the tool results already written for this API message.
             for draft in reversed(self.drafts):
                 if draft.role == "assistant" and draft.api_id == api_id:
                     draft.blocks.extend(blocks)
-                    draft.usage = usage or draft.usage
+                    if usage is not None:
+                        draft.usage = usage
                     return
                 if not draft.only_results:
                     break
-        self.drafts.append(_Draft("assistant", list(blocks), entry_id, ts, usage, api_id))
+        self.drafts.append(_Draft("assistant", blocks, entry_id, ts, usage, api_id))
 
-    def add_user(self, blocks: list[Block], entry_id: str, ts: datetime | None, tag: MessageTag | None = None) -> None:
-        results_only = bool(blocks) and all(isinstance(b, ToolResultBlock) for b in blocks)
-        if tag is None and results_only and self.drafts and self.drafts[-1].only_results:
+    def add_user(self, blocks: Blocks, entry_id: str, ts: datetime | None, tag: MessageTag | None = None) -> None:
+        results_only = tag is None and _all_results(blocks)
+        if results_only and self.drafts and self.drafts[-1].only_results:
             self.drafts[-1].blocks.extend(blocks)
             return
-        self.drafts.append(_Draft("user", list(blocks), entry_id, ts, tag=tag))
+        self.drafts.append(_Draft("user", blocks, entry_id, ts, tag=tag, only_results=results_only))
 
     def add_boundary(self, entry_id: str, ts: datetime | None, trigger: str, tokens_before: int) -> None:
         if self.drafts and self.drafts[-1].boundary is not None:
             return
         kind = trigger if trigger in ("manual", "auto") else "import"
         boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=ts, tokens_before=tokens_before)  # type: ignore[arg-type]
-        text = TextBlock(text=f"[Conversation compacted by Claude Code ({trigger})]")
+        text = {"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"}
         self.drafts.append(_Draft("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary))
 
 
@@ -137,62 +146,67 @@ class _Importer:
         self.entry_thread: dict[str, str] = {}
         self.meta = TranscriptMeta(source_format="claude_code", source_path=file)
         self.meta_entries = 0
+        # Kept here, not in the pydantic notes, whose attribute assignment costs a Python call per entry.
+        self.records_read = 0
+        # The entries of one API message share a timestamp: parse each distinct one once.
+        self._last_ts: tuple[Any, datetime | None] = (None, None)
 
-    def _thread_key(self, entry: dict[str, Any], uuid: str | None, fallback_id: str) -> str:
-        if entry.get("isSidechain") is not True:
-            return _MAIN
+    def _ts(self, value: Any) -> datetime | None:
+        last, parsed = self._last_ts
+        if value is not last and value != last:
+            parsed = _ts(value)
+            self._last_ts = (value, parsed)
+        return parsed
+
+    def _sidechain_key(self, entry: dict[str, Any], entry_id: str) -> str:
         agent = entry.get("agentId")
         if isinstance(agent, str) and agent:
             key = f"agent:{agent}"
-            self.threads.setdefault(key, _Thread(agent_id=agent, root_id=uuid or fallback_id))
+            self.threads.setdefault(key, _Thread(agent_id=agent, root_id=entry_id))
             return key
         parent = entry.get("parentUuid")
         inherited = self.entry_thread.get(parent) if isinstance(parent, str) else None
         if inherited:
             return inherited
-        key = f"root:{uuid or fallback_id}"
-        self.threads.setdefault(key, _Thread(root_id=uuid or fallback_id))
+        key = f"root:{entry_id}"
+        self.threads.setdefault(key, _Thread(root_id=entry_id))
         return key
 
     def add(self, entry: dict[str, Any], where: str) -> None:
-        self.notes.records_read += 1
-        raw_uuid = entry.get("uuid")
-        uuid = raw_uuid if isinstance(raw_uuid, str) and raw_uuid else None
-        if uuid is not None and uuid in self.entry_thread:
+        self.records_read += 1
+        uuid = entry.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            uuid = None
+        elif uuid in self.entry_thread:
             self.notes.skip("duplicate")
             return
-        fallback_id = where.replace(" ", "")
-        key = self._thread_key(entry, uuid, fallback_id)
+        entry_id = uuid if uuid is not None else where.replace(" ", "")
+        key = _MAIN if entry.get("isSidechain") is not True else self._sidechain_key(entry, entry_id)
         if uuid is not None:
             self.entry_thread[uuid] = key
         if self.meta.session_id is None and isinstance(entry.get("sessionId"), str):
             self.meta.session_id = entry["sessionId"]
         kind = entry.get("type")
-        ts = _ts(entry.get("timestamp"))
-        entry_id = uuid or fallback_id
-        thread = self.threads[key]
-        if kind == "system" and entry.get("subtype") == "compact_boundary":
-            meta = entry.get("compactMetadata") if isinstance(entry.get("compactMetadata"), dict) else {}
-            pre = meta.get("preTokens")
-            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else "import"
-            thread.add_boundary(entry_id, ts, trigger, pre if isinstance(pre, int) and pre >= 0 else 0)
-            return
-        if kind == "summary" and self.meta.title is None and isinstance(entry.get("summary"), str):
-            self.meta.title = entry["summary"]
-        if kind not in ("user", "assistant"):
-            self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
+        if kind != "user" and kind != "assistant":
+            self._add_other(entry, kind, entry_id, key)
             return
         message = entry.get("message")
         if not isinstance(message, dict):
             self.notes.skip(f"{kind}:no_message")
             return
-        blocks = convert_blocks(message.get("content"), self.notes, where)
+        blocks = block_dicts(message.get("content"), self.notes, where)
+        thread = self.threads[key]
+        ts = self._ts(entry.get("timestamp"))
         if kind == "assistant":
-            if self.meta.model is None and isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
-                self.meta.model = message["model"]
-            api_id = message.get("id") if isinstance(message.get("id"), str) else None
+            model = message.get("model")
+            if self.meta.model is None and isinstance(model, str) and model != "<synthetic>":
+                self.meta.model = model
+            api_id = message.get("id")
             if blocks:
-                thread.add_assistant(blocks, entry_id, api_id, ts, usage_from(message.get("usage")))
+                usage = message.get("usage")
+                thread.add_assistant(
+                    blocks, entry_id, api_id if isinstance(api_id, str) else None, ts, usage if isinstance(usage, dict) else None
+                )
             else:
                 self.notes.skip("empty_message")
             return
@@ -209,13 +223,26 @@ class _Importer:
             self.meta_entries += 1
         thread.add_user(blocks, entry_id, ts)
 
+    def _add_other(self, entry: dict[str, Any], kind: Any, entry_id: str, key: str) -> None:
+        """Entries other than user and assistant: compaction boundaries; the rest are counted."""
+        if kind == "system" and entry.get("subtype") == "compact_boundary":
+            meta = entry.get("compactMetadata") if isinstance(entry.get("compactMetadata"), dict) else {}
+            pre = meta.get("preTokens")
+            trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else "import"
+            ts = self._ts(entry.get("timestamp"))
+            self.threads[key].add_boundary(entry_id, ts, trigger, pre if isinstance(pre, int) and pre >= 0 else 0)
+            return
+        if kind == "summary" and self.meta.title is None and isinstance(entry.get("summary"), str):
+            self.meta.title = entry["summary"]
+        self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
+
     def _sidechain_names(self) -> dict[str, str]:
         """Final keys for the sidechain threads: the Task tool_use that started each, when found."""
         prompts: list[tuple[str, str]] = []
         for draft in self.threads[_MAIN].drafts:
             for b in draft.blocks:
-                if isinstance(b, ToolUseBlock) and b.name in _SUBAGENT_TOOLS and isinstance(b.input.get("prompt"), str):
-                    prompts.append((b.input["prompt"].strip(), b.id))
+                if b["type"] == "tool_use" and b["name"] in _SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
+                    prompts.append((b["input"]["prompt"].strip(), b["id"]))
         used: set[str] = set()
         names: dict[str, str] = {}
         for key, thread in self.threads.items():
@@ -230,7 +257,7 @@ class _Importer:
         return names
 
     def _messages(self, thread: _Thread, seen: set[str]) -> list[Message]:
-        out: list[Message] = []
+        rows: list[dict[str, Any]] = []
         for d in thread.drafts:
             mid = d.id
             n = 2
@@ -238,24 +265,44 @@ class _Importer:
                 mid = f"{d.id}#{n}"
                 n += 1
             seen.add(mid)
-            out.append(
-                Message(role=d.role, content=tuple(d.blocks), id=mid, timestamp=d.timestamp, usage=d.usage, tag=d.tag, boundary=d.boundary)
+            rows.append(
+                {
+                    "role": d.role,
+                    "content": d.blocks,
+                    "id": mid,
+                    "timestamp": d.timestamp,
+                    "usage": usage_fields(d.usage),
+                    "tag": d.tag,
+                    "boundary": d.boundary,
+                }
             )
-        return out
+        # One call validates every message of the thread with its blocks.
+        try:
+            return _MESSAGES.validate_python(rows)
+        except ValidationError as exc:
+            # The values were checked while reading, so this is an importer bug; still say where.
+            first = exc.errors()[0]
+            at = first["loc"][0] if first["loc"] else 0
+            mid = rows[at]["id"] if isinstance(at, int) and at < len(rows) else "?"
+            raise TranscriptError(
+                f"message {mid} failed validation: {first['msg']}", file=self.file, where=f"message {mid}", expected="a valid message"
+            ) from exc
 
     def _flag_pairs(self, messages: list[Message], label: str) -> None:
+        orphans = 0
         for tool_id, (use, result) in tool_pairs(messages).items():
             if use is None:
                 self.notes.orphan_tool_results.append(tool_id)
+                orphans += 1
             elif result is None:
                 self.notes.unanswered_tool_uses.append(tool_id)
-        orphans = sum(1 for u, r in tool_pairs(messages).values() if u is None)
         if orphans:
             self.notes.warnings.append(f"{label}: {orphans} tool result(s) answer no tool_use in the file")
 
     def finish(self) -> Transcript:
-        if self.notes.records_read == 0:
+        if self.records_read == 0:
             raise TranscriptError("no entries", file=self.file, expected="Claude Code session entries")
+        self.notes.records_read = self.records_read
         seen: set[str] = set()
         main = self._messages(self.threads[_MAIN], seen)
         self._flag_pairs(main, "main thread")
@@ -273,8 +320,7 @@ class _Importer:
 
 
 def _entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    head = make_probe(path).head.lstrip()
-    if head.startswith("["):
+    if leading_char(path) == "[":
         doc = read_json(path)
         if not isinstance(doc, list):
             raise TranscriptError("top level is not an array", file=str(path), where="$", expected="an array of entries")

@@ -28,6 +28,7 @@ __all__ = [
     "parse_json_text",
     "make_probe",
     "check_file",
+    "leading_char",
 ]
 
 HEAD_BYTES = 64 * 1024
@@ -94,17 +95,32 @@ def iter_jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     p = check_file(path)
     file = str(p)
     seen_any = False
+    loads = json.loads
     with _open(p) as fh:
         for line_no, raw in enumerate(fh, start=1):
             if line_no == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]
-            text = _decode(raw, file, f"line {line_no}")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = _decode(raw, file, f"line {line_no}")  # raises, saying where
+            # The fast path parses the line as read: JSON skips its own whitespace, and every
+            # whitespace JSON allows is one ``str.strip`` removes, so a line that parses here
+            # gives what its stripped text would. Blank lines and broken ones take the slow path.
+            try:
+                value = loads(text)
+            except (json.JSONDecodeError, RecursionError):
+                pass
+            else:
+                seen_any = True
+                yield line_no, value
+                continue
             stripped = text.strip()
             if not stripped:
                 continue
             seen_any = True
             try:
-                value = json.loads(stripped)
+                value = loads(stripped)
             except json.JSONDecodeError as exc:
                 # Only the file's final line can lack its newline; a parse that ran off its end
                 # means the writer stopped mid-record.
@@ -171,6 +187,21 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
     return parse_json_text(_decode(raw, str(p), "whole file"), file=str(p))
+
+
+def leading_char(path: str | os.PathLike[str]) -> str:
+    """The first character of the file after a BOM and whitespace ('' when the head holds none).
+
+    What ``make_probe(path).head.lstrip()[:1]`` gives, and the same errors, without
+    parsing any record: enough for a reader choosing between an array and JSONL.
+    """
+    p = check_file(path)
+    if p.stat().st_size == 0:
+        raise TranscriptError("empty file", file=str(p), expected="a transcript")
+    with _open(p) as fh:
+        head_raw = fh.read(HEAD_BYTES)
+    offset = len(_BOM) if head_raw.startswith(_BOM) else 0
+    return _first_char(head_raw[offset:].decode("utf-8", errors="replace"))
 
 
 def _first_char(text: str) -> str:

@@ -7,6 +7,9 @@ only its hash (``state.summarizer_fingerprint``). Without a key the SDK
 reads ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a base URL alone is
 enough for a local OpenAI-compatible server.
 
+Its widgets keep their values for the whole browser session
+(``persist_state="session"``), so the key survives a visit to another page.
+
 The panel is for the side-by-side summary on the Summary page. Which
 summarizer the replay's own compactions use is ``summary.summarizer`` in the
 config (Pipeline page); those calls use the settings given here.
@@ -84,25 +87,9 @@ def make_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Sum
     return PTLRetrySummarizer(inner)
 
 
-def _restore_widgets() -> None:
-    """Refill the panel's widgets from the stored settings when coming back from another page.
-
-    Streamlit forgets a widget's value once a run does not draw it; the
-    settings in ``state`` are the copy that lives on.
-    """
-    saved = state.llm_settings()
-    if saved is None or _PROVIDER in st.session_state:
-        return
-    st.session_state[_PROVIDER] = saved.provider
-    st.session_state[_URL] = saved.base_url or ""
-    st.session_state[_MODEL] = saved.model
-    st.session_state[_KEY] = saved.api_key.get_secret_value() if saved.api_key is not None else ""
-
-
 def llm_panel() -> ProviderSettings | None:
     """Draw the panel; return the settings when an LLM is picked and can run, else None."""
-    _restore_widgets()
-    provider = st.radio("Summarizer", SUMMARIZERS, key=_PROVIDER, horizontal=True, help="rules: offline and deterministic; anthropic / openai: an LLM writes the summary.")
+    provider = st.radio("Summarizer", SUMMARIZERS, key=_PROVIDER, horizontal=True, persist_state="session", help="rules: offline and deterministic; anthropic / openai: an LLM writes the summary.")
     cfg = state.get_config()
     st.caption(f"The replay's compactions use summary.summarizer = {cfg.summary.summarizer} (Pipeline page).")
     if provider == "rules":
@@ -110,9 +97,9 @@ def llm_panel() -> ProviderSettings | None:
         st.info("Rule-based summaries need no provider. Pick anthropic or openai to compare an LLM summary with them.")
         return None
     env = KEY_ENV_VARS[provider]
-    key = st.text_input("API key", key=_KEY, type="password", help=f"Kept in this browser session's memory only; never saved, exported or logged. Empty: {env} is used.")
-    url = st.text_input("Base URL", key=_URL, placeholder="https://api.example.com or http://localhost:8000/v1", help="Empty: the provider's own endpoint. A local OpenAI-compatible server needs no key.")
-    model = st.text_input("Model", key=_MODEL, placeholder=DEFAULT_MODELS[provider], help="Empty: the provider's default model.")
+    key = st.text_input("API key", key=_KEY, type="password", persist_state="session", help=f"Kept in this browser session's memory only; never saved, exported or logged. Empty: {env} is used.")
+    url = st.text_input("Base URL", key=_URL, persist_state="session", placeholder="https://api.example.com or http://localhost:8000/v1", help="Empty: the provider's own endpoint. A local OpenAI-compatible server needs no key.")
+    model = st.text_input("Model", key=_MODEL, persist_state="session", placeholder=DEFAULT_MODELS[provider], help="Empty: the provider's default model.")
     missing = missing_reason(provider, key, url)
     if missing:
         state.set_llm_settings(None)

@@ -20,13 +20,6 @@ so moving one slider re-runs only the replay.
 from __future__ import annotations
 
 import hashlib
-import os
-import re
-import shutil
-import tempfile
-import time
-import unicodedata
-import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +27,16 @@ import streamlit as st
 
 from ..core.config import STAGE_FIELDS, CompactionConfig
 from ..core.messages import Transcript
-from ..core.presets import preset
+from ..core.presets import preset, preset_names
 from ..core.providers import ProviderSettings
 from ..errors import ConfigError, LabError, TranscriptError
+from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
+from .files import sample_files as _sample_files
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.stats import TranscriptStats
     from ..generate import GeneratorConfig
-    from ..replay import Report
+    from ..replay import CompareTable, Report
 
 __all__ = [
     "ROOT",
@@ -65,8 +60,14 @@ __all__ = [
     "set_config_error",
     "get_report",
     "get_stats",
+    "saved_configs",
+    "save_config",
+    "compare_choices",
+    "config_for_choice",
+    "get_compare",
     "selected_request",
     "select_request",
+    "select_from_click",
     "session_dir",
     "temp_root",
     "sweep_old_dirs",
@@ -91,12 +92,14 @@ DEFAULT_SAMPLE = "generated-small.lab.json"
 DEFAULT_PRESET = "minicode"
 # The overview's counters: the two designs' estimates, an exact tokenizer, and the lab's fitted one.
 STATS_COUNTERS = ("minicode", "chars/3.5", "o200k", "calibrated")
-MAX_DIR_AGE_SECONDS = 24 * 3600
 
 _P = "lab."
 _TRANSCRIPT, _LABEL, _TKEY, _FORMAT = _P + "transcript", _P + "transcript_label", _P + "transcript_key", _P + "format"
 _CONFIG, _PRESET, _GEN, _CFG_ERROR = _P + "config", _P + "preset", _P + "widget_gen", _P + "config_error"
 _REQUEST, _LLM, _DIR, _UPLOAD_ID, _UPLOAD_ERROR = _P + "request", _P + "llm", _P + "dir", _P + "upload_id", _P + "upload_error"
+_SAVED = _P + "saved_configs"
+CURRENT = "current"
+SAVED_PREFIX = "saved: "
 
 _swept = False
 
@@ -298,6 +301,56 @@ def get_stats() -> "TranscriptStats | None":
     return _stats_cached(transcript_key() or "", transcript)
 
 
+# --- saved configs and compare -----------------------------------------------------------------
+
+
+def saved_configs() -> dict[str, CompactionConfig]:
+    """Configs the user saved in this browser session (memory only), by name."""
+    return st.session_state.setdefault(_SAVED, {})
+
+
+def save_config(name: str, config: CompactionConfig | None = None) -> str:
+    """Keep a copy of ``config`` (default: the active one) under ``name``; returns its compare choice."""
+    name = " ".join(str(name).split())[:60]
+    if not name:
+        raise ConfigError("a saved config needs a name")
+    saved = saved_configs()
+    saved[name] = (config or get_config()).model_copy(deep=True)
+    return SAVED_PREFIX + name
+
+
+def compare_choices() -> list[str]:
+    """What the Compare page offers: the active config, every preset, every saved config."""
+    return [CURRENT, *preset_names(), *(SAVED_PREFIX + n for n in saved_configs())]
+
+
+def config_for_choice(choice: str) -> CompactionConfig:
+    if choice == CURRENT:
+        return get_config()
+    if choice.startswith(SAVED_PREFIX):
+        name = choice[len(SAVED_PREFIX):]
+        if name not in saved_configs():
+            raise ConfigError(f"no saved config named {name!r}")
+        return saved_configs()[name]
+    return preset(choice)
+
+
+@st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
+def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> "CompareTable":
+    from ..replay import compare
+
+    return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
+
+
+def get_compare(choices: list[str]) -> "CompareTable | None":
+    """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report."""
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    labelled = tuple((c, config_for_choice(c).model_dump_json()) for c in choices)
+    return _compare_cached(transcript_key() or "", labelled, transcript)
+
+
 # --- request selection ------------------------------------------------------------------------
 
 
@@ -320,92 +373,53 @@ def select_request(k: int) -> None:
     st.query_params["request"] = str(k)
 
 
+def select_from_click(points: list[dict[str, Any]], last: int, memo_key: str) -> bool:
+    """Select the request of a clicked chart point; True when that changed the selection.
+
+    A plotly chart keeps reporting its selection on every rerun, so a click is
+    acted on once (remembered under ``memo_key``); later picks elsewhere win.
+    """
+    if not points:
+        return False
+    try:
+        clicked = int(points[0]["x"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if clicked == st.session_state.get(memo_key):
+        return False
+    st.session_state[memo_key] = clicked
+    select_request(min(max(clicked, 0), max(last, 0)))
+    return True
+
+
 # --- the session's temp folder ----------------------------------------------------------------
-
-
-def temp_root() -> Path:
-    root = Path(os.environ.get("LAB_APP_TMP") or Path(tempfile.gettempdir()) / "compaction-lab-app")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-def sweep_old_dirs(root: Path | None = None, max_age: float = MAX_DIR_AGE_SECONDS, now: float | None = None) -> list[Path]:
-    """Remove session folders not touched for ``max_age`` seconds (left behind by a crash or kill)."""
-    root = root or temp_root()
-    now = time.time() if now is None else now
-    removed = []
-    for child in root.iterdir():
-        try:
-            if child.is_dir() and child.name.startswith("s-") and now - child.stat().st_mtime > max_age:
-                shutil.rmtree(child, ignore_errors=True)
-                removed.append(child)
-        except OSError:
-            continue
-    return removed
-
-
-class _SessionDir:
-    """Owns one session's folder; the folder goes when this object is collected with the session."""
-
-    def __init__(self, root: Path) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="s-", dir=root))
-        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
-
-    def remove(self) -> None:
-        self._finalizer()
 
 
 def session_dir() -> Path:
     """This browser session's private folder (uploads, spill files); created on first use."""
     global _swept
     holder = st.session_state.get(_DIR)
-    if holder is None or not holder.path.is_dir():
+    if holder is None or not holder.alive:
         root = temp_root()
         if not _swept:
             _swept = True
             sweep_old_dirs(root)
-        holder = _SessionDir(root)
+        holder = SessionDir(root)
         st.session_state[_DIR] = holder
     return holder.path
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def sanitize_name(name: str, default: str = "upload") -> str:
-    """A file name safe to join to a folder: no separators, no '..', no control or odd characters."""
-    base = unicodedata.normalize("NFKC", str(name)).replace("\\", "/").rsplit("/", 1)[-1]
-    base = _UNSAFE.sub("_", base).strip("._-")[:120]
-    return base or default
 
 
 # --- loading ----------------------------------------------------------------------------------
 
 
 def sample_files() -> list[str]:
-    if not SAMPLES_DIR.is_dir():
-        return []
-    names = sorted(p.name for p in SAMPLES_DIR.iterdir() if p.is_file() and p.name != "README.md")
-    # The small generated session first: it is the one-click default.
-    return sorted(names, key=lambda n: n != DEFAULT_SAMPLE)
-
-
-def _import(path: Path) -> tuple[Transcript, str]:
-    """Import with auto-detection, returning the detected format too (the overview shows it)."""
-    from ..formats import detect, load
-
-    try:
-        name = detect(path)
-    except TranscriptError:
-        raise
-    except Exception as exc:  # an input no sniffer foresaw still surfaces as the lab's error
-        raise TranscriptError(f"could not detect the format: {type(exc).__name__}: {exc}", file=str(path)) from exc
-    return load(path, format=name), name
+    """The files of sample_sessions/, the one-click default first."""
+    return _sample_files(SAMPLES_DIR, DEFAULT_SAMPLE)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Importing...")
 def _load_sample_cached(path: str, digest: str) -> tuple[Transcript, str]:
-    return _import(Path(path))
+    return import_file(Path(path))
 
 
 def load_sample(name: str | None = None) -> Transcript:
@@ -432,17 +446,8 @@ def load_upload(name: str, data: bytes) -> Transcript:
 
 
 def _load_upload(name: str, data: bytes) -> tuple[Transcript, str]:
-    folder = session_dir() / "uploads"
-    folder.mkdir(exist_ok=True)
-    path = folder / sanitize_name(name)
-    try:
-        path.write_bytes(data)
-    except OSError as e:
-        raise TranscriptError(f"cannot save the upload: {e.strerror or e}", file=name) from None
-    try:
-        return _import(path)
-    except TranscriptError as e:
-        raise TranscriptError(e.reason, file=name, where=e.where, expected=e.expected) from None
+    path = save_upload(session_dir() / "uploads", name, data)
+    return import_file(path, shown_as=name)
 
 
 def accept_upload(name: str, data: bytes, upload_id: str | None = None) -> Transcript | None:

@@ -44,6 +44,8 @@ __all__ = [
     "render_field",
     "render_fields",
     "config_form",
+    "config_specs",
+    "config_fields",
     "config_choices",
     "update_config",
     "MARK",
@@ -318,6 +320,32 @@ def _flat_values(model: BaseModel, specs: Iterable[FieldSpec]) -> dict[str, Any]
     return {s.path: get_path(model, s.path) for s in specs}
 
 
+def config_specs() -> list[FieldSpec]:
+    """Every setting of CompactionConfig as a spec (the label is a name, not a setting)."""
+    return field_specs(CompactionConfig, exclude=("label",), choices=config_choices())
+
+
+def config_fields(
+    config: CompactionConfig,
+    paths: Sequence[str],
+    *,
+    key_prefix: str,
+    changed: Iterable[str] = (),
+    baseline: CompactionConfig | None = None,
+    on_change: OnChange | None = None,
+    columns: int = 1,
+) -> dict[str, Any]:
+    """A few settings by path (e.g. quick knobs beside a chart), from the same generated specs."""
+    by_path = {s.path: s for s in config_specs()}
+    unknown = [p for p in paths if p not in by_path]
+    if unknown:
+        raise ConfigError(f"no config field {', '.join(unknown)}")
+    specs = [by_path[p] for p in paths]
+    base = _flat_values(baseline, specs) if baseline is not None else {}
+    return render_fields(specs, _flat_values(config, specs), key_prefix=key_prefix, changed=changed,
+                         baseline=base, on_change=on_change, columns=columns)
+
+
 def config_form(
     config: CompactionConfig,
     *,
@@ -327,7 +355,7 @@ def config_form(
     on_change: OnChange | None = None,
 ) -> dict[str, Any]:
     """The whole config: window and counter, then one section per stage in pipeline order, then replay settings."""
-    specs = field_specs(CompactionConfig, exclude=("label",), choices=config_choices())
+    specs = config_specs()
     changed = set(changed)
     values = _flat_values(config, specs)
     base = _flat_values(baseline, specs) if baseline is not None else {}

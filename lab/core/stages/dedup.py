@@ -25,6 +25,7 @@ import json
 import posixpath
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 from pydantic import Field
@@ -114,6 +115,8 @@ def _command(use: ToolUseBlock) -> str | None:
     return None
 
 
+# Pure string functions over commands that recur on every request of a replay: memoised.
+@lru_cache(maxsize=8192)
 def parse_cat(command: str) -> tuple[str, tuple[str, ...]] | None:
     """``(path, flags)`` when ``command`` is a plain ``cat [flags] PATH``, else None."""
     if not command or any(ch in _SHELL_META for ch in command):
@@ -136,6 +139,11 @@ _PUNCTUATION = set("();<>|&")
 
 def may_write(command: str, readonly: Sequence[str]) -> bool:
     """False only when every part of a shell command is a known read-only command."""
+    return _may_write(command, tuple(readonly))
+
+
+@lru_cache(maxsize=8192)
+def _may_write(command: str, readonly: tuple[str, ...]) -> bool:
     if "$" in command or "`" in command:
         return True  # substitutions can run anything
     # An unquoted newline separates commands like ';' does; shlex would treat it as a space.

@@ -51,6 +51,8 @@ class SummaryConfig(StageConfig):
     attachment_files: int = Field(5, ge=0, le=50, description="Recovery attachment: most recently read files (MewCode 5).")
     attachment_file_tokens: int = Field(5000, ge=100, le=100_000, description="Recovery attachment: tokens per file (MewCode 5000).")
     keep_user_messages_tokens: int = Field(0, ge=0, le=200_000, description="Codex-style: also keep the most recent user messages, verbatim, up to this many tokens inside the summary message (0 = off).")
+    llm_model: str = Field("", max_length=200, description="Model for an LLM summarizer; empty picks the provider's default.")
+    llm_base_url: str | None = Field(None, max_length=2000, description="Base URL for an LLM summarizer (OpenAI-compatible local servers: include /v1). The API key never goes in a config; it comes from the environment or the app's session.")
     attachment_for_rules: bool = Field(False, description="Also append the recovery attachment (recent files, tools, lossy notice) to rule-based and session-memory summaries; LLM summaries always get it.")
 
 

@@ -1,0 +1,56 @@
+"""Export: the config (JSON / YAML / TOML), the compacted request at any point, the replay report.
+
+Every file is built from the config model or the report; API keys live only
+in the LLM panel's session memory and are part of none of them.
+"""
+
+import streamlit as st
+
+from lab.errors import LabError
+from lab.ui import export, state, views
+
+st.title("Export")
+st.subheader("Config")
+config = state.get_config()
+cols = st.columns(len(export.CONFIG_FORMATS))
+for col, fmt in zip(cols, export.CONFIG_FORMATS):
+    f = export.config_file(config, fmt)  # type: ignore[arg-type]
+    col.download_button(f"Config as {fmt.upper()}", f.data, file_name=f.name, mime=f.mime, key=f"lab.export.config.{fmt}", on_click="ignore")
+st.caption("Use it in an agent loop:")
+st.code(export.python_snippet("compaction.json"), language="python")
+
+st.subheader("Restore settings from a config file")
+upload = st.file_uploader("Config file (.json, .yaml, .yml, .toml)", type=["json", "yaml", "yml", "toml"], key="lab.export.upload")
+if upload is not None and st.session_state.get("lab.export.applied") != upload.file_id:
+    # Apply each uploaded file once; later reruns must not undo edits made since.
+    st.session_state["lab.export.applied"] = upload.file_id
+    try:
+        state.set_config(export.restore_config(upload.name, upload.getvalue()))
+    except LabError as e:
+        st.session_state["lab.export.restore"] = ("error", str(e))
+    else:
+        st.session_state["lab.export.restore"] = ("ok", "Settings restored; the replay now uses them.")
+    st.rerun()
+outcome = st.session_state.get("lab.export.restore")
+if outcome is not None:
+    (st.error if outcome[0] == "error" else st.success)(outcome[1])
+
+st.subheader("Compacted transcript and replay report")
+transcript = state.require_transcript()
+if transcript is not None:
+    try:
+        report = state.get_report()
+        if report is None or not report.rows:
+            st.info("This transcript has no requests to export.")
+            st.stop()
+        k = views.request_picker(len(report.rows), key="lab.export.request")
+        shape = st.radio("Request shape", export.SHAPES, horizontal=True, key="lab.export.shape")
+        body = export.transcript_file(report, k, shape, transcript.tools)
+        full = export.report_file(report)
+    except LabError as e:
+        st.error(str(e))
+        st.stop()
+    left, right = st.columns(2)
+    left.download_button(f"Request {k} ({shape})", body.data, file_name=body.name, mime=body.mime, key="lab.export.request_file", on_click="ignore")
+    right.download_button("Replay report (JSON)", full.data, file_name=full.name, mime=full.mime, key="lab.export.report", on_click="ignore")
+    st.caption(f"Request {k}: {report.rows[k].sent_messages} messages, {report.rows[k].sent_tokens:,} tokens as sent.")

@@ -1,0 +1,71 @@
+"""Timeline: what every request sent under the active config, and what each stage did."""
+
+import pandas as pd
+import streamlit as st
+
+from lab import figures
+from lab.core.presets import preset
+from lab.errors import LabError
+from lab.ui import state, widgets
+
+# Quick knobs beside the chart; the Pipeline page has every setting.
+TUNE = ("window", "watermark.ratio", "spill.threshold", "microcompact.keep_recent")
+
+st.title("Timeline")
+if state.require_transcript() is None:
+    st.stop()
+try:
+    report = state.get_report()
+except LabError as e:
+    st.error(str(e))
+    st.stop()
+if not report.rows:
+    st.info("This session has no model requests (no assistant message follows anything), so there is nothing to replay.")
+    st.stop()
+
+with st.expander("Tune (the same settings as the Pipeline page)"):
+    widgets.config_fields(
+        state.get_config(), TUNE, key_prefix=f"tl{state.widget_generation()}", changed=state.changed_fields(),
+        baseline=preset(state.get_preset_name()), on_change=widgets.update_config, columns=len(TUNE),
+    )
+    if state.config_error():
+        st.error(state.config_error())
+
+last = len(report.rows) - 1
+k = min(state.selected_request(), last)
+
+cols = st.columns(6)
+cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=f"raw history peak: {report.peak_raw:,} tokens")
+cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
+cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()), help=str(report.compactions_by_strategy or "none"))
+cols[3].metric("Overflows / failures", f"{report.overflows} / {report.failures}", help=f"invalid requests: {report.invalid_requests}")
+saved = report.total_cost_uncompacted - report.total_cost
+cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"${-saved:+.4f} vs none", delta_color="inverse")
+cols[5].metric("Cache hits", f"{report.cache_hit_ratio:.0%}", help=f"without compaction: {report.cache_hit_ratio_uncompacted:.0%}")
+
+chart = st.plotly_chart(
+    figures.timeline(report, selected=k), key="timeline.chart", on_select="rerun", selection_mode="points"
+)
+if state.select_from_click(chart.selection.points if chart and chart.selection else [], last, "timeline.last_click"):
+    st.rerun()
+
+
+def _pick() -> None:
+    state.select_request(st.session_state["timeline.request"])
+
+
+st.session_state["timeline.request"] = k
+pick, link = st.columns([1, 2])
+pick.number_input("Request", min_value=0, max_value=last, step=1, key="timeline.request", on_change=_pick)
+row = report.rows[k]
+with link:
+    st.text(f"request {k}: {row.sent_tokens:,} tokens sent of {row.raw_tokens:,} raw, {len(row.events)} event(s)")
+    if state.page_path("diff").is_file():
+        st.page_link(state.page_path("diff"), label=f"Open request {k} in Diff", query_params={"request": str(k)})
+if row.events:
+    cols_shown = ["stage", "trigger", "strategy", "success", "tokens_before", "tokens_after", "tokens_freed", "detail"]
+    st.dataframe(pd.DataFrame(row.events).reindex(columns=cols_shown), hide_index=True)
+
+left, right = st.columns(2)
+left.plotly_chart(figures.composition(report), key="timeline.composition")
+right.plotly_chart(figures.cost(report), key="timeline.cost")

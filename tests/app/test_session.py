@@ -1,0 +1,183 @@
+"""The Session page and the state behind it: loading (upload, sample, generator), the overview, temp folders."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab.core.providers import ProviderSettings
+from lab.core.presets import preset
+from lab.ui import files
+from lab.ui.state import STATS_COUNTERS, summarizer_fingerprint
+from tests.app.conftest import TIMEOUT, load_sample, metrics, new_app, no_exception, widget_keys
+from tests.conftest import CORPUS_FILES, SAMPLES
+
+CODEX = next((p for p in CORPUS_FILES if p.parent.name == "codex"), None)
+
+
+def _bad_jsonl() -> bytes:
+    lines = (SAMPLES / "claude-code-preview-xss.jsonl").read_text(encoding="utf-8").splitlines()
+    return (lines[0] + "\n" + lines[1] + "\n" + '{"type": "user", broken\n').encode()
+
+
+class TestEmptyState:
+    def test_no_session_offers_loaders_and_one_click_sample(self, bare_app: AppTest) -> None:
+        assert bare_app.file_uploader(key="session.upload") is not None
+        assert bare_app.button(key="lab.load_sample").label == "Load a sample session"
+        assert not bare_app.metric
+        assert "none loaded" in [t.value for t in bare_app.sidebar.text]
+
+    def test_one_click_sample_loads_the_small_session(self, bare_app: AppTest) -> None:
+        load_sample(bare_app)
+        m = metrics(bare_app)
+        assert m["Messages"] == "81"
+        assert int(m["Tool calls"]) > 0
+        assert any("generated-small.lab.json" in t.value for t in bare_app.sidebar.text)
+
+
+class TestOverview:
+    def test_tokens_per_counter_and_tool_output_share(self, app: AppTest) -> None:
+        m = metrics(app)
+        for counter in STATS_COUNTERS:
+            share = m[f"Tool output ({counter})"]
+            assert share.endswith("%") and 50 <= int(share[:-1]) <= 100
+        table = app.dataframe[0].value
+        assert list(table["counter"]) == list(STATS_COUNTERS)
+        assert (table["tokens"] > 0).all()
+
+    def test_detected_format_is_shown(self, app: AppTest) -> None:
+        assert any("detected format: lab" in t.value for t in app.text)
+
+    def test_tool_calls_per_tool_chart(self, app: AppTest) -> None:
+        assert app.get("arrow_vega_lite_chart") or app.get("vega_lite_chart")
+
+    def test_pick_another_sample_shows_its_import_notes(self, app: AppTest) -> None:
+        app.selectbox(key="session.sample").set_value("claude-code-preview-xss.jsonl").run()
+        app.button(key="session.load_sample").click().run()
+        no_exception(app)
+        assert any("detected format: claude_code" in t.value for t in app.text)
+        skipped = [df.value for df in app.dataframe if "skipped record kind" in df.value.columns]
+        assert skipped and "queue-operation" in " ".join(map(str, skipped[0]["skipped record kind"]))
+
+
+class TestUpload:
+    @pytest.mark.skipif(CODEX is None, reason="corpus not available")
+    def test_corpus_upload_is_imported_with_detection(self, bare_app: AppTest) -> None:
+        assert CODEX is not None
+        bare_app.file_uploader(key="session.upload").set_value((CODEX.name, CODEX.read_bytes(), "application/json")).run()
+        no_exception(bare_app)
+        assert any("detected format: openai_responses" in t.value for t in bare_app.text)
+        assert not bare_app.error
+
+    def test_bad_upload_shows_file_line_and_reason_and_app_keeps_running(self, bare_app: AppTest) -> None:
+        bare_app.file_uploader(key="session.upload").set_value(("my session.jsonl", _bad_jsonl(), "application/json")).run()
+        no_exception(bare_app)
+        errors = [e.value for e in bare_app.error]
+        assert len(errors) == 1
+        assert errors[0].startswith("my session.jsonl: line 3: not JSON")
+        # The app is still usable: the sample button works after the failure.
+        load_sample(bare_app)
+        assert metrics(bare_app)["Messages"] == "81"
+
+
+class TestGenerator:
+    def test_knobs_come_from_generator_config(self, bare_app: AppTest) -> None:
+        from lab.generate import GeneratorConfig
+
+        assert set(GeneratorConfig.model_fields) <= widget_keys(bare_app, "gen:")
+        assert bare_app.number_input(key="gen:requests").value == GeneratorConfig().requests
+        assert bare_app.slider(key="gen:error_rate").max == 1.0
+
+    def test_generate_a_session(self, bare_app: AppTest) -> None:
+        bare_app.number_input(key="gen:requests").set_value(6)
+        bare_app.number_input(key="gen:seed").set_value(7)
+        bare_app.button[[b.label for b in bare_app.button].index("Generate session")].click().run()
+        no_exception(bare_app)
+        assert any("generated (seed 7, 6 requests)" in t.value for t in bare_app.sidebar.text)
+
+    def test_invalid_knobs_show_config_error(self, bare_app: AppTest) -> None:
+        bare_app.number_input(key="gen:typical_output_chars").set_value(5000)
+        bare_app.number_input(key="gen:max_output_chars").set_value(1000)
+        bare_app.button[[b.label for b in bare_app.button].index("Generate session")].click().run()
+        no_exception(bare_app)
+        assert any("typical_output_chars must be <= max_output_chars" in e.value for e in bare_app.error)
+
+
+class TestFiles:
+    @pytest.mark.parametrize(
+        ("name", "safe"),
+        [("../../etc/passwd", "passwd"), ("a\\..\\b.json", "b.json"), ("..", "upload"), ("my file (1).jsonl", "my_file_1_.jsonl"), ("\x00evil\n.json", "evil_.json")],
+        ids=["dotdot", "backslash", "only-dots", "spaces", "control"],
+    )
+    def test_sanitize_name(self, name: str, safe: str) -> None:
+        assert files.sanitize_name(name) == safe
+
+    def test_upload_is_confined_to_its_folder(self, tmp_path: Path) -> None:
+        path = files.save_upload(tmp_path / "up", "../../escape.json", b"{}")
+        assert path.parent == tmp_path / "up" and path.read_bytes() == b"{}"
+
+    def test_import_error_names_the_file_as_uploaded(self, tmp_path: Path) -> None:
+        path = files.save_upload(tmp_path, "x.jsonl", _bad_jsonl())
+        with pytest.raises(Exception) as err:
+            files.import_file(path, shown_as="x (copy).jsonl")
+        assert str(err.value).startswith("x (copy).jsonl: line 3")
+        assert str(tmp_path) not in str(err.value)
+
+    def test_session_dir_removed_with_its_owner(self, tmp_path: Path) -> None:
+        holder = files.SessionDir(tmp_path)
+        path = holder.path
+        assert path.is_dir() and path.parent == tmp_path
+        del holder
+        import gc
+
+        gc.collect()
+        assert not path.exists()
+
+    def test_sweep_removes_only_old_session_dirs(self, tmp_path: Path) -> None:
+        old, new, other = tmp_path / "s-old", tmp_path / "s-new", tmp_path / "keep"
+        for d in (old, new, other):
+            d.mkdir()
+        two_days_ago = time.time() - 2 * 86400
+        os.utime(old, (two_days_ago, two_days_ago))
+        os.utime(other, (two_days_ago, two_days_ago))
+        assert files.sweep_old_dirs(tmp_path) == [old]
+        assert not old.exists() and new.exists() and other.exists()
+
+
+def _show_session_dir() -> None:
+    import streamlit as st
+
+    from lab.ui import state
+
+    st.text(str(state.session_dir()))
+    st.text(str(state.session_dir()))
+
+
+class TestIsolation:
+    def test_two_sessions_never_share_a_folder(self, _app_tmp: Path) -> None:
+        one = AppTest.from_function(_show_session_dir, default_timeout=TIMEOUT)
+        two = AppTest.from_function(_show_session_dir, default_timeout=TIMEOUT)
+        one.run()
+        two.run()
+        a, b = one.text[0].value, two.text[0].value
+        assert a == one.text[1].value  # stable within a session
+        assert a != b
+        assert Path(a).parent == Path(b).parent == _app_tmp
+
+    def test_api_key_never_in_the_cache_key(self) -> None:
+        cfg = preset("minicode").model_copy(update={"summary": preset("minicode").summary.model_copy(update={"summarizer": "anthropic"})})
+        settings = ProviderSettings(provider="anthropic", api_key="sk-secret-123")
+        fp = summarizer_fingerprint(cfg, settings)
+        assert "sk-secret-123" not in fp
+        other = summarizer_fingerprint(cfg, ProviderSettings(provider="anthropic", api_key="sk-other"))
+        assert fp != other  # a new key is a new summarizer, without the key in clear
+        assert summarizer_fingerprint(preset("minicode"), settings) == "rules"
+
+
+def test_new_app_runs_without_state() -> None:
+    at = new_app()
+    assert at.title[0].value == "Session"

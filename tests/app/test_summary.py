@@ -1,0 +1,190 @@
+"""The Summary page: each compaction's summary, the retention report, and the LLM summary beside the rules."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab.core import CompactionConfig, preset
+from lab.formats import load
+from lab.replay import replay
+from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
+from lab.ui.summary import compaction_summaries, pipeline_input, retention_table, summarise_request
+from tests.builders import call_and_result, system, user
+from tests.conftest import ROOT, SAMPLES
+
+TIMEOUT = 120
+PAGE = str(ROOT / "pages" / "summary.py")
+SMALL = "generated-small.lab.json"
+
+
+def _page(page: str, sample: str | None = None, config_json: str | None = None) -> None:
+    """Load a sample (and a config) into the session once, then run one page file as its own script."""
+    import runpy
+
+    import streamlit as st
+
+    from lab.core.config import CompactionConfig
+    from lab.ui import state
+
+    if sample is not None and state.get_transcript() is None:
+        state.load_sample(sample)
+    if config_json is not None and not st.session_state.get("test.config_set"):
+        st.session_state["test.config_set"] = True
+        state.set_config(CompactionConfig.model_validate_json(config_json))
+    runpy.run_path(page, run_name="__main__")
+
+
+def page_test(sample: str | None = None, config: CompactionConfig | None = None) -> AppTest:
+    kwargs = {"page": PAGE, "sample": sample, "config_json": config.model_dump_json() if config is not None else None}
+    return AppTest.from_function(_page, default_timeout=TIMEOUT, kwargs=kwargs)
+
+
+def _summarising_config() -> CompactionConfig:
+    """MiniCode with a window and tail small enough that the small sample gets summarised."""
+    cfg = preset("minicode")
+    cfg.window = 8000
+    cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000})
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def summarised() -> Any:
+    return replay(load(SAMPLES / SMALL), _summarising_config())
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with serve() as f:
+        yield f
+
+
+class TestData:
+    def test_summaries_come_from_the_events_with_the_attachment_apart(self, summarised: Any) -> None:
+        items = compaction_summaries(summarised)
+        events = [e for r in summarised.rows for e in r.events if e.get("summary_text")]
+        assert items and len(items) == len(events)
+        first = items[0]
+        assert first.success and first.messages_removed > 0 and first.text in events[0]["summary_text"]
+        assert first.title.startswith(f"request {first.request}: ")
+
+    def test_attachment_is_split_off(self) -> None:
+        cfg = _summarising_config()
+        cfg.summary = cfg.summary.model_copy(update={"attachment_for_rules": True, "session_memory": False})
+        items = compaction_summaries(replay(load(SAMPLES / SMALL), cfg))
+        assert items and items[0].attachment.startswith("## Recovery attachment")
+        assert "## Recovery attachment" not in items[0].text
+
+    def test_retention_rows_say_where_each_item_went(self, summarised: Any) -> None:
+        rows = retention_table(summarised)
+        assert {r["part"] for r in rows} <= set(summarised.retention.parts)
+        assert sum(1 for r in rows if r["kept"]) == sum(p.kept for p in summarised.retention.parts.values())
+        located = [r for r in rows if r["where"] in ("tail", "summary")]
+        assert located and all(r["found in"].startswith("message ") for r in located)
+        assert all(r["found in"] == "" for r in rows if r["where"] == "nowhere")
+
+    def test_pipeline_input_is_the_previous_context_plus_what_arrived(self, summarised: Any) -> None:
+        k = next(r.index for r in summarised.rows if r.boundary_placed)
+        before = pipeline_input(summarised, k)
+        prev = summarised.context_at(k - 1, include_boundaries=True)
+        assert before[: len(prev)] == prev
+        assert before[len(prev):] == summarised.raw_at(k)[summarised.rows[k - 1].message_index:]
+        assert pipeline_input(summarised, 0) == summarised.raw_at(0)
+        with pytest.raises(Exception, match="out of range"):
+            pipeline_input(summarised, len(summarised.rows))
+
+    def test_rules_and_llm_get_the_same_request(self) -> None:
+        seen = []
+
+        class Echo:
+            name = "echo"
+
+            def summarize(self, request: Any) -> Any:
+                seen.append(request)
+                from lab.core import SummaryResult
+
+                return SummaryResult(text="echo", strategy="llm")
+
+        msgs = [system(), user("Please refactor the parser")]
+        for i in range(8):
+            msgs += call_and_result("Read", f"line {i}\n" * 300, file_path=f"f{i}.py")
+        cfg = preset("mewcode")
+        cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 500, "tail_min_messages": 2})
+        out = summarise_request(msgs, cfg, Echo())
+        assert out.llm is not None and out.llm.text == "echo"
+        assert list(seen[0].messages) == list(out.removed) and out.removed[0] is msgs[1]
+        assert out.kept == len(msgs) - len(out.removed) and "Please refactor the parser" in out.rules.text
+
+    def test_nothing_to_summarise_is_a_summary_error(self) -> None:
+        from lab.errors import SummaryError
+
+        with pytest.raises(SummaryError, match="nothing to summarise"):
+            summarise_request([system(), user("hi")], preset("minicode"))
+
+
+class TestPage:
+    def test_without_a_session(self) -> None:
+        at = page_test().run()
+        assert not at.exception
+        assert at.title[0].value == "Summary"
+        assert at.button(key="lab.load_sample")
+        assert at.radio(key="lab.llm.provider").value == "rules", "the LLM panel is there even before a session"
+
+    def test_with_a_sample_and_no_compaction(self) -> None:
+        at = page_test(SMALL).run()
+        assert not at.exception and not at.error
+        assert any("No compaction wrote a summary" in i.value for i in at.info)
+        assert [m.label for m in at.metric][0] == "score"
+        assert at.dataframe, "the retention table is drawn"
+
+    def test_summaries_are_shown_as_text(self, summarised: Any) -> None:
+        items = compaction_summaries(summarised)
+        at = page_test(SMALL, _summarising_config()).run()
+        assert not at.exception and not at.error
+        assert [e.label for e in at.expander][: len(items)] == [i.title for i in items]
+        codes = [c.value for c in at.code]
+        assert items[0].text in codes
+
+    def test_llm_panel_without_a_key_does_not_fail(self) -> None:
+        at = page_test(SMALL).run()
+        at.radio(key="lab.llm.provider").set_value("anthropic").run()
+        assert not at.exception and not at.error
+        assert any("No API key for anthropic" in i.value for i in at.info)
+        assert at.button(key="lab.llm.run").disabled
+
+    @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+    def test_llm_summary_from_the_fake_provider_is_shown_beside_the_rules(self, fake: FakeProvider, provider: str) -> None:
+        at = page_test(SMALL, preset("mewcode")).run()
+        at.radio(key="lab.llm.provider").set_value(provider).run()
+        at.text_input(key="lab.llm.base_url").input(fake.base_url(provider)).run()  # type: ignore[arg-type]
+        picker = at.number_input(key="lab.summary.request")
+        picker.set_value(picker.max).run()  # the last request: MewCode's tail leaves plenty to summarise
+        at.button(key="lab.llm.run").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        codes = [c.value for c in at.code]
+        assert any(CANNED_SUMMARY in v for v in codes), "the LLM's summary is shown"
+        assert any(v.startswith("[Context compacted at") for v in codes), "the rule-based one beside it"
+        assert len(fake.generation_requests) == 1 and fake.generation_requests[0].api == provider
+
+    def test_provider_error_is_shown_and_the_app_keeps_running(self, fake: FakeProvider) -> None:
+        fake.script("auth")
+        at = page_test(SMALL, preset("mewcode")).run()
+        at.radio(key="lab.llm.provider").set_value("openai").run()
+        at.text_input(key="lab.llm.base_url").input(fake.base_url_openai).run()
+        picker = at.number_input(key="lab.summary.request")
+        picker.set_value(picker.max).run()
+        at.button(key="lab.llm.run").click().run()
+        assert not at.exception
+        assert at.error and "authentication failed" in at.error[0].value
+        assert at.title[0].value == "Summary" and at.metric, "the rest of the page is still drawn"
+
+    def test_nothing_to_summarise_is_an_error_not_a_crash(self, fake: FakeProvider) -> None:
+        at = page_test(SMALL).run()
+        at.radio(key="lab.llm.provider").set_value("openai").run()
+        at.text_input(key="lab.llm.base_url").input(fake.base_url_openai).run()
+        at.button(key="lab.llm.run").click().run()  # request 0: one user message, nothing before the tail
+        assert not at.exception
+        assert at.error and "nothing to summarise" in at.error[0].value
+        assert fake.generation_requests == []
