@@ -14,7 +14,9 @@ with upload_tab:
     uploaded = st.file_uploader("A transcript in any format the importers read (detected from the content)", key="session.upload")
     if uploaded is not None:
         with st.spinner(f"Importing {uploaded.name}..."):
-            state.accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
+            loaded = state.accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
+        if loaded is not None:
+            st.rerun()  # so the sidebar, drawn before this page, shows the new session
     if state.upload_error():
         st.error(state.upload_error())
 
@@ -23,6 +25,7 @@ with sample_tab:
     if st.button("Load sample", key="session.load_sample"):
         try:
             state.load_sample(name)
+            st.rerun()
         except LabError as e:
             st.error(str(e))
 
@@ -34,6 +37,7 @@ with generate_tab:
         try:
             with st.spinner("Generating..."):
                 state.generate_session(parse_generator_config(values))
+            st.rerun()
         except LabError as e:
             st.error(str(e))
 

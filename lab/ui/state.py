@@ -28,12 +28,13 @@ import streamlit as st
 from ..core.config import STAGE_FIELDS, CompactionConfig
 from ..core.messages import Transcript
 from ..core.presets import preset, preset_names
-from ..core.providers import ProviderSettings
 from ..errors import ConfigError, LabError, TranscriptError
 from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
 from .files import sample_files as _sample_files
 
 if TYPE_CHECKING:  # pragma: no cover
+    # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
+    from ..core.providers import ProviderSettings
     from ..core.stats import TranscriptStats
     from ..generate import GeneratorConfig
     from ..replay import CompareTable, Report
@@ -220,12 +221,12 @@ def changed_fields() -> set[str]:
 # --- LLM settings: memory only ----------------------------------------------------------------
 
 
-def llm_settings() -> ProviderSettings | None:
+def llm_settings() -> "ProviderSettings | None":
     """The summarizer's provider settings for this browser session, or None (rule-based)."""
     return st.session_state.get(_LLM)
 
 
-def set_llm_settings(settings: ProviderSettings | None) -> None:
+def set_llm_settings(settings: "ProviderSettings | None") -> None:
     if settings is None:
         st.session_state.pop(_LLM, None)
     else:

@@ -46,3 +46,26 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError):
         core.NotAThing  # noqa: B018
+
+
+def test_core_works_when_ui_libraries_are_not_installed() -> None:
+    # A finder that makes streamlit and plotly unimportable, as on a machine without them.
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('streamlit', 'plotly'):\n"
+        "            raise ImportError(f'{name} is not installed')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import lab, lab.core\n"
+        "from lab.core import Compactor, preset\n"
+        "from tests.builders import session\n"
+        "out = Compactor(preset('minicode').model_copy(update={'window': 4000})).process_request(session())\n"
+        "assert out.tokens_after < out.tokens_before, out\n"
+        "import lab.formats, lab.generate\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

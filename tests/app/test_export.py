@@ -1,0 +1,188 @@
+"""The Export page: config downloads that round-trip, request bodies, the report, restore, and no keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+from lab.core import Compactor, CompactionConfig, dump_config, load_config, preset
+from lab.errors import ConfigError
+from lab.formats import load
+from lab.replay import Report, replay
+from lab.ui import export
+from tests.builders import session
+from tests.conftest import ROOT, SAMPLES
+
+TIMEOUT = 120
+APP = str(ROOT / "lab" / "app.py")
+PAGE = str(ROOT / "pages" / "export.py")
+SMALL = "generated-small.lab.json"
+KEY = "sk-ant-test-EXPORT-5b2e8c41-must-never-leak"
+
+
+def _page(page: str, sample: str | None = None) -> None:
+    import runpy
+
+    from lab.ui import state
+
+    if sample is not None and state.get_transcript() is None:
+        state.load_sample(sample)
+    runpy.run_path(page, run_name="__main__")
+
+
+def page_test(sample: str | None = None) -> AppTest:
+    return AppTest.from_function(_page, default_timeout=TIMEOUT, kwargs={"page": PAGE, "sample": sample})
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[str | None, bytes]]:
+    """Every payload handed to a download button, by media file id: (file name, bytes)."""
+    seen: dict[str, tuple[str | None, bytes]] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self: Any, path_or_data: Any, mimetype: str, kind: Any, filename: str | None = None) -> str:
+        file_id = original(self, path_or_data, mimetype, kind, filename)
+        if isinstance(path_or_data, bytes):
+            seen[file_id] = (filename, path_or_data)
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return seen
+
+
+def payloads(at: AppTest, seen: dict[str, tuple[str | None, bytes]]) -> dict[str, bytes]:
+    """The bytes behind each download button of the last run, by button key."""
+    out: dict[str, bytes] = {}
+    for button in at.get("download_button"):
+        file_id = Path(button.proto.url).stem
+        out[button.key or button.label] = seen[file_id][1]
+    return out
+
+
+class TestFiles:
+    @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
+    def test_config_round_trips_to_the_same_replay(self, fmt: str) -> None:
+        cfg = preset("minicode")
+        cfg.window = 9000
+        cfg.watermark = cfg.watermark.model_copy(update={"ratio": 0.7})
+        f = export.config_file(cfg, fmt)  # type: ignore[arg-type]
+        assert f.name == f"compaction.{fmt}" and f.mime == export.CONFIG_FORMATS[fmt]
+        back = load_config(f.data, fmt)  # type: ignore[arg-type]
+        assert back == cfg
+        transcript = load(SAMPLES / SMALL)
+        assert replay(transcript, back).totals() == replay(transcript, cfg).totals()
+
+    def test_unknown_format(self) -> None:
+        with pytest.raises(ConfigError, match="unknown config format"):
+            export.config_file(CompactionConfig(), "ini")  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("shape", ["anthropic", "openai"])
+    def test_request_body_is_the_context_sent_at_k(self, shape: str) -> None:
+        transcript = load(SAMPLES / SMALL)
+        report = replay(transcript, "minicode")
+        k = len(report.rows) - 1
+        body = json.loads(export.transcript_file(report, k, shape, transcript.tools).data)  # type: ignore[arg-type]
+        assert "messages" in body and body["messages"]
+        if shape == "anthropic":
+            assert "system" in body or body["messages"][0]["role"] == "user"
+            assert {m["role"] for m in body["messages"]} <= {"user", "assistant"}
+        else:
+            assert any(m["role"] == "tool" for m in body["messages"])
+
+    def test_report_file_reads_back(self) -> None:
+        report = replay(load(SAMPLES / SMALL), "mewcode")
+        back = Report.from_dict(json.loads(export.report_file(report).data))
+        assert back.totals() == report.totals()
+
+    def test_snippet_uses_the_real_api(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (tmp_path / "compaction.json").write_text(dump_config(preset("mewcode")))
+        monkeypatch.chdir(tmp_path)
+        scope: dict[str, Any] = {"messages": session(n_reads=3, size=60_000)}
+        exec(export.python_snippet("compaction.json"), scope)  # noqa: S102 - our own snippet
+        assert isinstance(scope["compactor"], Compactor)
+        assert scope["outcome"].tokens_after < scope["outcome"].tokens_before, "MewCode spills the 60 KB reads"
+
+    @pytest.mark.parametrize("name", ["c.yml", "c.yaml", "c.toml", "c.json", "c"])
+    def test_restore_by_extension(self, name: str) -> None:
+        cfg = preset("codex")
+        fmt = {"yml": "yaml"}.get(name.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]) if "." in name else "json"
+        assert export.restore_config(name, dump_config(cfg, fmt).encode()) == cfg  # type: ignore[arg-type]
+
+    def test_restore_errors_name_the_file_and_field(self) -> None:
+        with pytest.raises(ConfigError, match=r"c\.json: config field window"):
+            export.restore_config("c.json", b'{"window": 5}')
+        with pytest.raises(ConfigError, match="unknown config file type .ini"):
+            export.restore_config("c.ini", b"")
+        with pytest.raises(ConfigError, match="not UTF-8"):
+            export.restore_config("c.json", b"\xff\xfe\x00")
+
+
+class TestPage:
+    def test_without_a_session_the_config_still_exports(self, downloads: dict[str, tuple[str | None, bytes]]) -> None:
+        at = page_test().run()
+        assert not at.exception
+        files = payloads(at, downloads)
+        assert set(files) == {"lab.export.config.json", "lab.export.config.yaml", "lab.export.config.toml"}
+        assert load_config(files["lab.export.config.json"], "json") == preset("minicode")
+        assert "Compactor(load_config('compaction.json'))" in at.code[0].value
+        assert at.button(key="lab.load_sample"), "a one-click sample for the rest"
+
+    def test_with_a_sample_every_file_is_offered(self, downloads: dict[str, tuple[str | None, bytes]]) -> None:
+        at = page_test(SMALL).run()
+        assert not at.exception and not at.error
+        files = payloads(at, downloads)
+        assert {"lab.export.request_file", "lab.export.report"} <= set(files)
+        picker = at.number_input(key="lab.export.request")
+        picker.set_value(picker.max).run()
+        k = int(picker.max)
+        button = next(b for b in at.get("download_button") if b.key == "lab.export.request_file")
+        assert button.label == f"Request {k} (anthropic)"
+        body = json.loads(payloads(at, downloads)["lab.export.request_file"])
+        assert body["messages"][-1]["role"] in ("user", "assistant")
+        assert all(m["role"] in ("user", "assistant") for m in body["messages"])
+        at.radio(key="lab.export.shape").set_value("openai").run()
+        body = json.loads(payloads(at, downloads)["lab.export.request_file"])
+        assert any(m["role"] == "tool" for m in body["messages"]), "OpenAI shape: results become tool messages"
+        report = json.loads(files["lab.export.report"])
+        assert report["lab_replay_report"] == 1 and report["config"]["label"] == "minicode"
+
+    def test_restore_a_config_upload(self) -> None:
+        cfg = preset("mewcode")
+        cfg.window = 123_000
+        at = page_test(SMALL).run()
+        at.file_uploader(key="lab.export.upload").upload("mine.yaml", dump_config(cfg, "yaml").encode(), "application/x-yaml").run()
+        assert not at.exception and not at.error
+        assert any("Settings restored" in s.value for s in at.success)
+        assert yaml.safe_load(at.session_state["lab.config"].model_dump_json()) == yaml.safe_load(cfg.model_dump_json())
+
+    def test_bad_config_upload_names_the_field(self) -> None:
+        at = page_test(SMALL).run()
+        at.file_uploader(key="lab.export.upload").upload("bad.json", b'{"window": 5}', "application/json").run()
+        assert not at.exception
+        assert at.error and "window" in at.error[0].value and "bad.json" in at.error[0].value
+        assert at.title[0].value == "Export" and at.get("download_button"), "the page keeps working"
+
+
+def test_an_api_key_is_never_exported(downloads: dict[str, tuple[str | None, bytes]]) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("../pages/summary.py").run()
+    at.button(key="lab.load_sample").click().run()
+    at.radio(key="lab.llm.provider").set_value("anthropic").run()
+    at.text_input(key="lab.llm.key").input(KEY).run()
+    assert at.session_state["lab.llm"].secret() == KEY, "the key is set in the panel"
+    at.switch_page("../pages/export.py").run()
+    assert not at.exception
+    for shape in ("anthropic", "openai"):
+        at.radio(key="lab.export.shape").set_value(shape).run()
+        files = payloads(at, downloads)
+        assert len(files) == 5
+        for name, data in files.items():
+            assert KEY.encode() not in data, name
+    assert all(KEY.encode() not in data for _, data in downloads.values())
+    assert downloads, "the payloads were really captured"
