@@ -114,7 +114,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     configs: list[Any] = [p for p in args.preset or []]
     for path in args.config or []:
-        configs.append((Path(path).stem, load_config(path)))
+        cfg = load_config(path)
+        # A config file that never named itself is labelled by its file name.
+        configs.append((cfg.label if cfg.label != "custom" else Path(path).stem, cfg))
     if not configs:
         raise ConfigError("give at least one --preset or --config")
     out = Path(args.out)
@@ -128,7 +130,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(f"  {r['transcript']} | {r['config']}: peak {r['peak_sent']:,}, cost {_money(r['cost'])} (vs {_money(r['cost_uncompacted'])}), "
               f"hit {r['cache_hit_ratio']:.0%}, retention {score}, invalid {r['invalid_requests']}")
     for e in table.errors:
-        print(f"error: {e['transcript']} [{e['config']}]: {e['error']}")
+        print(f"skipped: {e['transcript']} [{e['config']}]: {e['error']}")
     return 0
 
 

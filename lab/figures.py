@@ -57,6 +57,9 @@ PART_COLORS: dict[str, str] = {
 }
 _PARTS = tuple(PART_COLORS)
 _OTHER_COLOR = "#e377c2"
+# Legend under the x-axis title, so it never covers the chart's title however many rows it takes.
+_LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0}
+_MARGIN = {"t": 50, "b": 110}
 # Compare-table columns where the smaller (or larger) value is the better one.
 LOWER_IS_BETTER = ("peak_sent", "requests_over_watermark", "invalid_requests", "overflows", "failures", "cost", "summary_calls")
 HIGHER_IS_BETTER = ("retention_score", "cache_hit_ratio")
@@ -122,9 +125,9 @@ def timeline(report: "Report", *, selected: int | None = None, title: str | None
     if selected is not None and report.rows:
         fig.add_vline(x=selected, line_width=1, line_dash="dot", line_color="#444")
     fig.update_layout(
-        title=title or f"Tokens sent per request ({report.label}, {report.counter})",
-        xaxis_title="request", yaxis_title="tokens", hovermode="closest", legend={"orientation": "h"},
-        margin={"t": 50, "b": 40},
+        title=title or f"Tokens sent per request (config {report.label}, counter {report.counter})",
+        xaxis_title="request", yaxis_title="tokens", hovermode="closest", legend=_LEGEND,
+        margin=_MARGIN,
     )
     return fig
 
@@ -141,7 +144,7 @@ def composition(report: "Report") -> go.Figure:
             hovertemplate=f"{part}: %{{y:,}} tokens<extra></extra>",
         ))
     fig.update_layout(title="What the context is made of", xaxis_title="request", yaxis_title="tokens",
-                      legend={"orientation": "h"}, margin={"t": 50, "b": 40})
+                      legend=_LEGEND, margin=_MARGIN)
     return fig
 
 
@@ -161,10 +164,11 @@ def cost(report: "Report") -> go.Figure:
         x=xs, y=[r.cache_hit_ratio for r in report.rows], name="cache-hit ratio", opacity=0.35,
         marker={"color": "#2ca02c"}, hovertemplate="request %{x}<br>cache hits: %{y:.0%}<extra></extra>",
     ), secondary_y=True)
-    fig.update_yaxes(title_text="cumulative cost ($)", secondary_y=False)
-    fig.update_yaxes(title_text="cache-hit ratio", range=[0, 1], tickformat=".0%", secondary_y=True)
-    fig.update_layout(title="Cost and prompt-cache hits", xaxis_title="request", legend={"orientation": "h"},
-                      margin={"t": 50, "b": 40})
+    fig.update_yaxes(title_text="cumulative cost", tickprefix="$", secondary_y=False)
+    fig.update_yaxes(title_text="cache-hit ratio", range=[0, 1], tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1],
+                     showgrid=False, secondary_y=True)
+    fig.update_layout(title="Cost and prompt-cache hits", xaxis_title="request", legend=_LEGEND,
+                      margin=_MARGIN)
     return fig
 
 
@@ -190,17 +194,18 @@ def compare_timelines(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Rep
         if report.watermark_tokens is not None:
             fig.add_trace(_hline(f"{label} watermark", report.watermark_tokens, _xs(report), color, "dash", group=label))
     fig.update_layout(title="Tokens sent per request, by config", xaxis_title="request", yaxis_title="tokens",
-                      legend={"orientation": "h"}, margin={"t": 50, "b": 40})
+                      legend=_LEGEND, margin=_MARGIN)
     return fig
 
 
 def best_per_column(df: "pd.DataFrame") -> dict[str, Any]:
-    """The best value of each column where better has a direction (see LOWER_/HIGHER_IS_BETTER)."""
+    """The best value of each column where better has a direction (see LOWER_/HIGHER_IS_BETTER) and values differ."""
     best: dict[str, Any] = {}
     for col in (*LOWER_IS_BETTER, *HIGHER_IS_BETTER):
         if col in df.columns:
             values = df[col].dropna()
-            if len(values):
+            # A column where every config scores the same has no best one.
+            if values.nunique() > 1 or len(values) == 1:
                 best[col] = values.min() if col in LOWER_IS_BETTER else values.max()
     return best
 

@@ -40,7 +40,8 @@ cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {repo
 cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()), help=str(report.compactions_by_strategy or "none"))
 cols[3].metric("Overflows / failures", f"{report.overflows} / {report.failures}", help=f"invalid requests: {report.invalid_requests}")
 saved = report.total_cost_uncompacted - report.total_cost
-cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"${-saved:+.4f} vs none", delta_color="inverse")
+# Streamlit reads the direction from a leading "-"; inverse colours make a saving green.
+cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved >= 0 else '+'}${abs(saved):.4f} vs none", delta_color="inverse")
 cols[5].metric("Cache hits", f"{report.cache_hit_ratio:.0%}", help=f"without compaction: {report.cache_hit_ratio_uncompacted:.0%}")
 
 chart = st.plotly_chart(

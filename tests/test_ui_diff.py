@@ -249,3 +249,14 @@ class TestText:
 def test_context_diff_is_a_plain_value() -> None:
     d = diff_context([user("a")], [user("b")])
     assert isinstance(d, ContextDiff) and len(d.rows) == 2
+
+
+def test_pure_helpers_do_not_import_streamlit() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = "import sys, lab.ui.diff, lab.ui.summary, lab.ui.export; print('streamlit' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", "diff, summary and export data must stay usable without Streamlit"

@@ -13,6 +13,14 @@
 Decisions that must persist between requests live in ``self.state``. Message
 counts are cached by object identity: messages are frozen, so one that comes
 back unchanged on the next request is never counted again.
+
+The auto and dispatch paths are incremental (see ``lab.core.incremental``):
+an agent loop sends the last output plus its new messages, so the Compactor
+finds the longest prefix made of the very objects it returned last time that
+no stage changed, keeps token totals as running prefix sums over it, and lets
+the stages skip it. A session of N requests costs time linear in N, and gives
+exactly the messages and events a run from scratch would (``incremental=False``
+is that reference).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Iterable, Sequence
 from ..errors import ProviderError, StageError, TranscriptError
 from .config import CompactionConfig
 from .events import CompactorState, Event, StageContext, Trigger
+from .incremental import StageCache, drop_from
 from .messages import Boundary, Message, ToolSpec, Usage
 from .pipeline import CHEAP_STAGES, GATED_STAGES, build_stages, fold
 from .ptl import error_text, is_prompt_too_long
@@ -88,6 +97,94 @@ class _MessageCountCache:
         return sum(self.count_message(m) for m in messages)
 
 
+def _sendable(message: Message) -> bool:
+    # Boundary markers are never sent to a provider.
+    return message.tag != "boundary" and message.boundary is None
+
+
+class _Track:
+    """One trigger path's memory of its last output, for incremental runs.
+
+    ``out`` is a private copy of the last output (the caller gets another);
+    ``out[:valid]`` are the messages no stage changed on that call, which the
+    stage caches describe. ``totals[i]`` and ``sendable[i]`` are the token
+    counts of ``out[:i]`` (all messages, as stages count them; and without
+    boundary markers, as the outcome reports them). ``stamps`` holds the
+    positions of messages with a timestamp, for the clock.
+    """
+
+    def __init__(self, counter: _MessageCountCache) -> None:
+        self.counter = counter
+        self.out: list[Message] = []
+        self.valid = 0
+        self.totals: list[int] = [0]
+        self.sendable: list[int] = [0]
+        self.stamps: list[int] = []
+        self.caches: dict[str, StageCache] = {}
+
+    def take(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
+        """The request as the list the stages will see, and the length of its settled prefix."""
+        seq = messages if type(messages) is list else list(messages)
+        prev, k = self.out, min(self.valid, len(self.out))
+        if k:
+            if len(seq) < k or seq[k - 1] is not prev[k - 1] or seq[:k] != (prev if k == len(prev) else prev[:k]):
+                k = _identical_prefix(seq, prev, k)
+        for i in range(k, len(seq)):
+            if not isinstance(seq[i], Message):
+                raise TranscriptError(f"not a Message: {type(seq[i]).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
+        # Reuse the private list: its first k items are the request's own (or equal) objects.
+        del prev[k:]
+        prev.extend(seq[k:])
+        for cache in self.caches.values():
+            cache.rollback(k)
+        self._recount(prev, k)
+        return prev, k
+
+    def _recount(self, messages: list[Message], k: int) -> None:
+        totals, sendable, count = self.totals, self.sendable, self.counter.count_message
+        del totals[k + 1 :], sendable[k + 1 :]
+        drop_from(self.stamps, k)
+        t, s = totals[-1], sendable[-1]
+        for i in range(k, len(messages)):
+            m = messages[i]
+            n = count(m)
+            t += n
+            if _sendable(m):
+                s += n
+            totals.append(t)
+            sendable.append(s)
+            if m.timestamp is not None:
+                self.stamps.append(i)
+
+    def commit(self, messages: list[Message], unchanged: int) -> list[Message]:
+        """Record the output (whose first ``unchanged`` messages are the request's); return the caller's copy."""
+        if messages is not self.out:
+            self.out = messages
+        self._recount(messages, unchanged)
+        self.valid = unchanged
+        return list(messages)
+
+    def tokens(self, messages: Sequence[Message], unchanged: int) -> int:
+        """Sendable tokens of ``messages``, whose first ``unchanged`` are the request's."""
+        rest = messages[unchanged:]
+        return self.sendable[unchanged] + self.counter.count_messages(m for m in rest if _sendable(m))
+
+    def clock(self, messages: Sequence[Message]) -> float | None:
+        if self.stamps:
+            stamp = messages[self.stamps[-1]].timestamp
+            assert stamp is not None
+            return stamp.timestamp()
+        return None
+
+
+def _identical_prefix(a: Sequence[Message], b: Sequence[Message], limit: int) -> int:
+    limit = min(limit, len(a), len(b))
+    for i in range(limit):
+        if a[i] is not b[i]:
+            return i
+    return limit
+
+
 def _default_summarizer(config: CompactionConfig) -> Summarizer:
     from .summarizers.factory import build_summarizer
 
@@ -107,6 +204,7 @@ class Compactor:
         session_id: str = "session",
         state: CompactorState | None = None,
         tools: Sequence[ToolSpec] = (),
+        incremental: bool = True,
     ) -> None:
         self.config = config if config is not None else CompactionConfig()
         self.counter = counter if counter is not None else get_counter(self.config.counter)
@@ -115,6 +213,8 @@ class Compactor:
         self.state = state if state is not None else CompactorState(session_id=session_id)
         # The session's tool list, for the summary's recovery attachment.
         self.tools = tuple(tools)
+        # False: every request is processed from scratch (the reference the incremental path must match).
+        self.incremental = incremental
         self._counts = _MessageCountCache(self.counter)
         self._cheap = build_stages(self.config, CHEAP_STAGES)
         self._gated = build_stages(self.config, GATED_STAGES)
@@ -127,24 +227,27 @@ class Compactor:
 
     def process_request(self, messages: Sequence[Message], *, now: float | None = None, usage: Usage | None = None) -> CompactionOutcome:
         """The auto path, run before every request. ``usage`` is the provider's usage of the last response."""
-        msgs = self._checked(messages)
-        ctx = self._context(msgs, now, "auto")
+        track = self._track("auto")
+        msgs, settled = track.take(self._sequence(messages))
+        tokens_before = track.sendable[-1]
+        ctx = self._context(msgs, now, "auto", track=track, settled=settled)
         self.state.recovery_attempts = 0
         if usage is not None:
             self._set_anchor(msgs, usage)
         cheap = fold(self._cheap, msgs, ctx)
-        self._keep_anchor_if_unchanged(msgs, cheap.messages)
+        self._keep_anchor_if_unchanged(msgs, cheap.messages, cheap.unchanged)
         events = list(cheap.events)
         try:
             gated = fold(self._gated, cheap.messages, ctx)
         except (StageError, ProviderError) as e:
             # An auto compaction that fails must never kill the agent: report it, count it, go on.
-            tokens = self.count_tokens(cheap.messages)
+            tokens = track.tokens(cheap.messages, cheap.unchanged)
             failure = Event(stage="summary", trigger="auto", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail=f"auto summary failed: {e}")
-            gated_messages, gated_events, boundary = cheap.messages, (failure,), cheap.boundary
+            gated_messages, gated_events, boundary, unchanged = cheap.messages, (failure,), cheap.boundary, cheap.unchanged
             ran_summary = True
         else:
             gated_messages, gated_events, boundary = gated.messages, gated.events, gated.boundary or cheap.boundary
+            unchanged = min(cheap.unchanged, gated.unchanged)
             ran_summary = any(e.stage == "watermark" and e.success for e in gated.events)
         events.extend(gated_events)
         summary_ok = any(e.stage == "summary" and e.effective for e in gated_events)
@@ -153,7 +256,8 @@ class Compactor:
         if summary_ok:
             self._reset_anchor()
         self.state.last_request_time = ctx.now
-        return self._outcome(msgs, gated_messages, events, boundary, "auto", success=not ran_summary or summary_ok)
+        out = track.commit(gated_messages, unchanged)
+        return self._outcome(out, events, boundary, "auto", tokens_before, track.sendable[-1], success=not ran_summary or summary_ok)
 
     def compact(self, messages: Sequence[Message], instructions: str | None = None, *, now: float | None = None) -> CompactionOutcome:
         """Manual compaction: an unconditional summary, optionally steered by ``instructions``."""
@@ -162,12 +266,12 @@ class Compactor:
         if not self.config.summary.enabled:
             tokens = self.count_tokens(msgs)
             event = Event(stage="summary", trigger="manual", tokens_before=tokens, tokens_after=tokens, strategy="full", success=False, detail="the summary stage is disabled in this config")
-            return self._outcome(msgs, list(msgs), [event], None, "manual", success=False)
+            return self._outcome(list(msgs), [event], None, "manual", tokens, tokens, success=False)
         result = fold(self._manual, msgs, ctx)
         ok = any(e.stage == "summary" and e.effective for e in result.events)
         if ok:
             self._reset_anchor()
-        return self._outcome(msgs, result.messages, list(result.events), result.boundary, "manual", success=ok)
+        return self._outcome(result.messages, list(result.events), result.boundary, "manual", self.count_tokens(msgs), self.count_tokens(result.messages), success=ok)
 
     def recover(self, messages: Sequence[Message], error: BaseException | str | dict, *, now: float | None = None) -> CompactionOutcome:
         """Recovery after the provider rejected ``messages`` as too long; raises ``StageError`` when it gives up."""
@@ -180,15 +284,19 @@ class Compactor:
         result = self._recovery(active.messages, ctx)
         self._reset_anchor()
         events = list(active.events) + list(result.events)
-        return self._outcome(msgs, list(result.messages), events, result.boundary or active.boundary, trigger, success=True)
+        after = list(result.messages)
+        return self._outcome(after, events, result.boundary or active.boundary, trigger, self.count_tokens(msgs), self.count_tokens(after), success=True)
 
     def dispatch(self, messages: Sequence[Message], *, now: float | None = None) -> CompactionOutcome:
         """Dedup, then spill, newly arrived tool results (MiniCode calls dedup from the tool dispatcher)."""
-        msgs = self._checked(messages)
-        ctx = self._context(msgs, now, "dispatch")
+        track = self._track("dispatch")
+        msgs, settled = track.take(self._sequence(messages))
+        tokens_before = track.sendable[-1]
+        ctx = self._context(msgs, now, "dispatch", track=track, settled=settled)
         result = fold(self._dispatch, msgs, ctx)
-        self._keep_anchor_if_unchanged(msgs, result.messages)
-        return self._outcome(msgs, result.messages, list(result.events), result.boundary, "dispatch", success=True)
+        self._keep_anchor_if_unchanged(msgs, result.messages, result.unchanged)
+        out = track.commit(result.messages, result.unchanged)
+        return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True)
 
     def count_tokens(self, messages: Iterable[Message]) -> int:
         """Tokens of ``messages`` by this session's counter, boundary markers excluded (they are never sent).
@@ -196,30 +304,57 @@ class Compactor:
         Shares the per-message cache of the stages, so counting a history the
         Compactor has just produced costs one dict hit per message.
         """
-        return self._counts.count_messages(m for m in messages if m.tag != "boundary" and m.boundary is None)
+        return self._counts.count_messages(m for m in messages if _sendable(m))
 
     # -- helpers ------------------------------------------------------------
 
     @staticmethod
-    def _checked(messages: Sequence[Message]) -> list[Message]:
+    def _sequence(messages: Sequence[Message]) -> Sequence[Message]:
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
             raise TranscriptError(f"expected a list of messages, got {type(messages).__name__}", expected="a list of lab.core.messages.Message")
-        msgs = list(messages)
+        return messages
+
+    @classmethod
+    def _checked(cls, messages: Sequence[Message]) -> list[Message]:
+        msgs = list(cls._sequence(messages))
         for i, m in enumerate(msgs):
             if not isinstance(m, Message):
                 raise TranscriptError(f"not a Message: {type(m).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
         return msgs
 
-    def _now(self, messages: Sequence[Message], now: float | None) -> float:
+    def _track(self, path: str) -> _Track:
+        """The incremental memory of one trigger path; a fresh one each call when not incremental."""
+        track = self.state.caches.get(path)
+        if not self.incremental or not isinstance(track, _Track) or track.counter is not self._counts:
+            track = _Track(self._counts)
+            self.state.caches[path] = track
+        return track
+
+    def _now(self, messages: Sequence[Message], now: float | None, track: _Track | None = None) -> float:
         if now is not None:
             return float(now)
-        for m in reversed(messages):
-            if m.timestamp is not None:
-                return m.timestamp.timestamp()
+        if track is not None:
+            stamp = track.clock(messages)
+            if stamp is not None:
+                return stamp
+        else:
+            for m in reversed(messages):
+                if m.timestamp is not None:
+                    return m.timestamp.timestamp()
         # No clock at all: time stands still, so time-based stages never fire by accident.
         return self.state.last_request_time or 0.0
 
-    def _context(self, messages: Sequence[Message], now: float | None, trigger: Trigger, *, instructions: str | None = None, force: bool = False) -> StageContext:
+    def _context(
+        self,
+        messages: Sequence[Message],
+        now: float | None,
+        trigger: Trigger,
+        *,
+        instructions: str | None = None,
+        force: bool = False,
+        track: _Track | None = None,
+        settled: int = 0,
+    ) -> StageContext:
         if self.state.first_request is None:
             self.state.first_request = first_user_request(messages)
         return StageContext(
@@ -228,11 +363,14 @@ class Compactor:
             store=self.store,
             summarizer=self.summarizer,
             state=self.state,
-            now=self._now(messages, now),
+            now=self._now(messages, now, track),
             trigger=trigger,
             instructions=instructions,
             force=force,
             tools=self.tools,
+            settled=settled if track is not None else 0,
+            totals=track.totals if track is not None else (),
+            caches=track.caches if track is not None else None,
         )
 
     def _set_anchor(self, messages: Sequence[Message], usage: Usage) -> None:
@@ -245,19 +383,25 @@ class Compactor:
         self.state.anchor = usage
         self.state.anchor_messages = covered
 
-    def _keep_anchor_if_unchanged(self, before: Sequence[Message], after: Sequence[Message]) -> None:
-        """Drop the anchor when a stage rewrote any message it covers (its usage no longer describes them)."""
+    def _keep_anchor_if_unchanged(self, before: Sequence[Message], after: Sequence[Message], unchanged: int = 0) -> None:
+        """Drop the anchor when a stage rewrote any message it covers (its usage no longer describes them).
+
+        ``before[:unchanged]`` and ``after[:unchanged]`` are known to be the same objects.
+        """
         n = self.state.anchor_messages
         if self.state.anchor is None:
             return
-        if n > len(before) or n > len(after) or any(a is not b and a != b for a, b in zip(before[:n], after[:n])):
+        if n > len(before) or n > len(after):
+            self._reset_anchor()
+        elif unchanged < n and any(a is not b and a != b for a, b in zip(before[unchanged:n], after[unchanged:n])):
             self._reset_anchor()
 
     def _reset_anchor(self) -> None:
         self.state.anchor = None
         self.state.anchor_messages = 0
 
-    def _outcome(self, before: Sequence[Message], after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, *, success: bool) -> CompactionOutcome:
+    @staticmethod
+    def _outcome(after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, tokens_before: int, tokens_after: int, *, success: bool) -> CompactionOutcome:
         freed: dict[str, int] = {}
         strategy: str | None = None
         for e in events:
@@ -269,8 +413,8 @@ class Compactor:
             messages=after,
             events=tuple(events),
             boundary=boundary,
-            tokens_before=self.count_tokens(before),
-            tokens_after=self.count_tokens(after),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
             success=success,
             strategy=strategy,
             freed_by_stage=freed,

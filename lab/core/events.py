@@ -68,6 +68,8 @@ class StageResult:
     messages: list[Message]
     events: tuple[Event, ...] = ()
     boundary: Boundary | None = None
+    # How many leading messages are the input's own objects, untouched; None when the stage does not say.
+    unchanged: int | None = None
 
 
 @dataclass
@@ -95,6 +97,9 @@ class CompactorState:
     recovery_attempts: int = 0
     # The first user request, verbatim, so recovery can re-insert it after truncation.
     first_request: str | None = None
+    # The Compactor's incremental bookkeeping per trigger path (its last output, token prefix
+    # sums, the stages' caches). Pure speed-up: dropping it only costs one run from scratch.
+    caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
@@ -111,6 +116,20 @@ class StageContext:
     force: bool = False
     # The session's tool list (Transcript.tools), for the summary's recovery attachment.
     tools: tuple[ToolSpec, ...] = ()
+    # Incremental runs (set by the Compactor; see lab.core.incremental): messages[:settled] are
+    # the very objects the stages processed last time and left alone, so a stage with a cache
+    # skips them; totals[i] is counter.count_messages(messages[:i]) for i <= settled.
+    settled: int = 0
+    totals: Sequence[int] = ()
+    # The stages' caches for this trigger path (stage name -> StageCache); None: keep nothing.
+    caches: dict[str, Any] | None = None
+
+    def tokens(self, messages: Sequence[Message], start: int = 0) -> int:
+        """``counter.count_messages(messages[start:])``, without recounting the settled prefix."""
+        k = self.settled
+        if 0 < k < len(self.totals) and start <= k <= len(messages):
+            return self.totals[k] - self.totals[start] + self.counter.count_messages(messages[k:])
+        return self.counter.count_messages(messages[start:] if start else messages)
 
 
 class Stage(Protocol):

@@ -5,6 +5,11 @@ Each stage is a small callable class configured by its own sub-model of
 pipeline order. ``fold`` threads the messages through the enabled stages and
 collects their events. A stage with a ``decide`` method is a gate (the
 watermark): when it says no, the stages after it do not run.
+
+The fold also tracks how many leading messages came through every stage as
+the same objects. In an incremental run it lowers ``ctx.settled`` as soon as a
+stage rewrites part of the settled prefix (microcompact, a summary), so the
+stages after it re-examine what changed.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from .config import CompactionConfig
 from .events import Event, Stage, StageContext
+from .incremental import common_prefix
 from .messages import Boundary, Message
 from .stages.active import ActiveContextStage
 from .stages.dedup import DedupStage
@@ -48,6 +54,8 @@ class FoldResult(NamedTuple):
     messages: list[Message]
     events: tuple[Event, ...]
     boundary: Boundary | None
+    # How many leading messages of the result are the input's own objects.
+    unchanged: int = 0
 
 
 def build_stages(config: CompactionConfig, names: Sequence[str] = tuple(STAGES)) -> list[Stage]:
@@ -66,7 +74,10 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
     Disabled stages are skipped. A gate is always consulted (a disabled
     watermark means "no auto-compaction", not "compact unconditionally").
     """
-    current = list(messages)
+    # An incremental run's list belongs to the Compactor: no copy needed.
+    owned = ctx.caches is not None and type(messages) is list
+    current = messages if owned else list(messages)
+    unchanged = len(current)
     events: list[Event] = []
     boundary: Boundary | None = None
     for stage in stages:
@@ -81,8 +92,12 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
         if not _enabled(stage):
             continue
         result = stage(current, ctx)
-        current = list(result.messages)
+        kept = result.unchanged if result.unchanged is not None else common_prefix(current, result.messages)
+        unchanged = min(unchanged, kept)
+        if kept < ctx.settled:
+            ctx.settled = kept
+        current = result.messages if owned and type(result.messages) is list else list(result.messages)
         events.extend(result.events)
         if result.boundary is not None:
             boundary = result.boundary
-    return FoldResult(current, tuple(events), boundary)
+    return FoldResult(current, tuple(events), boundary, unchanged)

@@ -139,29 +139,29 @@ def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, 
     malformed blocks are dropped and counted as ``block:<type>``; empty text is
     dropped silently (the API rejects it anyway).
     """
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    if content is None:
-        return []
-    if not isinstance(content, list):
-        notes.skip("block:invalid")
-        return []
+    # Importers call this once per message, so the common shapes (a list of block objects, the
+    # most frequent kinds first) are tested with the cheapest checks.
+    if type(content) is not list:
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}] if content else []
+        if content is None:
+            return []
+        if not isinstance(content, list):
+            notes.skip("block:invalid")
+            return []
     blocks: list[dict[str, Any]] = []
     append = blocks.append
     for raw in content:
-        if isinstance(raw, str):
+        if type(raw) is dict:
+            kind = raw.get("type")
+        elif isinstance(raw, str):
             if raw:
                 append({"type": "text", "text": raw})
             continue
-        kind = raw.get("type") if isinstance(raw, dict) else None
+        else:
+            kind = raw.get("type") if isinstance(raw, dict) else None
         # Each kind is tested once, then its fields; a kind whose fields are wrong falls through to the skip.
-        if kind == "text":
-            text = raw.get("text")
-            if isinstance(text, str):
-                if text:
-                    append({"type": "text", "text": text})
-                continue
-        elif kind == "tool_result":
+        if kind == "tool_result":
             tool_use_id = raw.get("tool_use_id")
             if isinstance(tool_use_id, str):
                 body = raw.get("content")
@@ -169,7 +169,6 @@ def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, 
                     {
                         "type": "tool_result",
                         "tool_use_id": tool_use_id,
-                        # The common case, a string, skips the call.
                         "content": body if isinstance(body, str) else tool_result_text(body),
                         "is_error": raw.get("is_error") is True,
                     }
@@ -179,7 +178,16 @@ def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, 
             tool_id = raw.get("id")
             name = raw.get("name")
             if isinstance(tool_id, str) and isinstance(name, str):
-                append({"type": "tool_use", "id": tool_id, "name": name, "input": _tool_input(raw.get("input"), notes, where)})
+                tool_input = raw.get("input")
+                if type(tool_input) is not dict:
+                    tool_input = _tool_input(tool_input, notes, where)
+                append({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
+                continue
+        elif kind == "text":
+            text = raw.get("text")
+            if isinstance(text, str):
+                if text:
+                    append({"type": "text", "text": text})
                 continue
         elif kind == "thinking":
             thinking = raw.get("thinking")
@@ -212,11 +220,14 @@ def usage_fields(raw: Any) -> dict[str, int] | None:
     """The ``Usage`` fields of an API usage object, or None when it is not an object."""
     if not isinstance(raw, dict):
         return None
+    i, o = raw.get("input_tokens"), raw.get("output_tokens")
+    r, w = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    # Plain non-negative ints, the JSON case, skip the call: usage is read for every message.
     return {
-        "input_tokens": _int(raw.get("input_tokens")),
-        "output_tokens": _int(raw.get("output_tokens")),
-        "cache_read_tokens": _int(raw.get("cache_read_input_tokens")),
-        "cache_write_tokens": _int(raw.get("cache_creation_input_tokens")),
+        "input_tokens": i if type(i) is int and i >= 0 else _int(i),
+        "output_tokens": o if type(o) is int and o >= 0 else _int(o),
+        "cache_read_tokens": r if type(r) is int and r >= 0 else _int(r),
+        "cache_write_tokens": w if type(w) is int and w >= 0 else _int(w),
     }
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -42,10 +42,8 @@ from ..core.messages import (
     ImportNotes,
     Message,
     MessageTag,
-    Role,
     Transcript,
     TranscriptMeta,
-    tool_pairs,
 )
 from ..errors import TranscriptError
 from .anthropic import block_dicts, usage_fields
@@ -63,62 +61,67 @@ _MAIN = ""
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 Blocks = list[dict[str, Any]]
+# A message being assembled: the dict of its ``Message`` fields, validated when the file is done.
+# Until then ``timestamp`` holds the entry's raw value and ``usage`` the raw API usage object
+# (only the first timestamp and the last usage of a merged message count, so each is converted
+# once per message rather than once per entry), and ``id`` may still collide with another thread's.
+Row = dict[str, Any]
 
 
 def _all_results(blocks: Blocks) -> bool:
-    return bool(blocks) and all(b["type"] == "tool_result" for b in blocks)
-
-
-@dataclass(slots=True)
-class _Draft:
-    role: Role
-    blocks: Blocks
-    id: str
-    timestamp: datetime | None = None
-    # The raw API usage object; converted once, when the message is built.
-    usage: dict[str, Any] | None = None
-    api_id: str | None = None
-    tag: MessageTag | None = None
-    boundary: Boundary | None = None
-    # A plain user message of tool results only. Such a draft is only ever extended with more
-    # results, so the flag set at creation stays true.
-    only_results: bool = False
+    for b in blocks:
+        if b["type"] != "tool_result":
+            return False
+    return bool(blocks)
 
 
 @dataclass
 class _Thread:
-    drafts: list[_Draft] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    # One per row, what a later assistant entry may merge across or into: the API message id of
+    # an assistant row, True for a plain user row of tool results only (only ever extended with
+    # more results, so it stays one), None for anything else.
+    links: list[str | bool | None] = field(default_factory=list)
     root_text: str | None = None
     agent_id: str | None = None
     root_id: str = ""
 
-    def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: datetime | None, usage: dict[str, Any] | None) -> None:
+    def _append(self, row: Row, link: str | bool | None) -> None:
+        self.rows.append(row)
+        self.links.append(link)
+
+    def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: Any, usage: dict[str, Any] | None) -> None:
         if api_id:
             # Walk back over the tool results already written for this API message.
-            for draft in reversed(self.drafts):
-                if draft.role == "assistant" and draft.api_id == api_id:
-                    draft.blocks.extend(blocks)
-                    if usage is not None:
-                        draft.usage = usage
-                    return
-                if not draft.only_results:
-                    break
-        self.drafts.append(_Draft("assistant", blocks, entry_id, ts, usage, api_id))
+            links = self.links
+            i = len(links) - 1
+            while i >= 0 and links[i] is True:
+                i -= 1
+            if i >= 0 and links[i] == api_id:
+                row = self.rows[i]
+                row["content"].extend(blocks)
+                if usage is not None:
+                    row["usage"] = usage
+                return
+        row = {"role": "assistant", "content": blocks, "id": entry_id, "timestamp": ts, "usage": usage, "tag": None, "boundary": None}
+        self._append(row, api_id)
 
-    def add_user(self, blocks: Blocks, entry_id: str, ts: datetime | None, tag: MessageTag | None = None) -> None:
+    def add_user(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None = None) -> None:
         results_only = tag is None and _all_results(blocks)
-        if results_only and self.drafts and self.drafts[-1].only_results:
-            self.drafts[-1].blocks.extend(blocks)
+        if results_only and self.links and self.links[-1] is True:
+            self.rows[-1]["content"].extend(blocks)
             return
-        self.drafts.append(_Draft("user", blocks, entry_id, ts, tag=tag, only_results=results_only))
+        row = {"role": "user", "content": blocks, "id": entry_id, "timestamp": ts, "usage": None, "tag": tag, "boundary": None}
+        self._append(row, True if results_only else None)
 
-    def add_boundary(self, entry_id: str, ts: datetime | None, trigger: str, tokens_before: int) -> None:
-        if self.drafts and self.drafts[-1].boundary is not None:
+    def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int) -> None:
+        if self.rows and self.rows[-1]["boundary"] is not None:
             return
         kind = trigger if trigger in ("manual", "auto") else "import"
-        boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=ts, tokens_before=tokens_before)  # type: ignore[arg-type]
+        boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=_ts(ts), tokens_before=tokens_before)  # type: ignore[arg-type]
         text = {"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"}
-        self.drafts.append(_Draft("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary))
+        row = {"role": "system", "content": [text], "id": f"{entry_id}-boundary", "timestamp": ts, "usage": None, "tag": "boundary", "boundary": boundary}
+        self._append(row, None)
 
 
 def _ts(value: Any) -> datetime | None:
@@ -148,15 +151,6 @@ class _Importer:
         self.meta_entries = 0
         # Kept here, not in the pydantic notes, whose attribute assignment costs a Python call per entry.
         self.records_read = 0
-        # The entries of one API message share a timestamp: parse each distinct one once.
-        self._last_ts: tuple[Any, datetime | None] = (None, None)
-
-    def _ts(self, value: Any) -> datetime | None:
-        last, parsed = self._last_ts
-        if value is not last and value != last:
-            parsed = _ts(value)
-            self._last_ts = (value, parsed)
-        return parsed
 
     def _sidechain_key(self, entry: dict[str, Any], entry_id: str) -> str:
         agent = entry.get("agentId")
@@ -196,7 +190,7 @@ class _Importer:
             return
         blocks = block_dicts(message.get("content"), self.notes, where)
         thread = self.threads[key]
-        ts = self._ts(entry.get("timestamp"))
+        ts = entry.get("timestamp")
         if kind == "assistant":
             model = message.get("model")
             if self.meta.model is None and isinstance(model, str) and model != "<synthetic>":
@@ -210,7 +204,7 @@ class _Importer:
             else:
                 self.notes.skip("empty_message")
             return
-        if key != _MAIN and not thread.drafts and thread.root_text is None:
+        if key != _MAIN and not thread.rows and thread.root_text is None:
             thread.root_text = _text_of(message.get("content")).strip()
         if not blocks:
             self.notes.skip("empty_message")
@@ -229,20 +223,17 @@ class _Importer:
             meta = entry.get("compactMetadata") if isinstance(entry.get("compactMetadata"), dict) else {}
             pre = meta.get("preTokens")
             trigger = meta.get("trigger") if isinstance(meta.get("trigger"), str) else "import"
-            ts = self._ts(entry.get("timestamp"))
-            self.threads[key].add_boundary(entry_id, ts, trigger, pre if isinstance(pre, int) and pre >= 0 else 0)
+            self.threads[key].add_boundary(entry_id, entry.get("timestamp"), trigger, pre if isinstance(pre, int) and pre >= 0 else 0)
             return
         if kind == "summary" and self.meta.title is None and isinstance(entry.get("summary"), str):
             self.meta.title = entry["summary"]
         self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
 
-    def _sidechain_names(self) -> dict[str, str]:
-        """Final keys for the sidechain threads: the Task tool_use that started each, when found."""
-        prompts: list[tuple[str, str]] = []
-        for draft in self.threads[_MAIN].drafts:
-            for b in draft.blocks:
-                if b["type"] == "tool_use" and b["name"] in _SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
-                    prompts.append((b["input"]["prompt"].strip(), b["id"]))
+    def _sidechain_names(self, prompts: list[tuple[str, str]]) -> dict[str, str]:
+        """Final keys for the sidechain threads: the Task tool_use that started each, when found.
+
+        ``prompts`` holds (prompt, tool_use id) of the main thread's subagent calls, in order.
+        """
         used: set[str] = set()
         names: dict[str, str] = {}
         for key, thread in self.threads.items():
@@ -257,25 +248,19 @@ class _Importer:
         return names
 
     def _messages(self, thread: _Thread, seen: set[str]) -> list[Message]:
-        rows: list[dict[str, Any]] = []
-        for d in thread.drafts:
-            mid = d.id
+        """The thread's messages, validated; converts the rows in place, so it runs once per thread."""
+        rows = thread.rows
+        for row in rows:
+            base = mid = row["id"]
             n = 2
             while mid in seen:
-                mid = f"{d.id}#{n}"
+                mid = f"{base}#{n}"
                 n += 1
             seen.add(mid)
-            rows.append(
-                {
-                    "role": d.role,
-                    "content": d.blocks,
-                    "id": mid,
-                    "timestamp": d.timestamp,
-                    "usage": usage_fields(d.usage),
-                    "tag": d.tag,
-                    "boundary": d.boundary,
-                }
-            )
+            row["id"] = mid
+            row["timestamp"] = _ts(row["timestamp"])
+            if row["usage"] is not None:
+                row["usage"] = usage_fields(row["usage"])
         # One call validates every message of the thread with its blocks.
         try:
             return _MESSAGES.validate_python(rows)
@@ -288,16 +273,29 @@ class _Importer:
                 f"message {mid} failed validation: {first['msg']}", file=self.file, where=f"message {mid}", expected="a valid message"
             ) from exc
 
-    def _flag_pairs(self, messages: list[Message], label: str) -> None:
-        orphans = 0
-        for tool_id, (use, result) in tool_pairs(messages).items():
-            if use is None:
-                self.notes.orphan_tool_results.append(tool_id)
-                orphans += 1
-            elif result is None:
-                self.notes.unanswered_tool_uses.append(tool_id)
+    def _flag_pairs(self, thread: _Thread, label: str, prompts: list[tuple[str, str]] | None = None) -> None:
+        """Note tool results that answer no tool_use and tool_uses never answered, as ``tool_pairs`` would.
+
+        Works on the rows, whose blocks are the messages' blocks in the same order: the
+        first sighting of an id decides its place in either list. The same pass collects
+        the subagent prompts into ``prompts`` when given.
+        """
+        uses: dict[str, None] = {}
+        results: dict[str, None] = {}
+        for row in thread.rows:
+            for b in row["content"]:
+                kind = b["type"]
+                if kind == "tool_use":
+                    uses[b["id"]] = None
+                    if prompts is not None and b["name"] in _SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
+                        prompts.append((b["input"]["prompt"].strip(), b["id"]))
+                elif kind == "tool_result":
+                    results[b["tool_use_id"]] = None
+        orphans = [i for i in results if i not in uses]
+        self.notes.orphan_tool_results.extend(orphans)
+        self.notes.unanswered_tool_uses.extend(i for i in uses if i not in results)
         if orphans:
-            self.notes.warnings.append(f"{label}: {orphans} tool result(s) answer no tool_use in the file")
+            self.notes.warnings.append(f"{label}: {len(orphans)} tool result(s) answer no tool_use in the file")
 
     def finish(self) -> Transcript:
         if self.records_read == 0:
@@ -305,13 +303,14 @@ class _Importer:
         self.notes.records_read = self.records_read
         seen: set[str] = set()
         main = self._messages(self.threads[_MAIN], seen)
-        self._flag_pairs(main, "main thread")
+        prompts: list[tuple[str, str]] = []
+        self._flag_pairs(self.threads[_MAIN], "main thread", prompts)
         sidechains: dict[str, list[Message]] = {}
-        for key, name in self._sidechain_names().items():
+        for key, name in self._sidechain_names(prompts).items():
             msgs = self._messages(self.threads[key], seen)
             if msgs:
                 sidechains[name] = msgs
-                self._flag_pairs(msgs, f"sidechain {name}")
+                self._flag_pairs(self.threads[key], f"sidechain {name}")
         if self.meta_entries:
             self.notes.warnings.append(f"kept {self.meta_entries} isMeta user entries (hidden in Claude Code's UI, sent to the model)")
         if not main and not sidechains:
@@ -319,21 +318,17 @@ class _Importer:
         return Transcript(meta=self.meta, messages=main, sidechains=sidechains, notes=self.notes)
 
 
-def _entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    if leading_char(path) == "[":
-        doc = read_json(path)
-        if not isinstance(doc, list):
-            raise TranscriptError("top level is not an array", file=str(path), where="$", expected="an array of entries")
-        for i, entry in enumerate(doc):
-            if not isinstance(entry, dict):
-                raise TranscriptError(f"entry is {type(entry).__name__}", file=str(path), where=f"$[{i}]", expected="an entry object")
-            yield f"$[{i}]", entry
-        return
-    for line_no, entry in iter_jsonl(path):
-        yield f"line {line_no}", entry
+def _array_entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    doc = read_json(path)
+    if not isinstance(doc, list):
+        raise TranscriptError("top level is not an array", file=str(path), where="$", expected="an array of entries")
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict):
+            raise TranscriptError(f"entry is {type(entry).__name__}", file=str(path), where=f"$[{i}]", expected="an entry object")
+        yield f"$[{i}]", entry
 
 
-def read_entries(entries: Iterator[tuple[str, dict[str, Any]]], *, file: str = "<entries>") -> Transcript:
+def read_entries(entries: Iterable[tuple[str, dict[str, Any]]], *, file: str = "<entries>") -> Transcript:
     """Build a transcript from ``(where, entry)`` pairs already parsed."""
     importer = _Importer(file)
     for where, entry in entries:
@@ -343,7 +338,14 @@ def read_entries(entries: Iterator[tuple[str, dict[str, Any]]], *, file: str = "
 
 def read(path: Path) -> Transcript:
     path = Path(path)
-    return read_entries(_entries(path), file=str(path))
+    if leading_char(path) == "[":
+        return read_entries(_array_entries(path), file=str(path))
+    # JSONL, the common and large case, feeds the importer straight from the line reader.
+    importer = _Importer(str(path))
+    add = importer.add
+    for line_no, entry in iter_jsonl(path):
+        add(entry, f"line {line_no}")
+    return importer.finish()
 
 
 def _entry_score(rec: Any) -> int:

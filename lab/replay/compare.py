@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
 from ..errors import ConfigError, LabError
-from .engine import ConfigLike, as_transcript, replay, resolve_config
+from .engine import replay
 from .report import Report
+from .support import ConfigLike, as_transcript, resolve_config
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

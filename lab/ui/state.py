@@ -14,7 +14,9 @@ functions, so the two app helpers (and the tests) agree on one contract:
 
 Caches: imports and stats are keyed on the transcript's content hash; the
 replay on that hash + the config's JSON + a hash of the summarizer settings,
-so moving one slider re-runs only the replay.
+so moving one slider re-runs only the replay. Those caches are shared by
+browser sessions holding identical content, so replays spill into a memory
+store, never into one session's folder; the session folder holds uploads.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ __all__ = [
     "DEFAULT_SAMPLE",
     "DEFAULT_PRESET",
     "STATS_COUNTERS",
+    "CURRENT",
+    "SAVED_PREFIX",
     "get_transcript",
     "set_transcript",
     "clear_transcript",
@@ -98,7 +102,7 @@ _P = "lab."
 _TRANSCRIPT, _LABEL, _TKEY, _FORMAT = _P + "transcript", _P + "transcript_label", _P + "transcript_key", _P + "format"
 _CONFIG, _PRESET, _GEN, _CFG_ERROR = _P + "config", _P + "preset", _P + "widget_gen", _P + "config_error"
 _REQUEST, _LLM, _DIR, _UPLOAD_ID, _UPLOAD_ERROR = _P + "request", _P + "llm", _P + "dir", _P + "upload_id", _P + "upload_error"
-_SAVED = _P + "saved_configs"
+_SAVED, _REQUEST_URL = _P + "saved_configs", _P + "request_url"
 CURRENT = "current"
 SAVED_PREFIX = "saved: "
 
@@ -114,7 +118,13 @@ def _digest(data: bytes | str) -> str:
 
 
 def get_transcript() -> Transcript | None:
-    return st.session_state.get(_TRANSCRIPT)
+    transcript = st.session_state.get(_TRANSCRIPT)
+    if transcript is not None and not isinstance(transcript, Transcript):
+        # Streamlit re-imports the project's modules when a source file changes (a dev server):
+        # objects kept in the session are then instances of the old class. Rebuild once.
+        transcript = Transcript.model_validate(transcript.model_dump())
+        st.session_state[_TRANSCRIPT] = transcript
+    return transcript
 
 
 def set_transcript(transcript: Transcript, label: str, *, key: str | None = None, format: str | None = None) -> None:
@@ -157,6 +167,9 @@ def get_config() -> CompactionConfig:
     cfg = st.session_state.get(_CONFIG)
     if cfg is None:
         cfg = preset(get_preset_name())
+        st.session_state[_CONFIG] = cfg
+    elif not isinstance(cfg, CompactionConfig):  # kept across a module reload; see get_transcript
+        cfg = CompactionConfig.model_validate(cfg.model_dump())
         st.session_state[_CONFIG] = cfg
     return cfg
 
@@ -356,21 +369,22 @@ def get_compare(choices: list[str]) -> "CompareTable | None":
 
 
 def selected_request() -> int:
-    """The request Timeline and Diff look at; falls back to ``?request=k`` in the URL, then 0."""
-    if _REQUEST in st.session_state:
-        return int(st.session_state[_REQUEST])
+    """The request Timeline and Diff look at: a new ``?request=k`` in the URL wins, else the session's, else 0."""
     raw = st.query_params.get("request")
-    try:
-        k = max(0, int(raw)) if raw is not None else 0
-    except ValueError:
-        k = 0
-    st.session_state[_REQUEST] = k
-    return k
+    if raw is not None and raw != st.session_state.get(_REQUEST_URL):
+        # A link (or a reload) carrying ?request=k: adopt it once, so later picks are not overridden.
+        st.session_state[_REQUEST_URL] = raw
+        try:
+            st.session_state[_REQUEST] = max(0, int(raw))
+        except ValueError:
+            pass
+    return int(st.session_state.get(_REQUEST, 0))
 
 
 def select_request(k: int) -> None:
     k = max(0, int(k))
     st.session_state[_REQUEST] = k
+    st.session_state[_REQUEST_URL] = str(k)
     st.query_params["request"] = str(k)
 
 

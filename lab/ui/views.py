@@ -19,7 +19,6 @@ __all__ = ["request_picker", "draw_sections", "block_diff_picker", "PAGE_SIZE"]
 # Sections per page of the diff: enough to read, few enough to draw quickly.
 PAGE_SIZE = 40
 _COLOURS = ("blue", "green", "orange", "violet", "red", "gray")
-_STATUS = {"kept": "kept", "changed": "changed", "removed": "removed", "inserted": "inserted"}
 
 
 def request_picker(n: int, key: str) -> int:
@@ -65,7 +64,7 @@ def _section(section: Section) -> None:
             st.badge(f"tool pair {section.group}", color=_COLOURS[(section.group - 1) % len(_COLOURS)])  # type: ignore[arg-type]
             st.text("tool call id(s): " + ", ".join(section.tool_ids))
         for row in section.rows:
-            st.caption(f"{_STATUS[row.status]}")
+            st.caption(row.status)
             left, right = st.columns(2)
             with left:
                 _side(row, "before")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
@@ -72,7 +72,6 @@ class FieldSpec:
     optional: bool = False
     max_chars: int | None = None
     group: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def humanize(name: str) -> str:
@@ -243,10 +242,9 @@ def render_field(
     changed: bool = False,
     baseline: Any = None,
     on_change: OnChange | None = None,
-    label_override: str | None = None,
 ) -> Any:
     """Draw one widget for ``spec`` showing ``value``; returns the model-side value it holds."""
-    label = label_override or spec.label
+    label = spec.label
     if changed:
         label = f"{MARK} {label}"
     help_text = spec.help
@@ -340,7 +338,8 @@ def config_fields(
     unknown = [p for p in paths if p not in by_path]
     if unknown:
         raise ConfigError(f"no config field {', '.join(unknown)}")
-    specs = [by_path[p] for p in paths]
+    # Out of their section, labels name the stage too: "Watermark ratio", not "Ratio".
+    specs = [replace(by_path[p], label=humanize(p.replace(".", " "))) for p in paths]
     base = _flat_values(baseline, specs) if baseline is not None else {}
     return render_fields(specs, _flat_values(config, specs), key_prefix=key_prefix, changed=changed,
                          baseline=base, on_change=on_change, columns=columns)

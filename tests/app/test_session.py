@@ -181,3 +181,30 @@ class TestIsolation:
 def test_new_app_runs_without_state() -> None:
     at = new_app()
     assert at.title[0].value == "Session"
+
+
+def _stale_objects_script() -> None:
+    import streamlit as st
+    from pydantic import BaseModel, create_model
+
+    from lab.core.config import CompactionConfig
+    from lab.core.messages import Transcript
+    from lab.generate import generate
+    from lab.ui import state
+
+    def twin(cls: type[BaseModel]) -> type[BaseModel]:
+        # What a dev server's module reload leaves behind: same fields, a different class.
+        return create_model(cls.__name__, __config__=cls.model_config, **{n: (f.annotation, f) for n, f in cls.model_fields.items()})
+
+    if "lab.transcript" not in st.session_state:
+        t = generate(requests=3)
+        st.session_state["lab.transcript"] = twin(Transcript).model_validate(t.model_dump())
+        st.session_state["lab.config"] = twin(CompactionConfig).model_validate(CompactionConfig(window=50_000).model_dump())
+    st.text(f"{type(state.get_transcript()) is Transcript} {type(state.get_config()) is CompactionConfig} {state.get_config().window}")
+
+
+def test_objects_from_a_reloaded_module_are_rebuilt() -> None:
+    at = AppTest.from_function(_stale_objects_script, default_timeout=TIMEOUT)
+    at.run()
+    no_exception(at)
+    assert at.text[0].value == "True True 50000"

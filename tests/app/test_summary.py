@@ -188,3 +188,14 @@ class TestPage:
         assert not at.exception
         assert at.error and "nothing to summarise" in at.error[0].value
         assert fake.generation_requests == []
+
+
+def test_open_the_last_request_in_diff() -> None:
+    at = AppTest.from_file(str(ROOT / "lab" / "app.py"), default_timeout=TIMEOUT).run()
+    at.switch_page("../pages/summary.py").run()
+    at.button(key="lab.load_sample").click().run()
+    at.button(key="lab.summary.to_diff").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Diff"
+    picker = at.number_input(key="lab.diff.request")
+    assert picker.value == picker.max

@@ -4,6 +4,10 @@ A boundary is the ``role=system`` marker a compaction leaves behind (MiniCode's
 ``_compact_boundary: True``). Everything before the newest one was already
 replaced by its summary, so later stages never look at it again. The leading
 system messages (the system prompt) are kept whatever happens.
+
+Incrementally, the stage remembers where the boundaries and the end of the
+system prompt are in the prefix it has seen, so a request costs only its new
+messages.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Sequence
 from pydantic import Field
 
 from ..events import Event, StageContext, StageResult
+from ..incremental import StageCache, drop_from, open_cache, passthrough
 from ..messages import Message
 from .base import StageConfig
 
@@ -44,6 +49,35 @@ def last_boundary_index(messages: Sequence[Message]) -> int | None:
     return None
 
 
+class _ActiveCache(StageCache):
+    """Boundary positions and the length of the system prompt in the messages seen so far."""
+
+    def __init__(self, owner: object) -> None:
+        super().__init__(owner)
+        self.boundaries: list[int] = []
+        # Leading system messages, and whether a message that ends the system prompt was seen.
+        self.head = 0
+        self.head_done = False
+
+    def _truncate(self, pos: int) -> None:
+        drop_from(self.boundaries, pos)
+        if pos <= self.head:
+            self.head, self.head_done = pos, False
+
+    def scan(self, messages: Sequence[Message], start: int) -> None:
+        for i in range(start, len(messages)):
+            m = messages[i]
+            boundary = is_boundary(m)
+            if boundary:
+                self.boundaries.append(i)
+            if not self.head_done:
+                if m.role == "system" and not boundary:
+                    self.head = i + 1
+                else:
+                    self.head_done = True
+        self.upto = len(messages)
+
+
 class ActiveContextStage:
     name = "active"
 
@@ -52,14 +86,16 @@ class ActiveContextStage:
 
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         if not self.config.enabled:
-            return StageResult(list(messages))
-        cut = last_boundary_index(messages)
-        head = leading_system_count(messages)
+            return StageResult(passthrough(messages, ctx), unchanged=len(messages))
+        cache, start = open_cache(self, ctx, lambda: _ActiveCache(self))
+        cache.scan(messages, start)
+        cut = cache.boundaries[-1] if cache.boundaries else None
+        head = cache.head
         if cut is None or cut <= head:
-            return StageResult(list(messages))
+            return StageResult(passthrough(messages, ctx), unchanged=len(messages))
         kept = list(messages[:head]) + list(messages[cut:])
         dropped = messages[head:cut]
-        before = ctx.counter.count_messages(messages)
+        before = ctx.tokens(messages)
         after = before - ctx.counter.count_messages(dropped)
         event = Event(
             stage=self.name,
@@ -70,4 +106,4 @@ class ActiveContextStage:
             strategy=None,
             detail=f"{len(dropped)} message(s) before the last compaction boundary are no longer processed",
         )
-        return StageResult(kept, (event,))
+        return StageResult(kept, (event,), unchanged=head)

@@ -13,9 +13,14 @@ A write or edit of P, or a shell command that mentions P and may write
 slices never dedup against each other.
 
 Decisions are frozen: ``state.dedup_ledger`` keeps each stub byte for byte
-and ``state.dedup_seen`` the reads that were kept. The index of sources is
-rebuilt from the messages on every call, so a read can only ever be deduped
-against content that is still present and uncompacted in the history.
+and ``state.dedup_seen`` the reads that were kept. The index of sources
+(``state.dedup_index``) always describes exactly the history given, so a read
+can only ever be deduped against content that is still present and
+uncompacted in it. Incrementally, the index is kept between requests in a
+journalled cache and only the messages after the settled prefix are read; a
+stage that rewrites earlier messages (a microcompact clearing a source, a
+summary) lowers the settled prefix, the cache is rolled back to it and the
+rest is read again, which gives the index a run from scratch would build.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Sequence
 from pydantic import Field
 
 from ..events import Event, StageContext, StageResult
+from ..incremental import Journal, StageCache, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
 
@@ -210,23 +216,42 @@ def is_write(use: ToolUseBlock, config: DedupConfig) -> bool:
     return _matches(config.write_tools, use)
 
 
-def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig) -> None:
+def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0) -> None:
+    """Drop the index entries a write (or possibly-writing shell command) may have made stale."""
+    def drop(key: str) -> None:
+        if journal is None:
+            del index[key]
+        else:
+            journal.delete(pos, index, key)
+
     if is_write(use, config):
         path = _path(use, config.path_keys)
         if path is None:
             # A write whose target we cannot see (a patch, say) may have touched anything.
-            index.clear()
+            for key in list(index):
+                drop(key)
             return
         norm = posixpath.normpath(path)
         for key in [k for k in index if k == norm or k.startswith(norm + "\x00")]:
-            del index[key]
+            drop(key)
     elif use.name in config.shell_tools:
         command = _command(use) or ""
         if parse_cat(command) is not None or not may_write(command, config.readonly_commands):
             return
         for key in list(index):
             if key.split("\x00", 1)[0] in command:
-                del index[key]
+                drop(key)
+
+
+class _DedupCache(StageCache):
+    """The index of sources, the calls and the message positions seen so far, all journalled."""
+
+    def __init__(self, owner: object) -> None:
+        super().__init__(owner)
+        self.index: dict[str, tuple[str, str]] = {}
+        self.uses: dict[str, ToolUseBlock] = {}
+        # message id -> index of its first occurrence, for the stub's "message index N".
+        self.positions: dict[str, int] = {}
 
 
 class DedupStage:
@@ -236,27 +261,31 @@ class DedupStage:
         self.config = config or DedupConfig()
 
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        n = len(messages)
         if not self.config.enabled:
-            return StageResult(list(messages))
+            return StageResult(passthrough(messages, ctx), unchanged=n)
         state, count = ctx.state, ctx.counter.count_text
-        positions: dict[str, int] = {}
-        for i, m in enumerate(messages):
-            positions.setdefault(m.id, i)
-        uses: dict[str, ToolUseBlock] = {}
+        cache, start = open_cache(self, ctx, lambda: _DedupCache(self))
+        journal, index, uses, positions = cache.journal, cache.index, cache.uses, cache.positions
+        for i in range(start, n):
+            mid = messages[i].id
+            if mid not in positions:
+                journal.set(i, positions, mid, i)
         targets: dict[str, ReadTarget | None] = {}
-        index: dict[str, tuple[str, str]] = {}
         ledger: dict[str, str] = {}
         seen: set[str] = set()
         fresh_ids: list[str] = []
         reapplied: list[str] = []
         freed = 0
-        out: list[Message] = []
-        for m in messages:
-            blocks = list(m.content)
-            for j, b in enumerate(blocks):
+        out: list[Message] | None = None
+        first = n
+        for i in range(start, n):
+            m = messages[i]
+            blocks: list | None = None
+            for j, b in enumerate(m.content):
                 if isinstance(b, ToolUseBlock):
-                    uses[b.id] = b
-                    _invalidate(index, b, self.config)
+                    journal.set(i, uses, b.id, b)
+                    _invalidate(index, b, self.config, journal, i)
                     continue
                 if not isinstance(b, ToolResultBlock):
                     continue
@@ -264,6 +293,7 @@ class DedupStage:
                 stub = state.dedup_ledger.get(tid, ledger.get(tid))
                 if stub is not None:
                     if b.compacted is None:
+                        blocks = blocks if blocks is not None else list(m.content)
                         blocks[j] = self._replace(b, stub)
                         reapplied.append(tid)
                         freed += count(b.content) - count(stub)
@@ -283,20 +313,25 @@ class DedupStage:
                     stub = dedup_stub(target.display, positions[entry[1]], entry[1])
                     # A stub longer than the read would cost tokens instead of saving them.
                     if count(stub) < count(b.content):
+                        blocks = blocks if blocks is not None else list(m.content)
                         blocks[j] = self._replace(b, stub)
                         ledger[tid] = stub
                         fresh_ids.append(tid)
                         freed += count(b.content) - count(stub)
                         continue
-                index[target.key] = (digest, m.id)
+                journal.set(i, index, target.key, (digest, m.id))
                 seen.add(tid)
-            out.append(m if all(a is b for a, b in zip(blocks, m.content)) else m.model_copy(update={"content": tuple(blocks)}))
+            if blocks is not None:
+                if out is None:
+                    out, first = list(messages), i
+                out[i] = m.model_copy(update={"content": tuple(blocks)})
+        cache.upto = n
         state.dedup_ledger.update(ledger)
         state.dedup_seen.update(seen)
         state.dedup_index = index
         if not fresh_ids and not reapplied:
-            return StageResult(list(messages))
-        before = ctx.counter.count_messages(messages)
+            return StageResult(passthrough(messages, ctx), unchanged=n)
+        before = ctx.tokens(messages)
         detail = f"{len(fresh_ids)} unchanged re-read(s) deduplicated"
         if reapplied:
             detail += f", {len(reapplied)} frozen stub(s) re-applied"
@@ -309,7 +344,8 @@ class DedupStage:
             strategy="read_dedup",
             detail=detail,
         )
-        return StageResult(out, (event,))
+        assert out is not None
+        return StageResult(out, (event,), unchanged=first)
 
     @staticmethod
     def _replace(block: ToolResultBlock, stub: str) -> ToolResultBlock:

@@ -19,15 +19,21 @@ leaving every tool_use/tool_result pair in place (only content changes):
 Results already spilled, deduped, cleared or masked are skipped and do not
 count toward ``keep_recent`` (MiniCode); results of ``exclude_tools`` are
 never cleared and do not count either.
+
+Incrementally, the stage keeps the positions of the results that could still
+be cleared (after a clearing only the newest few are left) and of those too
+short ever to be cleared, so a run costs the messages that arrived since the
+last one, however long the history.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 from pydantic import Field
 
 from ..events import Event, StageContext, StageResult
+from ..incremental import StageCache, drop_from, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock, block_text
 from .base import StageConfig
 
@@ -63,6 +69,79 @@ def clearable_results(messages: Sequence[Message], config: MicrocompactConfig) -
     return found[: max(len(found) - keep, 0)]
 
 
+class _Renamed(Exception):
+    """A tool_use id was reused for another tool: earlier exclusion decisions may be wrong."""
+
+
+class _MicrocompactCache(StageCache):
+    """Uncompacted results seen so far, oldest first, split by whether clearing them would save anything."""
+
+    def __init__(self, owner: object, config: MicrocompactConfig, placeholder: str) -> None:
+        super().__init__(owner)
+        self.config = config
+        self.placeholder = placeholder
+        self.excluded = set(config.exclude_tools)
+        # Only with exclude_tools: tool_use id -> tool name, and results seen before any call of theirs.
+        self.names: dict[str, str] = {}
+        self.orphans: dict[str, bool] = {}
+        # tool_use id -> positions of the messages calling it (clear_tool_inputs).
+        self.calls: dict[str, tuple[int, ...]] = {}
+        # (message index, block index), ascending: results a clearing would shorten...
+        self.clearable: list[tuple[int, int]] = []
+        # ...and results already no longer than the placeholder, which stay as they are but count for keep_recent.
+        self.stuck: list[tuple[int, int]] = []
+
+    def _truncate(self, pos: int) -> None:
+        drop_from(self.clearable, pos, lambda c: c[0])
+        drop_from(self.stuck, pos, lambda c: c[0])
+
+    def scan(self, messages: Sequence[Message], start: int, count: Callable[[str], int]) -> None:
+        n = len(messages)
+        journal, names, calls = self.journal, self.names, self.calls
+        track_names = bool(self.excluded)
+        track_calls = self.config.mode == "token_trigger" and self.config.clear_tool_inputs
+        # Calls first: a run from scratch knows every call's name before it looks at any result.
+        for i in range(start, n):
+            for b in messages[i].content:
+                if not isinstance(b, ToolUseBlock):
+                    continue
+                if track_names:
+                    if start and names.get(b.id, b.name) != b.name or b.id in self.orphans:
+                        # An earlier result was judged under another name (or none): judge everything again.
+                        raise _Renamed(b.id)
+                    journal.set(i, names, b.id, b.name)
+                if track_calls:
+                    journal.set(i, calls, b.id, calls.get(b.id, ()) + (i,))
+        cost = count(self.placeholder)
+        for i in range(start, n):
+            for j, b in enumerate(messages[i].content):
+                if not isinstance(b, ToolResultBlock) or b.compacted is not None:
+                    continue
+                if track_names:
+                    name = names.get(b.tool_use_id)
+                    if name is None:
+                        journal.set(i, self.orphans, b.tool_use_id, True)
+                    elif name in self.excluded:
+                        continue
+                (self.clearable if count(b.content) - cost > 0 else self.stuck).append((i, j))
+        self.upto = n
+
+    def targets(self) -> list[tuple[int, int]]:
+        """The clearable results older than the newest ``keep_recent`` uncompacted ones."""
+        clearable, stuck = self.clearable, self.stuck
+        keep = self.config.keep_recent
+        if len(clearable) + len(stuck) <= keep:
+            return []
+        # Walk the newest `keep` results of both lists; what is older than them may be cleared.
+        a, b = len(clearable), len(stuck)
+        for _ in range(keep):
+            if b == 0 or (a > 0 and clearable[a - 1] > stuck[b - 1]):
+                a -= 1
+            else:
+                b -= 1
+        return clearable[:a]
+
+
 class MicrocompactStage:
     name = "microcompact"
 
@@ -86,26 +165,41 @@ class MicrocompactStage:
             return True, ctx.trigger
         return True, "threshold"
 
+    def _candidates(self, messages: Sequence[Message], ctx: StageContext, text: str) -> _MicrocompactCache:
+        count = ctx.counter.count_text
+        cache, start = open_cache(self, ctx, lambda: _MicrocompactCache(self, self.config, text))
+        try:
+            cache.scan(messages, start, count)
+        except _Renamed:
+            # Rare (a reused or late tool_use id): rebuild from the start, where the last name wins as it does in one pass.
+            cache = _MicrocompactCache(self, self.config, text)
+            cache.scan(messages, 0, count)
+            if ctx.caches is not None:
+                ctx.caches[self.name] = cache
+        return cache
+
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         cfg = self.config
+        n = len(messages)
         if not cfg.enabled:
-            return StageResult(list(messages))
+            return StageResult(passthrough(messages, ctx), unchanged=n)
         due, trigger = self._due(ctx)
         if not due:
-            return StageResult(list(messages))
+            return StageResult(passthrough(messages, ctx), unchanged=n)
         count = ctx.counter.count_text
         before: int | None = None
         if cfg.mode == "token_trigger":
-            before = ctx.counter.count_messages(messages)
+            before = ctx.tokens(messages)
             if before <= cfg.trigger_tokens:
-                return StageResult(list(messages))
+                return StageResult(passthrough(messages, ctx), unchanged=n)
         if cfg.mode in ("interval", "idle"):
             ctx.state.microcompact_last_run = ctx.now
-        targets = clearable_results(messages, cfg)
-        if not targets:
-            return StageResult(list(messages))
         masked = cfg.mode == "always"
         text = cfg.masked_text if masked else cfg.clear_text
+        cache = self._candidates(messages, ctx, text)
+        targets = cache.targets()
+        if not targets:
+            return StageResult(passthrough(messages, ctx), unchanged=n)
         out = list(messages)
         cleared_ids: list[str] = []
         freed = 0
@@ -114,9 +208,6 @@ class MicrocompactStage:
             block = m.content[j]
             assert isinstance(block, ToolResultBlock)
             saving = count(block.content) - count(text)
-            # A result already shorter than the placeholder is left alone: clearing it would cost tokens.
-            if saving <= 0:
-                continue
             new = block.model_copy(
                 update={
                     "content": text,
@@ -129,30 +220,35 @@ class MicrocompactStage:
             blocks[j] = new
             out[i] = m.model_copy(update={"content": tuple(blocks)})
             cleared_ids.append(block.tool_use_id)
-        if not cleared_ids:
-            return StageResult(list(messages))
+        first = targets[0][0]
         if cfg.mode == "token_trigger" and cfg.clear_tool_inputs:
-            freed += self._clear_inputs(out, set(cleared_ids), count)
+            calls = sorted({p for tid in cleared_ids for p in cache.calls.get(tid, ())})
+            gained, changed = self._clear_inputs(out, set(cleared_ids), count, calls)
+            freed += gained
+            first = min([first, *changed])
         if before is None:
-            before = ctx.counter.count_messages(messages)
+            before = ctx.tokens(messages)
         if cfg.mode == "token_trigger" and freed < cfg.clear_at_least:
             event = Event(
                 self.name, trigger, before, before, tuple(cleared_ids), "clear_tool_uses", False,
                 f"clearing would free only {freed} tokens (< clear_at_least {cfg.clear_at_least}); nothing cleared",
             )
-            return StageResult(list(messages), (event,))
+            return StageResult(passthrough(messages, ctx), (event,), unchanged=n)
         strategy = {"always": "observation_masking", "token_trigger": "clear_tool_uses"}.get(cfg.mode, "microcompact")
         verb = "masked" if masked else "cleared"
         event = Event(
             self.name, trigger, before, before - freed, tuple(cleared_ids), strategy, True,
             f"{verb} {len(cleared_ids)} old tool result(s), kept the newest {cfg.keep_recent}",
         )
-        return StageResult(out, (event,))
+        return StageResult(out, (event,), unchanged=first)
 
     @staticmethod
-    def _clear_inputs(out: list[Message], ids: set[str], count: Callable[[str], int]) -> int:
+    def _clear_inputs(out: list[Message], ids: set[str], count: Callable[[str], int], positions: Iterable[int]) -> tuple[int, list[int]]:
+        """Empty the inputs of the calls in ``ids`` at ``positions``; the tokens freed and the messages changed."""
         freed = 0
-        for i, m in enumerate(out):
+        changed: list[int] = []
+        for i in positions:
+            m = out[i]
             if not any(isinstance(b, ToolUseBlock) and b.id in ids and b.input for b in m.content):
                 continue
             blocks = list(m.content)
@@ -162,4 +258,5 @@ class MicrocompactStage:
                     freed += count(block_text(b)) - count(block_text(new))
                     blocks[j] = new
             out[i] = m.model_copy(update={"content": tuple(blocks)})
-        return freed
+            changed.append(i)
+        return freed, changed

@@ -13,6 +13,10 @@ rewrite, then record; the ledger is only updated once the whole new message
 list is built, so an unexpected failure leaves nothing half-done. A stub that
 would not be shorter (in tokens) than the result is never used: the result is
 kept, so the stage can never make a history longer.
+
+Incrementally, the stage only looks at the messages after the settled prefix
+(every result there was decided already) plus the messages whose spill write
+failed, which are retried on every request as a run from scratch would.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pydantic import Field
 
 from ...errors import StoreError
 from ..events import Event, StageContext, StageResult
+from ..incremental import StageCache, drop_from, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..store import SpillStore
 from .base import StageConfig
@@ -177,26 +182,62 @@ class SpillStage:
         return minicode_stub(content, tool, path, self.config)
 
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+        n = len(messages)
         if not self.config.enabled:
-            return StageResult(list(messages))
-        run = _Run(self, ctx, messages)
-        out = [run.message(m) for m in messages]
+            return StageResult(passthrough(messages, ctx), unchanged=n)
+        cache, start = open_cache(self, ctx, lambda: _SpillCache(self))
+        cache.add_uses(messages, start)
+        run = _Run(self, ctx, cache.uses)
+        retry, cache.pending = cache.pending, []
+        out: list[Message] | None = None
+        first = n
+        for i in [*retry, *range(start, n)]:
+            m = messages[i]
+            failures = len(run.failed)
+            new = run.message(m)
+            if len(run.failed) > failures:
+                cache.pending.append(i)
+            if new is not m:
+                if out is None:
+                    out, first = list(messages), i
+                out[i] = new
+        cache.upto = n
         # Record last: the new history exists, so ledger and messages agree.
         ctx.state.spill_ledger.update(run.ledger)
         ctx.state.spill_paths.update(run.paths)
         if not run.touched and not run.failed:
-            return StageResult(list(messages))
-        return StageResult(out, run.events(messages))
+            return StageResult(passthrough(messages, ctx), unchanged=n)
+        return StageResult(out if out is not None else passthrough(messages, ctx), run.events(messages), unchanged=first)
+
+
+class _SpillCache(StageCache):
+    """Every tool call seen so far (for the tool name of a result) and the messages whose write failed."""
+
+    def __init__(self, owner: object) -> None:
+        super().__init__(owner)
+        self.uses: dict[str, ToolUseBlock] = {}
+        # Positions, ascending, of messages with a result whose spill write failed: retried every call.
+        self.pending: list[int] = []
+
+    def _truncate(self, pos: int) -> None:
+        drop_from(self.pending, pos)
+
+    def add_uses(self, messages: Sequence[Message], start: int) -> None:
+        # All calls first, as a run from scratch sees them: a result's call may come after it in a broken history.
+        for i in range(start, len(messages)):
+            for b in messages[i].content:
+                if isinstance(b, ToolUseBlock):
+                    self.journal.set(i, self.uses, b.id, b)
 
 
 class _Run:
     """One call of the stage: decisions are collected here and committed at the end."""
 
-    def __init__(self, stage: SpillStage, ctx: StageContext, messages: Sequence[Message]) -> None:
+    def __init__(self, stage: SpillStage, ctx: StageContext, uses: dict[str, ToolUseBlock]) -> None:
         self.stage = stage
         self.config = stage.config
         self.ctx = ctx
-        self.uses = {b.id: b for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+        self.uses = uses
         self.ledger: dict[str, str | None] = {}
         self.paths: dict[str, str] = {}
         # kind -> (tool_use ids, tokens freed); kinds: reapply, threshold, message_budget
@@ -307,7 +348,7 @@ class _Run:
             total -= result_size(old.content, unit) - result_size(new.content, unit)
 
     def events(self, messages: Sequence[Message]) -> tuple[Event, ...]:
-        running = self.ctx.counter.count_messages(messages)
+        running = self.ctx.tokens(messages)
         events: list[Event] = []
         labels = {
             "reapply": ("ledger", "reapply", "re-applied {n} frozen stub(s) from the ledger"),

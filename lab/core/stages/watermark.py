@@ -74,10 +74,11 @@ def estimate(messages: Sequence[Message], ctx: StageContext) -> int:
         and state.anchor is not None
         and 0 < state.anchor_messages <= len(messages)
     )
+    # ctx.tokens reuses the settled prefix's running total: the same numbers, without recounting.
     if anchored:
         assert state.anchor is not None
-        return state.anchor.total + ctx.counter.count_messages(messages[state.anchor_messages :])
-    return ctx.counter.count_messages(messages)
+        return state.anchor.total + ctx.tokens(messages, state.anchor_messages)
+    return ctx.tokens(messages)
 
 
 @dataclass(frozen=True)
@@ -134,4 +135,4 @@ class WatermarkStage:
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         decision = self.decide(messages, ctx)
         events = (decision.event,) if decision.event is not None else ()
-        return StageResult(list(messages), events)
+        return StageResult(list(messages), events, unchanged=len(messages))

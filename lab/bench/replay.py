@@ -1,0 +1,121 @@
+"""Bench section "replay": how fast the replay engine runs, and whether it stays linear.
+
+- corpus: CPU seconds (``time.process_time``, so other processes on the
+  machine do not count) of ``replay`` for every preset on every corpus
+  transcript, as ms per request, at a 32k window (where every path,
+  recovery included, runs) and, outside quick mode, at 200k; plus the total
+  seconds for the largest transcript.
+- growth: one generated session of 500 and one of 5,000 requests (quick:
+  200 and 2,000) replayed under a preset at a 64k window, so both runs spend
+  most requests at a bounded context; the time ratio should be near 10.
+  "linear" is printed when it is <= 12. The small run is the best of two.
+- compare: ``compare_folder`` over the corpus folder with every preset, with 1
+  and with 2 processes (wall time); the ratio is the speed-up.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.presets import preset_names
+from . import corpus_files, default_corpus, register_section
+
+__all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "LINEAR_LIMIT"]
+
+LINEAR_LIMIT = 12.0
+GROWTH_WINDOW = 64_000
+
+
+def _cpu(fn: Any, repeat: int = 1) -> tuple[float, Any]:
+    best = float("inf")
+    result = None
+    for _ in range(repeat):
+        start = time.process_time()
+        result = fn()
+        best = min(best, time.process_time() - start)
+    return best, result
+
+
+def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str], dict]:
+    from ..formats import load
+    from ..replay import replay
+
+    lines = [f"{'transcript':46} {'preset':26} {'window':>7} {'req':>4} {'ms/req':>7} {'total s':>8}"]
+    rows: list[dict] = []
+    for path in files:
+        try:
+            transcript = load(path)
+        except Exception as e:  # noqa: BLE001 - a bench reports, it does not stop
+            lines.append(f"{path.name:46} cannot load: {e}")
+            continue
+        for window in windows:
+            for name in preset_names():
+                seconds, report = _cpu(lambda: replay(transcript, name, window=window))
+                per = seconds * 1000 / report.requests if report.requests else 0.0
+                rows.append({"transcript": path.name, "bytes": path.stat().st_size, "preset": name, "window": window,
+                             "requests": report.requests, "seconds": seconds, "ms_per_request": per})
+                lines.append(f"{path.name[:46]:46} {name:26} {window:>7} {report.requests:>4} {per:>7.2f} {seconds:>8.3f}")
+    if rows:
+        largest = max(rows, key=lambda r: r["bytes"])["transcript"]
+        worst = max((r for r in rows if r["transcript"] == largest), key=lambda r: r["seconds"])
+        lines.append(f"largest transcript {largest}: slowest preset {worst['preset']} at {worst['window']} "
+                     f"took {worst['seconds']:.3f} s of CPU for {worst['requests']} requests")
+    return lines, {"rows": rows}
+
+
+def bench_growth(small: int, large: int, presets: tuple[str, ...]) -> tuple[list[str], dict]:
+    from ..generate import GeneratorConfig, generate
+    from ..replay import replay
+
+    sessions = {n: generate(GeneratorConfig(seed=3, requests=n)) for n in (small, large)}
+    lines: list[str] = []
+    data: dict[str, Any] = {"small": small, "large": large, "window": GROWTH_WINDOW, "presets": {}}
+    for name in presets:
+        times = {}
+        for n, t in sessions.items():
+            # The small run is short enough for noise to matter: best of two. The large one runs once.
+            times[n], _ = _cpu(lambda: replay(t, name, window=GROWTH_WINDOW), repeat=2 if n == small else 1)
+        ratio = times[large] / times[small] if times[small] else float("inf")
+        verdict = "linear" if ratio <= LINEAR_LIMIT else "NOT linear"
+        lines.append(f"{name}: {small} requests {times[small]:.2f} s, {large} requests {times[large]:.2f} s: "
+                     f"ratio {ratio:.1f} (x{large // small} requests) -> {verdict}")
+        data["presets"][name] = {"seconds_small": times[small], "seconds_large": times[large], "ratio": ratio, "linear": ratio <= LINEAR_LIMIT}
+    return lines, data
+
+
+def bench_compare(folder: Path) -> tuple[list[str], dict]:
+    from ..replay import compare_folder
+
+    walls = {}
+    table = None
+    for processes in (1, 2):
+        start = time.perf_counter()
+        table = compare_folder(folder, preset_names(), processes=processes, window=32_000)
+        walls[processes] = time.perf_counter() - start
+    assert table is not None
+    ratio = walls[1] / walls[2] if walls[2] else 0.0
+    lines = [
+        f"compare_folder over {folder.name}/ ({len(table.rows)} transcript x preset rows, {len(table.errors)} errors): "
+        f"1 process {walls[1]:.2f} s, 2 processes {walls[2]:.2f} s wall -> speed-up x{ratio:.2f}"
+    ]
+    return lines, {"rows": len(table.rows), "errors": len(table.errors), "seconds_1": walls[1], "seconds_2": walls[2], "speedup": ratio}
+
+
+def bench_replay(quick: bool) -> tuple[list[str], dict]:
+    files = corpus_files()
+    lines: list[str] = []
+    data: dict[str, Any] = {}
+    part, data["corpus"] = bench_corpus(files, (32_000,) if quick else (32_000, 200_000))
+    lines += ["-- corpus replay (CPU time)"] + part
+    small, large = (200, 2_000) if quick else (500, 5_000)
+    presets = ("mewcode",) if quick else ("mewcode", "minicode")
+    part, data["growth"] = bench_growth(small, large, presets)
+    lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time)"] + part
+    part, data["compare"] = bench_compare(default_corpus())
+    lines += ["-- compare_folder throughput"] + part
+    return lines, data
+
+
+register_section("replay", bench_replay)

@@ -1,0 +1,130 @@
+"""Incremental stages: the settled prefix of a history, and caches that can be rolled back.
+
+An agent loop sends the previous request's output plus whatever arrived since.
+The ``Compactor`` finds the longest prefix of the new request made of the very
+message objects it returned last time, which no stage changed on that request,
+and tells the stages its length as ``StageContext.settled``. A stage that keeps
+what it learnt from the messages it has seen in a ``StageCache`` then only
+examines the messages from there on, so a whole session costs time linear in
+its length instead of quadratic.
+
+A cache logs every change it makes to its dicts in a ``Journal``, tagged with
+the position of the message that caused it. Rolling back to position p undoes
+what the messages at p or later did, so a cache always describes exactly a
+prefix of the history, and processing the rest from there gives what a run
+from scratch over the whole history would give: decisions are frozen in the
+session state, so a message that is processed again is decided the same way.
+
+``settled == 0`` (the default, and any stage called on its own) means "process
+everything, keep nothing": that is the reference behaviour the incremental
+path is tested against.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .events import StageContext
+    from .messages import Message
+
+__all__ = ["Journal", "StageCache", "open_cache", "passthrough", "common_prefix", "drop_from"]
+
+_MISSING = object()
+C = TypeVar("C", bound="StageCache")
+
+
+class Journal:
+    """An undo log of dict changes, each tagged with the message position that caused it."""
+
+    def __init__(self) -> None:
+        self._log: list[tuple[int, dict, Hashable, Any]] = []
+
+    def set(self, pos: int, target: dict, key: Hashable, value: Any) -> None:
+        self._log.append((pos, target, key, target.get(key, _MISSING)))
+        target[key] = value
+
+    def delete(self, pos: int, target: dict, key: Hashable) -> None:
+        if key in target:
+            self._log.append((pos, target, key, target.pop(key)))
+
+    def rollback(self, pos: int) -> None:
+        """Undo, newest first, every change made at position ``pos`` or later."""
+        log = self._log
+        while log and log[-1][0] >= pos:
+            _, target, key, old = log.pop()
+            if old is _MISSING:
+                target.pop(key, None)
+            else:
+                target[key] = old
+
+    def __len__(self) -> int:
+        return len(self._log)
+
+
+class StageCache:
+    """What one stage learnt from ``messages[:upto]`` of the history it was last given."""
+
+    def __init__(self, owner: object) -> None:
+        # The stage instance: a cache is only ever reused by the stage (and config) that built it.
+        self.owner = owner
+        self.upto = 0
+        self.journal = Journal()
+
+    def rollback(self, pos: int) -> None:
+        """Forget what the messages at ``pos`` and later taught this cache."""
+        if pos < self.upto:
+            self.journal.rollback(pos)
+            self._truncate(pos)
+            self.upto = max(pos, 0)
+
+    def _truncate(self, pos: int) -> None:
+        """Drop position-keyed data (other than journalled dicts) at ``pos`` or later."""
+
+
+def drop_from(items: list, pos: int, key: Callable[[Any], int] = lambda item: item) -> None:
+    """Pop the entries of a position-sorted list whose position is ``pos`` or later."""
+    while items and key(items[-1]) >= pos:
+        items.pop()
+
+
+def open_cache(stage: Any, ctx: "StageContext", factory: Callable[[], C]) -> tuple[C, int]:
+    """The stage's cache rolled back to the settled prefix, and the first position left to process.
+
+    Without caches in ``ctx`` (a stage called on its own), or with nothing
+    settled, a fresh cache is returned and everything is processed.
+    """
+    caches = ctx.caches
+    if caches is None:
+        return factory(), 0
+    cache = caches.get(stage.name)
+    if cache is None or cache.owner is not stage or ctx.settled <= 0:
+        cache = factory()
+        caches[stage.name] = cache
+        return cache, 0
+    cache.rollback(ctx.settled)
+    return cache, cache.upto
+
+
+def passthrough(messages: Sequence["Message"], ctx: "StageContext") -> list["Message"]:
+    """The input, unchanged, as a stage result.
+
+    In an incremental run the fold owns the list and nobody else holds it, so
+    it is handed back as is rather than copied; a stage called on its own
+    returns a fresh list, as it always did.
+    """
+    if ctx.caches is not None and type(messages) is list:
+        return messages
+    return list(messages)
+
+
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items of ``a`` and ``b`` are the same objects."""
+    n = min(len(a), len(b))
+    if len(a) == len(b) and type(a) is list and type(b) is list and a == b:
+        # C-speed and identity first; a value-equal stand-in behaves the same in every stage.
+        return n
+    for i in range(n):
+        if a[i] is not b[i]:
+            return i
+    return n

@@ -1,0 +1,229 @@
+"""The replay's plumbing: inputs, the clock, and caches keyed by message identity.
+
+Messages are frozen and shared between requests, so anything computed from
+one message (its token count, its composition) is computed once and looked
+up by object identity afterwards; each entry keeps its message alive, so an
+``id()`` can never be reused while the entry lives.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from pydantic import ValidationError
+
+from ..core.config import CompactionConfig, parse_config
+from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript
+from ..core.presets import preset
+from ..core.stats import PARTS, composition
+from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
+from ..core.tokens.base import TokenCounter
+from ..errors import ConfigError, PromptTooLongError, TranscriptError
+
+__all__ = [
+    "EPOCH",
+    "MAX_CACHED",
+    "ConfigLike",
+    "request_points",
+    "resolve_config",
+    "as_transcript",
+    "prompt_too_long_error",
+    "RecordingSummarizer",
+    "default_summarizer",
+    "sendable",
+    "has_tool_result",
+    "MessageCounts",
+    "MessageParts",
+    "ReplayClock",
+    "first_request_in",
+    "summary_numbers",
+]
+
+# 2025-01-01T00:00:00Z: the simulated clock's start, fixed so replays are reproducible.
+EPOCH = 1_735_689_600.0
+
+ConfigLike = CompactionConfig | str | dict | None
+
+
+def request_points(messages: Sequence[Message]) -> list[int]:
+    """Indices of assistant messages that answer a request (an assistant after a non-assistant)."""
+    return [i for i in range(1, len(messages)) if messages[i].role == "assistant" and messages[i - 1].role != "assistant"]
+
+
+def resolve_config(config: ConfigLike, window: int | None = None) -> CompactionConfig:
+    """A private copy of ``config`` (a config, a preset name, a mapping, or None for the defaults)."""
+    if config is None:
+        cfg = CompactionConfig()
+    elif isinstance(config, CompactionConfig):
+        cfg = config.model_copy(deep=True)
+    elif isinstance(config, str):
+        cfg = preset(config)
+    elif isinstance(config, dict):
+        cfg = parse_config(config)
+    else:
+        raise ConfigError(f"config must be a CompactionConfig, a preset name or a mapping, got {type(config).__name__}")
+    if window is not None:
+        try:
+            cfg.window = window
+        except ValidationError as e:
+            raise ConfigError(f"window: {e.errors()[0]['msg']}") from None
+    return cfg
+
+
+def as_transcript(source: Transcript | str | os.PathLike[str] | Sequence[Message]) -> Transcript:
+    """A transcript from a ``Transcript``, a file path (format detected) or a list of messages."""
+    if isinstance(source, Transcript):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        from ..formats import load
+
+        return load(source)
+    if isinstance(source, Sequence) and all(isinstance(m, Message) for m in source):
+        return Transcript(messages=list(source))
+    raise TranscriptError(f"cannot replay a {type(source).__name__}", expected="a Transcript, a path, or a list of messages")
+
+
+def prompt_too_long_error(tokens: int, window: int) -> PromptTooLongError:
+    """The error Anthropic answers with when a prompt does not fit, body included."""
+    message = f"prompt is too long: {tokens} tokens > {window} maximum"
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return PromptTooLongError(message, body=body, provider="anthropic")
+
+
+class RecordingSummarizer:
+    """Passes calls through and keeps every result, so rows can show summary calls and their usage."""
+
+    def __init__(self, inner: Summarizer) -> None:
+        self.inner = inner
+        # The summary stage names the strategy of a failure after the summarizer.
+        self.name = getattr(inner, "name", "rules")
+        self.calls = 0
+        self.results: list[SummaryResult] = []
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.calls += 1
+        result = self.inner.summarize(request)
+        self.results.append(result)
+        return result
+
+
+def default_summarizer(cfg: CompactionConfig, given: Summarizer | None, notes: list[str]) -> Summarizer:
+    if given is not None:
+        return given
+    from ..core.summarizers.rules import RuleSummarizer
+
+    if cfg.summary.summarizer != "rules":
+        # A replay reaches a provider only when the caller hands it an LLM summarizer on purpose.
+        notes.append(f"config asks for the {cfg.summary.summarizer} summarizer but none was given: rule-based summaries used")
+    return RuleSummarizer()
+
+
+def sendable(messages: Sequence[Message]) -> list[Message]:
+    return [m for m in messages if m.boundary is None and m.tag != "boundary"]
+
+
+def has_tool_result(messages: Sequence[Message]) -> bool:
+    return any(isinstance(b, ToolResultBlock) for m in messages for b in m.content)
+
+
+# Entries in the identity caches before they start over (a stage that rebuilds messages every request
+# would otherwise grow them without bound).
+MAX_CACHED = 200_000
+
+
+class MessageCounts:
+    """Message counts by object identity; the entry holds the message so its id cannot be reused."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._cache: dict[int, tuple[Message, int]] = {}
+
+    def __call__(self, message: Message) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.counter.count_message(message)
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.clear()
+        self._cache[id(message)] = (message, n)
+        return n
+
+    def sum(self, messages: Sequence[Message]) -> int:
+        return sum(self(m) for m in messages)
+
+
+class MessageParts:
+    """Composition per message object, summed per row: ``composition`` is additive over messages."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._cache: dict[int, tuple[Message, dict[str, int]]] = {}
+
+    def of(self, messages: Sequence[Message]) -> dict[str, int]:
+        total = dict.fromkeys(PARTS, 0)
+        for m in messages:
+            hit = self._cache.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = (m, composition([m], self.counter))
+                if len(self._cache) >= MAX_CACHED:
+                    self._cache.clear()
+                self._cache[id(m)] = hit
+            for part, n in hit[1].items():
+                total[part] += n
+        return total
+
+
+@dataclass
+class ReplayClock:
+    settings_use: bool
+    seconds_per_request: float
+    mode: str = "simulated"
+    last: float | None = None
+
+    @classmethod
+    def for_transcript(cls, transcript: Transcript, cfg: CompactionConfig) -> "ReplayClock":
+        clock = cls(cfg.replay.use_timestamps, cfg.replay.seconds_per_request)
+        if clock.settings_use and any(m.timestamp is not None for m in transcript.messages):
+            clock.mode = "timestamps"
+        return clock
+
+    def at(self, k: int, messages: Sequence[Message], start: int, point: int) -> float:
+        """The time of request ``k``, sent after ``messages[start:point]`` arrived."""
+        if self.mode == "simulated":
+            return EPOCH + k * self.seconds_per_request
+        # Only the messages new since the last request are searched, so a replay stays linear.
+        stamp = next((messages[i].timestamp for i in range(point - 1, start - 1, -1) if messages[i].timestamp is not None), None)
+        if stamp is None and self.last is None:
+            stamp = messages[point].timestamp or next((m.timestamp for m in messages if m.timestamp is not None), None)
+        now = stamp.timestamp() if stamp is not None else (self.last if self.last is not None else EPOCH)
+        # Clocks in logs can step back (merged threads, skew); the replay's time never does.
+        if self.last is not None and now < self.last:
+            now = self.last
+        self.last = now
+        return now
+
+
+def first_request_in(context: Sequence[Message], first: str | None) -> bool | None:
+    if first is None:
+        return None
+    return any(isinstance(b, TextBlock) and first in b.text for m in context for b in m.content)
+
+
+def summary_numbers(results: Sequence[SummaryResult], pricing: Any) -> tuple[int, int, float]:
+    inp = out = 0
+    cost = 0.0
+    for r in results:
+        if r.usage is None:
+            continue
+        u = r.usage
+        inp += u.input_tokens + u.cache_read_tokens + u.cache_write_tokens
+        out += u.output_tokens
+        cost += (
+            u.input_tokens * pricing.input_per_mtok
+            + u.cache_write_tokens * pricing.cache_write_per_mtok
+            + u.cache_read_tokens * pricing.cache_read_per_mtok
+            + u.output_tokens * pricing.output_per_mtok
+        ) / 1_000_000
+    return inp, out, cost

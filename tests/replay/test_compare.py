@@ -1,0 +1,94 @@
+"""compare and compare_folder: table columns, labels, the process pool, errors and the file formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lab.core.presets import preset
+from lab.errors import ConfigError, LabError
+from lab.generate import GeneratorConfig, generate, write_lab_json
+from lab.replay import CompareTable, compare, compare_folder
+from lab.replay.compare import BASE_COLUMNS
+from tests.builders import session
+
+PRESETS = ["minicode", "mewcode"]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    for seed in (1, 2):
+        knobs = GeneratorConfig(seed=seed, requests=12, typical_output_chars=800, max_output_chars=6000, huge_output_rate=0.0)
+        write_lab_json(generate(knobs), root / f"gen-{seed}.lab.json")
+    (root / "sub").mkdir()
+    (root / "sub" / "broken.json").write_text('{"lab_transcript": 1, "messages": [{"role": "robot"}]}', encoding="utf-8")
+    (root / "README.md").write_text("not a transcript", encoding="utf-8")
+    (root / ".hidden.json").write_text("{}", encoding="utf-8")
+    return root
+
+
+class TestCompare:
+    def test_one_row_per_config_with_the_columns(self) -> None:
+        table = compare(session(8, 5000), ["minicode", ("small mew", preset("mewcode")), preset("codex")], window=16_000)
+        assert [r["config"] for r in table.rows] == ["minicode", "small mew", "codex"]
+        assert table.columns[: len(BASE_COLUMNS)] == BASE_COLUMNS
+        for row in table.records():
+            for col in ("peak_sent", "requests_over_watermark", "compactions", "summary_calls", "invalid_requests",
+                        "retention_score", "cost", "cache_hit_ratio"):
+                assert row[col] is not None, col
+            assert row["window"] == 16_000
+        # Per-strategy counts are flat columns, 0 where a config never used the strategy.
+        assert "compactions_tool_budget" in table.columns
+        assert table.records()[1]["compactions_tool_budget"] == 0
+        assert set(table.reports) == {"minicode", "small mew", "codex"}
+        assert table.reports["minicode"].peak_sent == table.rows[0]["peak_sent"]
+
+    def test_duplicate_labels_are_told_apart(self) -> None:
+        table = compare(session(2, 100), ["minicode", "minicode"])
+        assert [r["config"] for r in table.rows] == ["minicode", "minicode#2"]
+
+    @pytest.mark.parametrize("configs", [[], ["nope"], [("label",)]], ids=["none", "unknown", "bad-tuple"])
+    def test_bad_configs(self, configs: list) -> None:
+        with pytest.raises(ConfigError):
+            compare(session(2, 100), configs)
+
+
+class TestFolder:
+    def test_two_processes_one_row_per_transcript_and_config(self, folder: Path) -> None:
+        table = compare_folder(folder, PRESETS, processes=2, window=16_000)
+        assert [(r["transcript"], r["config"]) for r in table.rows] == [
+            ("gen-1.lab.json", "minicode"), ("gen-1.lab.json", "mewcode"), ("gen-2.lab.json", "minicode"), ("gen-2.lab.json", "mewcode"),
+        ]
+        assert all(r["requests"] == 12 and r["invalid_requests"] == 0 for r in table.rows)
+        # The unreadable file is reported once per config, not a crash; notes and hidden files are skipped.
+        assert [(e["transcript"], e["config"]) for e in table.errors] == [("sub/broken.json", "minicode"), ("sub/broken.json", "mewcode")]
+        assert all("broken.json" in e["error"] for e in table.errors)
+
+    def test_in_process_mode_gives_the_same_table(self, folder: Path) -> None:
+        pooled = compare_folder(folder, PRESETS, processes=2, window=16_000)
+        local = compare_folder(folder, PRESETS, processes=1, window=16_000)
+        strip = lambda t: [{k: v for k, v in r.items() if k != "replay_seconds"} for r in t.records()]  # noqa: E731
+        assert strip(pooled) == strip(local)
+        assert pooled.errors == local.errors
+
+    def test_writes_csv_json_and_parquet(self, folder: Path, tmp_path: Path) -> None:
+        table = compare_folder([folder / "gen-1.lab.json", folder / "gen-2.lab.json"], PRESETS, processes=1)
+        csv = pd.read_csv(table.write(tmp_path / "t.csv"))
+        assert list(csv.columns) == table.columns and len(csv) == 4
+        assert csv["peak_sent"].tolist() == [r["peak_sent"] for r in table.rows]
+        data = json.loads(table.write(tmp_path / "t.json").read_text(encoding="utf-8"))
+        assert data["columns"] == table.columns and len(data["rows"]) == 4 and data["errors"] == []
+        parquet = pd.read_parquet(table.write(tmp_path / "t.parquet"))
+        assert parquet["config"].tolist() == ["minicode", "mewcode"] * 2
+
+    def test_bad_extension_and_missing_folder(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="csv"):
+            CompareTable().write(tmp_path / "t.xlsx")
+        with pytest.raises(LabError, match="no such"):
+            compare_folder(tmp_path / "nope", PRESETS)
+        with pytest.raises(ConfigError, match="processes"):
+            compare_folder(tmp_path, PRESETS, processes=0)

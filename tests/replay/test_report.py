@@ -1,0 +1,103 @@
+"""Report models: JSON round trip, file I/O, the DataFrame view, and the public API of lab.replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab.errors import LabError
+from lab.replay import Report, replay
+from tests.builders import session
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    from tests.replay.test_engine import summarising
+
+    return replay(session(20, 2000), summarising(), retention_each=True)
+
+
+class TestRoundTrip:
+    def test_dict_round_trip(self, report: Report) -> None:
+        again = Report.from_dict(report.to_dict())
+        assert again == report
+        assert again.to_dict() == report.to_dict()
+
+    def test_json_text_round_trip(self, report: Report) -> None:
+        data = json.loads(report.to_json())
+        assert data["lab_replay_report"] == 1
+        assert Report.from_dict(data) == report
+
+    def test_file_round_trip(self, report: Report, tmp_path) -> None:
+        path = report.write(tmp_path / "out" / "REPORT.json")
+        assert Report.read(path) == report
+        assert not list(path.parent.glob("*.tmp"))
+
+    def test_report_json_holds_config_rows_and_totals(self, report: Report) -> None:
+        data = report.to_dict()
+        assert data["config"]["label"] == "minicode" and data["config"]["window"] == 8000
+        assert len(data["rows"]) == data["requests"] == 21
+        for key in ("peak_sent", "requests_over_watermark", "compactions_by_strategy", "summary_calls", "invalid_requests",
+                    "overflows", "failures", "total_cost", "total_cost_uncompacted", "cache_hit_ratio", "cache_hit_ratio_uncompacted",
+                    "retention", "retention_score", "meta"):
+            assert key in data, key
+
+    def test_a_loaded_report_has_no_contexts(self, report: Report) -> None:
+        loaded = Report.from_dict(report.to_dict())
+        assert report.has_contexts and not loaded.has_contexts
+        with pytest.raises(LabError, match="no contexts"):
+            loaded.context_at(0)
+
+    @pytest.mark.parametrize("bad", [[], {"rows": "nope"}, {"requests": "many"}], ids=["not-object", "rows", "requests"])
+    def test_bad_input_is_a_lab_error(self, bad: object) -> None:
+        with pytest.raises(LabError):
+            Report.from_dict(bad)
+
+    def test_unreadable_file(self, tmp_path) -> None:
+        (tmp_path / "r.json").write_text("{not json", encoding="utf-8")
+        with pytest.raises(LabError, match="cannot read"):
+            Report.read(tmp_path / "r.json")
+
+
+class TestViews:
+    def test_dataframe_has_one_line_per_request(self, report: Report) -> None:
+        df = report.df
+        assert len(df) == report.requests
+        for col in ("index", "sent_tokens", "raw_tokens", "cached_tokens", "cost", "cost_uncompacted", "boundary_placed", "tokens_summary", "retention_score"):
+            assert col in df.columns, col
+        assert df["freed_summary"].sum() == sum(r.freed_by_stage.get("summary", 0) for r in report.rows)
+        assert int(df["events"].sum()) == sum(len(r.events) for r in report.rows)
+
+    def test_totals_agree_with_rows(self, report: Report) -> None:
+        assert report.peak_sent == max(r.sent_tokens for r in report.rows)
+        assert report.total_cost == pytest.approx(sum(r.cost for r in report.rows))
+        assert report.total_cost_uncompacted == pytest.approx(sum(r.cost_uncompacted for r in report.rows))
+        assert report.requests_over_watermark == sum(r.over_watermark for r in report.rows)
+        totals = report.totals()
+        assert "rows" not in totals and totals["retention"]["first_request"] == 1.0
+
+    def test_compaction_saves_money_here(self, report: Report) -> None:
+        assert report.total_cost < report.total_cost_uncompacted
+
+
+def test_replay_package_all_is_complete() -> None:
+    import lab.replay as pkg
+
+    assert len(pkg.__all__) == len(set(pkg.__all__))
+    for name in pkg.__all__:
+        assert getattr(pkg, name) is not None, name
+    for name in ("replay", "compare", "compare_folder", "Report", "Row", "CompareTable"):
+        assert name in pkg.__all__
+
+
+def test_replay_does_not_import_ui_libraries() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = "import sys, lab.replay, lab.cli_replay\nprint(sorted(n for n in sys.modules if n.split('.')[0] in ('streamlit', 'plotly', 'pandas')))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,128 @@
+"""``python -m lab replay`` and ``python -m lab compare``, run in-process through ``lab.cli.main``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lab.cli import main
+from lab.replay import Report
+from tests.conftest import SAMPLES
+
+SMALL = SAMPLES / "generated-small.lab.json"
+ERRORS = SAMPLES / "generated-errors.lab.json"
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    return err[0]
+
+
+class TestReplay:
+    def test_report_requests_and_summary(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        rc = main(["replay", str(SMALL), "--preset", "minicode", "--window", "16000", "--spill-dir", str(tmp_path / "spill"),
+                   "--report", str(tmp_path / "REPORT.json"), "--dump-requests", str(tmp_path / "REQUESTS.jsonl")])
+        assert rc == 0
+        out = capsys.readouterr().out
+        for text in ("requests: 40", "peak sent", "compactions:", "cost:", "cache-hit ratio:", "retention score:"):
+            assert text in out, text
+        report = Report.read(tmp_path / "REPORT.json")
+        assert report.requests == 40 and report.window == 16_000 and report.config["label"] == "minicode"
+        lines = (tmp_path / "REQUESTS.jsonl").read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 40
+        first = json.loads(lines[0])
+        assert first["index"] == 0 and set(first["request"]) == {"system", "messages"}
+        assert first["request"]["messages"][0]["role"] == "user"
+        # Spilled results went to the folder, under the session's sanitised name.
+        assert list((tmp_path / "spill").glob("*/tool-results/*.txt"))
+
+    def test_requests_in_openai_shape_from_a_config_file(self, tmp_path: Path) -> None:
+        cfg = tmp_path / "cfg.yaml"
+        assert main(["config", "--preset", "mewcode", "--format", "yaml"]) == 0
+        cfg.write_text("label: mine\nwindow: 20000\n", encoding="utf-8")
+        rc = main(["replay", str(ERRORS), "--config", str(cfg), "--report", str(tmp_path / "r.json"),
+                   "--dump-requests", str(tmp_path / "q.jsonl"), "--to", "openai"])
+        assert rc == 0
+        body = json.loads((tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()[-1])["request"]
+        assert set(body) == {"messages"} and body["messages"][0]["role"] == "system"
+        assert any(m["role"] == "tool" for m in body["messages"])
+        assert Report.read(tmp_path / "r.json").label == "mine"
+
+    def test_llm_summarizer_through_a_local_server(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from lab.testing.fake_provider import serve
+
+        with serve() as fake:
+            rc = main(["replay", str(SMALL), "--preset", "codex", "--window", "16000", "--summarizer", "openai",
+                       "--base-url", fake.base_url_openai, "--model", "fake", "--report", str(tmp_path / "r.json")])
+            calls = [r for r in fake.requests if r.is_generation]
+        assert rc == 0, capsys.readouterr().err
+        report = Report.read(tmp_path / "r.json")
+        assert report.summary_calls == len(calls) >= 1
+        assert report.summary_cost > 0 and report.config["summary"]["summarizer"] == "openai"
+
+    @pytest.mark.parametrize(
+        "args, message",
+        [
+            (["replay", "missing.jsonl", "--preset", "minicode"], "no such file"),
+            (["replay", str(SMALL), "--preset", "nope"], "unknown preset"),
+            (["replay", str(SMALL), "--preset", "minicode", "--window", "500"], "window"),
+            (["replay", str(SMALL), "--preset", "minicode", "--summarizer", "anthropic"], "ANTHROPIC_API_KEY"),
+            (["replay", str(SMALL), "--preset", "minicode", "--window", "lots"], "whole number"),
+            (["replay", str(SMALL)], "--config"),
+        ],
+        ids=["missing-file", "unknown-preset", "small-window", "no-key", "bad-window", "no-config"],
+    )
+    def test_bad_input_exits_2_with_one_line(self, args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(args + ["--report", str(tmp_path / "r.json")]) == 2
+        assert message in _one_error_line(capsys)
+        assert not (tmp_path / "r.json").exists()
+
+    def test_bad_config_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        cfg = tmp_path / "bad.json"
+        cfg.write_text('{"window": "big"}', encoding="utf-8")
+        assert main(["replay", str(SMALL), "--config", str(cfg), "--report", str(tmp_path / "r.json")]) == 2
+        assert "window" in _one_error_line(capsys)
+
+
+class TestCompare:
+    def test_folder_to_csv(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        folder = tmp_path / "in"
+        folder.mkdir()
+        for src in (SMALL, ERRORS):
+            (folder / src.name).write_bytes(src.read_bytes())
+        (folder / "junk.jsonl").write_text("not json at all\n", encoding="utf-8")
+        cfg = tmp_path / "tight.toml"
+        cfg.write_text('label = "tight"\nwindow = 12000\n', encoding="utf-8")
+        rc = main(["compare", str(folder), "--preset", "minicode", "--preset", "mewcode", "--config", str(cfg),
+                   "--window", "30000", "--processes", "2", "--out", str(tmp_path / "TABLE.csv")])
+        assert rc == 0
+        out = capsys.readouterr().out
+        assert "2 transcript(s) x 3 config(s): 6 row(s)" in out
+        assert out.count("skipped: junk.jsonl") == 3
+        table = pd.read_csv(tmp_path / "TABLE.csv")
+        assert sorted(set(table["config"])) == ["mewcode", "minicode", "tight"]
+        assert set(table["window"]) == {30_000}
+
+    def test_single_file_to_json(self, tmp_path: Path) -> None:
+        assert main(["compare", str(SMALL), "--preset", "codex", "--processes", "1", "--out", str(tmp_path / "t.json")]) == 0
+        data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+        assert [r["config"] for r in data["rows"]] == ["codex"]
+
+    @pytest.mark.parametrize(
+        "args, message",
+        [
+            (["compare", str(SMALL), "--out", "t.csv"], "--preset or --config"),
+            (["compare", str(SMALL), "--preset", "minicode", "--out", "t.xlsx"], ".csv"),
+            (["compare", "nowhere", "--preset", "minicode", "--out", "t.csv"], "no such"),
+            (["compare", str(SMALL), "--preset", "minicode", "--processes", "0", "--out", "t.csv"], ">= 1"),
+        ],
+        ids=["no-config", "bad-extension", "missing-path", "zero-processes"],
+    )
+    def test_bad_input_exits_2_with_one_line(self, args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert main(args) == 2
+        assert message in _one_error_line(capsys)
