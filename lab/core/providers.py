@@ -36,6 +36,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import ConfigError, LabError, PromptTooLongError, ProviderError
+from .ptl import text_is_ptl
 
 __all__ = [
     "ProviderName",
@@ -251,22 +252,7 @@ def make_client(settings: ProviderSettings) -> anthropic.Anthropic | openai.Open
 # --- prompt-too-long detection -------------------------------------------------
 
 # Both designs recognise PTL by text; these are their substrings (lower case).
-_PTL_SUBSTRINGS = (
-    "prompt is too long",
-    "context_length",
-    "too many tokens",
-    "context_length_exceeded",
-    "maximum context length",
-    "too long",
-)
 _PTL_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
-
-
-def _text_is_ptl(text: str) -> bool:
-    low = text.lower()
-    if any(s in low for s in _PTL_SUBSTRINGS):
-        return True
-    return "token" in low and "exceed" in low
 
 
 def _body_texts(body: Any) -> tuple[list[str], list[str]]:
@@ -314,19 +300,19 @@ def is_prompt_too_long(value: BaseException | str | Mapping[str, Any] | None) ->
             messages, codes = _body_texts(body)
             if any(c in _PTL_CODES for c in codes):
                 return True
-            return any(_text_is_ptl(m) for m in messages) or _text_is_ptl(getattr(value, "message", "") or "")
+            return any(text_is_ptl(m) for m in messages) or text_is_ptl(getattr(value, "message", "") or "")
         # Timeouts, connection errors and the lab's other provider errors carry no PTL verdict.
         if isinstance(value, (anthropic.AnthropicError, openai.OpenAIError, ProviderError)):
             return False
-        return _text_is_ptl(str(value))
+        return text_is_ptl(str(value))
     if isinstance(value, Mapping):
         messages, codes = _body_texts(value)
         if any(c in _PTL_CODES for c in codes):
             return True
         if any(c == "rate_limit_exceeded" for c in codes):
             return False
-        return any(_text_is_ptl(m) for m in messages)
-    return _text_is_ptl(str(value))
+        return any(text_is_ptl(m) for m in messages)
+    return text_is_ptl(str(value))
 
 
 # --- classification --------------------------------------------------------------

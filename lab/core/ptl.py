@@ -13,7 +13,7 @@ import json
 
 from ..errors import PromptTooLongError
 
-__all__ = ["ANTHROPIC_PTL", "OPENAI_PTL", "is_prompt_too_long", "error_text"]
+__all__ = ["ANTHROPIC_PTL", "OPENAI_PTL", "is_prompt_too_long", "error_text", "text_is_ptl"]
 
 ANTHROPIC_PTL = ("prompt is too long", "context_length", "too many tokens")
 OPENAI_PTL = ("context_length_exceeded", "maximum context length", "too long")
@@ -38,9 +38,12 @@ def is_prompt_too_long(error: BaseException | str | dict | None) -> bool:
     """True for a ``PromptTooLongError`` or any error whose text matches either design's substrings."""
     if isinstance(error, PromptTooLongError):
         return True
-    text = error_text(error).lower()
-    if not text:
-        return False
-    if any(s in text for s in ANTHROPIC_PTL) or any(s in text for s in OPENAI_PTL):
+    return text_is_ptl(error_text(error))
+
+
+def text_is_ptl(text: str) -> bool:
+    """Whether an error text reads as prompt-too-long by either design's substrings."""
+    low = text.lower()
+    if any(s in low for s in ANTHROPIC_PTL) or any(s in low for s in OPENAI_PTL):
         return True
-    return "token" in text and "exceed" in text
+    return "token" in low and "exceed" in low

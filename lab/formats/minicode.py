@@ -23,7 +23,7 @@ The shape read (a JSON list, or ``{"messages": [...]}``), one dict per message::
 * A system message with ``_compact_boundary: true`` is a boundary: it imports
   as a boundary marker (``Boundary`` from the optional ``_boundary`` dict,
   else ``trigger="import"`` and a strategy guessed from the header) followed
-  by a ``tag="summary"`` system message holding its text.
+  by a ``tag="summary"`` user message holding its text.
 * Optional lab extensions, written by ``to_minicode`` so a round trip keeps
   everything: ``id``, ``timestamp`` (epoch seconds or ISO text), ``usage``,
   ``_thinking``, ``_tag``, ``_boundary``, ``_summary_id`` (the summary's own
@@ -199,7 +199,9 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
         b.add("system", [], key=key, timestamp=stamp, tag="boundary", boundary=boundary)
         if blocks:
             sid = m.get("_summary_id") if isinstance(m.get("_summary_id"), str) else f"{key}.summary"
-            b.add("system", blocks, key=sid, timestamp=stamp, tag="summary", usage=usage)
+            # A user turn, as every summary in the lab: a system message here would leave the
+            # history starting with the assistant, which both providers reject.
+            b.add("user", blocks, key=sid, timestamp=stamp, tag="summary", usage=usage)
         return
     if role in ("system", "user"):
         b.add(role, _blocks(m.get("content"), b, loc.at("content"), key, False), key=key, timestamp=stamp, tag=tag, usage=usage)
@@ -280,7 +282,7 @@ def to_minicode(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Canonical messages as MiniCode dicts (the shape ``from_minicode`` reads).
 
     Tool results leave their user message as one ``tool_result`` dict each;
-    a boundary marker followed by a system summary becomes one
+    a boundary marker followed by its summary becomes one
     ``_compact_boundary`` system message, as MiniCode writes it.
     """
     names = {x.id: x.name for m in messages for x in m.content if isinstance(x, ToolUseBlock)}
@@ -293,7 +295,7 @@ def to_minicode(messages: Sequence[Message]) -> list[dict[str, Any]]:
             if m.boundary is not None:
                 d["_boundary"] = m.boundary.model_dump(mode="json", exclude_defaults=True)
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            if nxt is not None and nxt.role == "system" and nxt.tag == "summary" and not m.content:
+            if nxt is not None and nxt.tag == "summary" and not m.content:
                 d["content"], d["_summary_id"] = _text_content(nxt.content), nxt.id
                 if nxt.usage is not None:
                     d["usage"] = nxt.usage.model_dump()

@@ -182,7 +182,10 @@ def set_config(config: CompactionConfig, *, sync_widgets: bool = True) -> None:
     pass False so a slider keeps its focus while it is being moved.
     """
     if not isinstance(config, CompactionConfig):
-        raise ConfigError(f"config must be a CompactionConfig, got {type(config).__name__}")
+        if type(config).__name__ != "CompactionConfig":
+            raise ConfigError(f"config must be a CompactionConfig, got {type(config).__name__}")
+        # An instance of the class as it was before Streamlit reloaded the module: same fields.
+        config = CompactionConfig.model_validate(config.model_dump())
     st.session_state[_CONFIG] = config
     st.session_state.pop(_CFG_ERROR, None)
     if sync_widgets:

@@ -53,7 +53,7 @@ class TestShape:
             ("assistant", None),
             ("user", None),
             ("system", "boundary"),
-            ("system", "summary"),
+            ("user", "summary"),
             ("assistant", None),
             ("user", None),
         ]
@@ -114,7 +114,7 @@ class TestExport:
 
     def test_boundary_and_summary_become_one_minicode_message(self) -> None:
         marker = Message(role="system", id="bnd", tag="boundary", boundary=Boundary(trigger="auto", strategy="full", tokens_before=9, messages_removed=2))
-        summary = Message(role="system", id="sum", tag="summary", content=(TextBlock(text="[Context compacted] ..."),))
+        summary = Message(role="user", id="sum", tag="summary", content=(TextBlock(text="[Context compacted] ..."),))
         out = to_minicode([marker, summary])
         assert len(out) == 1 and out[0]["_compact_boundary"] is True and out[0]["content"] == "[Context compacted] ..."
         assert from_minicode(out).messages == [marker, summary]
@@ -131,7 +131,7 @@ class TestExport:
             tool_result("t11", "separate message", at=1002),
             Message(role="user", id="note", tag="truncation_note", content=(TextBlock(text="[truncated]"),)),
             Message(role="system", id="bnd", tag="boundary", boundary=Boundary(trigger="reactive", strategy="reactive", timestamp=ts(1003))),
-            Message(role="system", id="sum", tag="summary", content=(TextBlock(text="summary"),)),
+            Message(role="user", id="sum", tag="summary", content=(TextBlock(text="summary"),)),
             # the core's own shape: a marker with a first line, then a user summary
             Message(role="system", id="bnd2", tag="boundary", boundary=Boundary(trigger="auto", strategy="full"), content=(TextBlock(text="[compacted]"),)),
             Message(role="user", id="sum2", tag="summary", content=(TextBlock(text="## Session summary"),)),
