@@ -21,11 +21,12 @@ What the importer rebuilds from the entries:
 - Images become ``ImageBlock`` placeholders; inside a tool result, whose
   content is text, they become ``[image: media/type, N bytes]`` markers.
 
-Import speed: entries are streamed, and blocks are kept as the checked field
-dicts ``block_dicts`` returns until the end, where each thread's messages are
-validated in one pydantic call; per-block model construction and per-entry
-``Usage`` objects (only the last one of a merged message survives) cost more
-than parsing the JSON did.
+Import speed (a JSONL import should cost at most about twice ``json.loads`` of
+its lines): entries are streamed; a message is assembled as the dict of its
+fields, with blocks as the checked dicts ``block_dicts`` returns, and is
+validated in one pydantic call (blocks included, in Rust) as soon as no later
+entry can change it, while its data is still in the CPU cache. Timestamps and
+usage are converted once per message, not once per entry.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from ..core.messages import (
     Boundary,
@@ -58,14 +59,20 @@ ENTRY_TYPES = frozenset(
 )
 _SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 _MAIN = ""
-_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+# Called once per message; the model's own validator skips the Python wrapper of model_validate.
+_validate_message = Message.__pydantic_validator__.validate_python
 
 Blocks = list[dict[str, Any]]
-# A message being assembled: the dict of its ``Message`` fields, validated when the file is done.
-# Until then ``timestamp`` holds the entry's raw value and ``usage`` the raw API usage object
-# (only the first timestamp and the last usage of a merged message count, so each is converted
-# once per message rather than once per entry), and ``id`` may still collide with another thread's.
+# A message being assembled: the dict of its ``Message`` fields. Until it is validated,
+# ``timestamp`` holds the entry's raw value and ``usage`` the raw API usage object (only the first
+# timestamp and the last usage of a merged message count), and ``id`` may collide with another's.
 Row = dict[str, Any]
+
+
+def _row(
+    role: str, blocks: Blocks, entry_id: str, ts: Any, *, usage: Any = None, tag: MessageTag | None = None, boundary: Boundary | None = None
+) -> Row:
+    return {"role": role, "content": blocks, "id": entry_id, "timestamp": ts, "usage": usage, "tag": tag, "boundary": boundary}
 
 
 def _all_results(blocks: Blocks) -> bool:
@@ -77,18 +84,36 @@ def _all_results(blocks: Blocks) -> bool:
 
 @dataclass
 class _Thread:
-    rows: list[Row] = field(default_factory=list)
-    # One per row, what a later assistant entry may merge across or into: the API message id of
-    # an assistant row, True for a plain user row of tool results only (only ever extended with
-    # more results, so it stays one), None for anything else.
+    # Rows a later entry may still change: the last row that is not plain tool results, and the
+    # plain tool-result row after it (a later assistant entry of the same API message merges
+    # across it). Every earlier row is final and has gone to ``sink``.
+    open_rows: list[Row] = field(default_factory=list)
+    # One per open row: the API message id of an assistant row, True for a plain user row of tool
+    # results only (only ever extended with more results, so it stays one), None for anything else.
     links: list[str | bool | None] = field(default_factory=list)
+    # Final rows of a thread whose messages are built at the end (sidechains).
+    done: list[Row] = field(default_factory=list)
+    sink: Callable[[Row], None] | None = None
+    rows_made: int = 0
     root_text: str | None = None
     agent_id: str | None = None
     root_id: str = ""
 
     def _append(self, row: Row, link: str | bool | None) -> None:
-        self.rows.append(row)
+        if link is not True and self.open_rows:
+            # Nothing walks back past a row that is not plain tool results: the open rows are final.
+            self.close()
+        self.open_rows.append(row)
         self.links.append(link)
+        self.rows_made += 1
+
+    def close(self) -> None:
+        """Hand every open row on as final."""
+        sink = self.sink or self.done.append
+        for row in self.open_rows:
+            sink(row)
+        self.open_rows.clear()
+        self.links.clear()
 
     def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: Any, usage: dict[str, Any] | None) -> None:
         if api_id:
@@ -98,35 +123,38 @@ class _Thread:
             while i >= 0 and links[i] is True:
                 i -= 1
             if i >= 0 and links[i] == api_id:
-                row = self.rows[i]
+                row = self.open_rows[i]
                 row["content"].extend(blocks)
                 if usage is not None:
                     row["usage"] = usage
                 return
-        row = {"role": "assistant", "content": blocks, "id": entry_id, "timestamp": ts, "usage": usage, "tag": None, "boundary": None}
-        self._append(row, api_id)
+        self._append(_row("assistant", blocks, entry_id, ts, usage=usage), api_id)
 
     def add_user(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None = None) -> None:
         results_only = tag is None and _all_results(blocks)
         if results_only and self.links and self.links[-1] is True:
-            self.rows[-1]["content"].extend(blocks)
+            self.open_rows[-1]["content"].extend(blocks)
             return
-        row = {"role": "user", "content": blocks, "id": entry_id, "timestamp": ts, "usage": None, "tag": tag, "boundary": None}
-        self._append(row, True if results_only else None)
+        self._append(_row("user", blocks, entry_id, ts, tag=tag), True if results_only else None)
 
     def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int) -> None:
-        if self.rows and self.rows[-1]["boundary"] is not None:
+        if self.open_rows and self.open_rows[-1]["boundary"] is not None:
             return
         kind = trigger if trigger in ("manual", "auto") else "import"
         boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=_ts(ts), tokens_before=tokens_before)  # type: ignore[arg-type]
         text = {"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"}
-        row = {"role": "system", "content": [text], "id": f"{entry_id}-boundary", "timestamp": ts, "usage": None, "tag": "boundary", "boundary": boundary}
-        self._append(row, None)
+        self._append(_row("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary), None)
 
 
 def _ts(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
+    try:
+        # Python 3.11 reads a trailing "Z" itself, and "Z" is valid nowhere else, so a value this
+        # accepts parses to what the "+00:00" spelling below gives; anything else takes that path.
+        return datetime.fromisoformat(value)
+    except ValueError:
+        pass
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -141,16 +169,73 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+class _Pairs:
+    """Tool ids seen in one thread's messages, in message order, to flag what ``tool_pairs`` would."""
+
+    def __init__(self) -> None:
+        self.uses: dict[str, None] = {}
+        self.results: dict[str, None] = {}
+        # (prompt, tool_use id) of subagent calls, in order.
+        self.prompts: list[tuple[str, str]] = []
+
+    def scan(self, blocks: Blocks) -> None:
+        for b in blocks:
+            kind = b["type"]
+            if kind == "tool_use":
+                self.uses[b["id"]] = None
+                if b["name"] in _SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
+                    self.prompts.append((b["input"]["prompt"].strip(), b["id"]))
+            elif kind == "tool_result":
+                self.results[b["tool_use_id"]] = None
+
+    def flag(self, notes: ImportNotes, label: str) -> None:
+        # The first sighting of an id decides its place in either list, as in tool_pairs.
+        orphans = [i for i in self.results if i not in self.uses]
+        notes.orphan_tool_results.extend(orphans)
+        notes.unanswered_tool_uses.extend(i for i in self.uses if i not in self.results)
+        if orphans:
+            notes.warnings.append(f"{label}: {len(orphans)} tool result(s) answer no tool_use in the file")
+
+
 class _Importer:
     def __init__(self, file: str) -> None:
         self.file = file
         self.notes = ImportNotes()
-        self.threads: dict[str, _Thread] = {_MAIN: _Thread()}
+        self.threads: dict[str, _Thread] = {_MAIN: _Thread(sink=self._main_row)}
         self.entry_thread: dict[str, str] = {}
         self.meta = TranscriptMeta(source_format="claude_code", source_path=file)
         self.meta_entries = 0
         # Kept here, not in the pydantic notes, whose attribute assignment costs a Python call per entry.
         self.records_read = 0
+        # Message ids in use: the main thread's, in order, then each sidechain's (built at the end).
+        self.seen: set[str] = set()
+        self.main: list[Message] = []
+        self.main_pairs = _Pairs()
+
+    def _message(self, row: Row, pairs: _Pairs) -> Message:
+        """Validate a final row: its id made unique, its timestamp and usage converted."""
+        base = mid = row["id"]
+        n = 2
+        while mid in self.seen:
+            mid = f"{base}#{n}"
+            n += 1
+        self.seen.add(mid)
+        row["id"] = mid
+        row["timestamp"] = _ts(row["timestamp"])
+        if row["usage"] is not None:
+            row["usage"] = usage_fields(row["usage"])
+        pairs.scan(row["content"])
+        try:
+            return _validate_message(row)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            # The values were checked while reading, so this is an importer bug; still say where.
+            first = exc.errors()[0]
+            raise TranscriptError(
+                f"message {mid} failed validation: {first['msg']}", file=self.file, where=f"message {mid}", expected="a valid message"
+            ) from exc
+
+    def _main_row(self, row: Row) -> None:
+        self.main.append(self._message(row, self.main_pairs))
 
     def _sidechain_key(self, entry: dict[str, Any], entry_id: str) -> str:
         agent = entry.get("agentId")
@@ -192,9 +277,10 @@ class _Importer:
         thread = self.threads[key]
         ts = entry.get("timestamp")
         if kind == "assistant":
-            model = message.get("model")
-            if self.meta.model is None and isinstance(model, str) and model != "<synthetic>":
-                self.meta.model = model
+            if self.meta.model is None:
+                model = message.get("model")
+                if isinstance(model, str) and model != "<synthetic>":
+                    self.meta.model = model
             api_id = message.get("id")
             if blocks:
                 usage = message.get("usage")
@@ -204,7 +290,7 @@ class _Importer:
             else:
                 self.notes.skip("empty_message")
             return
-        if key != _MAIN and not thread.rows and thread.root_text is None:
+        if key != _MAIN and not thread.rows_made and thread.root_text is None:
             thread.root_text = _text_of(message.get("content")).strip()
         if not blocks:
             self.notes.skip("empty_message")
@@ -247,75 +333,26 @@ class _Importer:
                 names[key] = thread.agent_id or thread.root_id
         return names
 
-    def _messages(self, thread: _Thread, seen: set[str]) -> list[Message]:
-        """The thread's messages, validated; converts the rows in place, so it runs once per thread."""
-        rows = thread.rows
-        for row in rows:
-            base = mid = row["id"]
-            n = 2
-            while mid in seen:
-                mid = f"{base}#{n}"
-                n += 1
-            seen.add(mid)
-            row["id"] = mid
-            row["timestamp"] = _ts(row["timestamp"])
-            if row["usage"] is not None:
-                row["usage"] = usage_fields(row["usage"])
-        # One call validates every message of the thread with its blocks.
-        try:
-            return _MESSAGES.validate_python(rows)
-        except ValidationError as exc:
-            # The values were checked while reading, so this is an importer bug; still say where.
-            first = exc.errors()[0]
-            at = first["loc"][0] if first["loc"] else 0
-            mid = rows[at]["id"] if isinstance(at, int) and at < len(rows) else "?"
-            raise TranscriptError(
-                f"message {mid} failed validation: {first['msg']}", file=self.file, where=f"message {mid}", expected="a valid message"
-            ) from exc
-
-    def _flag_pairs(self, thread: _Thread, label: str, prompts: list[tuple[str, str]] | None = None) -> None:
-        """Note tool results that answer no tool_use and tool_uses never answered, as ``tool_pairs`` would.
-
-        Works on the rows, whose blocks are the messages' blocks in the same order: the
-        first sighting of an id decides its place in either list. The same pass collects
-        the subagent prompts into ``prompts`` when given.
-        """
-        uses: dict[str, None] = {}
-        results: dict[str, None] = {}
-        for row in thread.rows:
-            for b in row["content"]:
-                kind = b["type"]
-                if kind == "tool_use":
-                    uses[b["id"]] = None
-                    if prompts is not None and b["name"] in _SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
-                        prompts.append((b["input"]["prompt"].strip(), b["id"]))
-                elif kind == "tool_result":
-                    results[b["tool_use_id"]] = None
-        orphans = [i for i in results if i not in uses]
-        self.notes.orphan_tool_results.extend(orphans)
-        self.notes.unanswered_tool_uses.extend(i for i in uses if i not in results)
-        if orphans:
-            self.notes.warnings.append(f"{label}: {len(orphans)} tool result(s) answer no tool_use in the file")
-
     def finish(self) -> Transcript:
         if self.records_read == 0:
             raise TranscriptError("no entries", file=self.file, expected="Claude Code session entries")
         self.notes.records_read = self.records_read
-        seen: set[str] = set()
-        main = self._messages(self.threads[_MAIN], seen)
-        prompts: list[tuple[str, str]] = []
-        self._flag_pairs(self.threads[_MAIN], "main thread", prompts)
+        self.threads[_MAIN].close()
+        self.main_pairs.flag(self.notes, "main thread")
         sidechains: dict[str, list[Message]] = {}
-        for key, name in self._sidechain_names(prompts).items():
-            msgs = self._messages(self.threads[key], seen)
+        for key, name in self._sidechain_names(self.main_pairs.prompts).items():
+            thread = self.threads[key]
+            thread.close()
+            pairs = _Pairs()
+            msgs = [self._message(row, pairs) for row in thread.done]
             if msgs:
                 sidechains[name] = msgs
-                self._flag_pairs(self.threads[key], f"sidechain {name}")
+                pairs.flag(self.notes, f"sidechain {name}")
         if self.meta_entries:
             self.notes.warnings.append(f"kept {self.meta_entries} isMeta user entries (hidden in Claude Code's UI, sent to the model)")
-        if not main and not sidechains:
+        if not self.main and not sidechains:
             self.notes.warnings.append("no user or assistant entries")
-        return Transcript(meta=self.meta, messages=main, sidechains=sidechains, notes=self.notes)
+        return Transcript(meta=self.meta, messages=self.main, sidechains=sidechains, notes=self.notes)
 
 
 def _array_entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -175,3 +175,57 @@ def test_export_then_import_keeps_the_conversation(tmp_path: Path) -> None:
     again = request_to_transcript(to_anthropic(t))
     assert [m.content for m in again.messages] == [m.content for m in t.messages]
     assert again.tools == t.tools
+
+
+# --- block dicts: the shape the importers validate in bulk ------------------------------
+
+
+def _mixed_content() -> list[Any]:
+    return [
+        "bare string",
+        {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "hmm", "signature": 7},
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": "a.py"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}], "is_error": "yes"},
+        {"type": "image", "source": {"type": "url", "url": "http://x/y.png"}},
+        {"type": "redacted_thinking", "data": "..."},
+        {"type": "text", "text": 5},
+        42,
+    ]
+
+
+def test_convert_blocks_is_block_dicts_validated() -> None:
+    from pydantic import TypeAdapter
+
+    from lab.core.messages import Block, ImportNotes
+
+    notes_a, notes_b = ImportNotes(), ImportNotes()
+    dicts = anthropic.block_dicts(_mixed_content(), notes_a, "w")
+    blocks = anthropic.convert_blocks(_mixed_content(), notes_b, "w")
+    assert blocks == [TypeAdapter(Block).validate_python(d) for d in dicts]
+    assert [type(b) for b in blocks] == [TextBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock]
+    assert notes_a == notes_b
+    assert notes_a.skipped == {"block:redacted_thinking": 1, "block:text": 1, "block:invalid": 1}
+    assert blocks[2] == ThinkingBlock(thinking="hmm", signature=None)
+    assert blocks[3] == ToolUseBlock(id="t1", name="Read", input={"value": "a.py"})
+    assert blocks[4] == ToolResultBlock(tool_use_id="t1", content="ok", is_error=False)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        None,
+        "x",
+        {},
+        {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 6},
+        {"input_tokens": True, "output_tokens": -1, "cache_read_input_tokens": 2.5, "cache_creation_input_tokens": "7"},
+        {"input_tokens": 10**20, "output_tokens": None},
+    ],
+)
+def test_usage_fields_are_the_fields_of_usage_from(raw: Any) -> None:
+    fields = anthropic.usage_fields(raw)
+    usage = anthropic.usage_from(raw)
+    assert (fields is None) == (usage is None) == (not isinstance(raw, dict))
+    if usage is not None:
+        assert usage.model_dump() == fields

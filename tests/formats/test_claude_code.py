@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
+import tracemalloc
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.core.validate import anthropic_problems
@@ -287,3 +291,93 @@ def test_non_object_entries_are_errors(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError) as err:
         claude_code.read(p)
     assert err.value.where == "$[1]"
+
+
+# --- what the fast import must keep -------------------------------------------------------
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("use"), st.sampled_from(["t1", "t2", "t3"]), st.sampled_from(["msg_A", "msg_B"]), st.booleans()),
+        st.tuples(st.just("result"), st.sampled_from(["t1", "t2", "t3", "ghost"]), st.just(""), st.booleans()),
+        st.tuples(st.just("text"), st.just(""), st.just(""), st.booleans()),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=_ops)
+def test_tool_pair_notes_are_what_tool_pairs_says_per_thread(ops: list[tuple[str, str, str, bool]]) -> None:
+    entries: list[dict[str, Any]] = []
+    for kind, tool_id, api_id, side in ops:
+        extra: dict[str, Any] = {"isSidechain": True, "agentId": "ag1"} if side else {}
+        if kind == "use":
+            entries.append(_use(tool_id, api_id, **extra))
+        elif kind == "result":
+            entries.append(_result(tool_id, **extra))
+        else:
+            entries.append(_user("more", **extra))
+    t = claude_code.read_entries((f"line {i}", e) for i, e in enumerate(entries, start=1))
+    threads = [t.messages, *t.sidechains.values()]
+    pairs = [tool_pairs(msgs) for msgs in threads]
+    assert t.notes.orphan_tool_results == [i for p in pairs for i, (use, _) in p.items() if use is None]
+    assert t.notes.unanswered_tool_uses == [i for p in pairs for i, (use, res) in p.items() if use is not None and res is None]
+    # Every block survives the merging, in entry order within each thread.
+    assert sum(len(m.content) for msgs in threads for m in msgs) == len(entries)
+    ids = [m.id for msgs in threads for m in msgs]
+    assert len(ids) == len(set(ids))
+
+
+def _ts_plus_zero(value: str) -> Any:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.one_of(
+        st.datetimes(timezones=st.just(timezone.utc)).map(lambda d: d.isoformat().replace("+00:00", "Z")),
+        st.datetimes().map(lambda d: d.isoformat(timespec="milliseconds") + "Z"),
+        st.text(alphabet="0123456789-T:.Z+zW ", max_size=26),
+    )
+)
+def test_timestamps_parse_as_their_plus_zero_spelling(value: str) -> None:
+    parsed = claude_code._ts(value)
+    assert parsed == _ts_plus_zero(value)
+    assert repr(parsed) == repr(_ts_plus_zero(value))
+
+
+@pytest.mark.parametrize("value", ["2025-03-03Z", "2025-03-03T09:00:22.588Z", "2025-03-03T09:00:22Z ", "2025-03-03", "bad"])
+def test_timestamp_spellings_read_as_with_the_plus_zero_spelling(value: str) -> None:
+    # "2025-03-03Z" is refused by fromisoformat as written and read once "Z" is spelled "+00:00".
+    assert repr(claude_code._ts(value)) == repr(_ts_plus_zero(value))
+
+
+def test_a_message_that_fails_validation_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The importer checks every value before building a message, so only an importer bug gets here.
+    monkeypatch.setattr(claude_code, "block_dicts", lambda content, notes, where: [{"type": "text", "text": 5}])
+    entries = [_user("go", uuid="u-first"), _user("again", uuid="u-second")]
+    with pytest.raises(TranscriptError) as err:
+        _load(tmp_path, entries)
+    assert err.value.where == "message u-first"
+
+
+def test_import_streams_without_holding_the_file(tmp_path: Path) -> None:
+    from lab.formats import load
+    from lab.generate import generate_jsonl_bytes
+
+    p = tmp_path / "big.jsonl"
+    size = generate_jsonl_bytes(p, 1_500_000, seed=3)
+    load(p)
+    tracemalloc.start()
+    try:
+        t = load(p)
+        retained, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(t.messages) > 100
+    # Beyond the transcript itself, an import holds a few records, never the file or its parsed lines.
+    assert peak - retained < size // 4

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lab.errors import TranscriptError
-from lab.formats.jsonio import HEAD_BYTES, iter_jsonl, iter_jsonl_lines, make_probe, read_json
+from lab.formats.jsonio import HEAD_BYTES, iter_jsonl, iter_jsonl_lines, leading_char, make_probe, read_json
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -171,3 +174,57 @@ def test_probe_of_text_and_of_an_empty_file(tmp_path: Path) -> None:
     assert make_probe(_write(tmp_path / "a.txt", "hello world\n")).shape == "unknown"
     with pytest.raises(TranscriptError, match="empty file"):
         make_probe(_write(tmp_path / "b.json", ""))
+
+
+# --- the fast path reads what the stripped line says --------------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+# JSON's own whitespace, and characters only ``str.strip`` removes (the slow path's business).
+_padding = st.text(alphabet=" \t\r\x0b\x0c\x1c\x85\xa0\u2028\u3000", max_size=3)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(_padding, _json_values, _padding, st.booleans()), min_size=1, max_size=5))
+def test_every_line_reads_as_its_stripped_text(tmp_path: Path, lines: list[tuple[str, Any, str, bool]]) -> None:
+    texts = [f"{pre}{json.dumps(value)}{post}" + ("\n \n" if blank_after else "") for pre, value, post, blank_after in lines]
+    p = _write(tmp_path / "pad.jsonl", "\n".join(texts) + "\n")
+    # Lines end at "\n" only (no universal newlines), as the reader splits them.
+    expected = [json.loads(line.strip()) for line in p.read_bytes().decode("utf-8").split("\n") if line.strip()]
+    assert [v for _, v in iter_jsonl_lines(p)] == expected
+
+
+@pytest.mark.parametrize("line", ['{"a": 1} x', '{"a": 1}{"b": 2}', '{"a": 1}\x00', "\ufeff{}"])
+def test_a_value_followed_by_more_than_whitespace_is_not_json(tmp_path: Path, line: str) -> None:
+    p = _write(tmp_path / "extra.jsonl", '{"ok": 1}\n' + line + "\n")
+    with pytest.raises(TranscriptError) as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 2"
+    assert "not JSON" in str(err.value)
+
+
+def test_crlf_lines_read_like_lf_lines(tmp_path: Path) -> None:
+    p = _write(tmp_path / "crlf.jsonl", '{"a": 1}\r\n\r\n{"b": [2]}\r\n')
+    assert list(iter_jsonl(p)) == [(1, {"a": 1}), (3, {"b": [2]})]
+
+
+# --- leading_char ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data,char",
+    [(b'[{"a": 1}]', "["), (b'\xef\xbb\xbf \n\t[1]', "["), (b'{"a": 1}\n', "{"), (b"  hello", "h"), (b" \n ", "")],
+)
+def test_leading_char_is_the_probe_heads_first_character(tmp_path: Path, data: bytes, char: str) -> None:
+    p = _write(tmp_path / "f.json", data)
+    assert leading_char(p) == char == make_probe(p).head.lstrip()[:1]
+
+
+def test_leading_char_of_an_empty_or_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="empty file"):
+        leading_char(_write(tmp_path / "empty.jsonl", b""))
+    with pytest.raises(TranscriptError, match="no such file"):
+        leading_char(tmp_path / "missing.jsonl")
