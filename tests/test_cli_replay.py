@@ -42,7 +42,6 @@ class TestReplay:
 
     def test_requests_in_openai_shape_from_a_config_file(self, tmp_path: Path) -> None:
         cfg = tmp_path / "cfg.yaml"
-        assert main(["config", "--preset", "mewcode", "--format", "yaml"]) == 0
         cfg.write_text("label: mine\nwindow: 20000\n", encoding="utf-8")
         rc = main(["replay", str(ERRORS), "--config", str(cfg), "--report", str(tmp_path / "r.json"),
                    "--dump-requests", str(tmp_path / "q.jsonl"), "--to", "openai"])

@@ -14,7 +14,7 @@ Decisions that must persist between requests live in ``self.state``. Message
 counts are cached by object identity: messages are frozen, so one that comes
 back unchanged on the next request is never counted again.
 
-The auto and dispatch paths are incremental (see ``lab.core.incremental``):
+The auto and dispatch paths are incremental (``lab.core.incremental.Track``):
 an agent loop sends the last output plus its new messages, so the Compactor
 finds the longest prefix made of the very objects it returned last time that
 no stage changed, keeps token totals as running prefix sums over it, and lets
@@ -26,14 +26,14 @@ is that reference).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import ProviderError, StageError, TranscriptError
 from .config import CompactionConfig
 from .events import CompactorState, Event, StageContext, Trigger
-from .incremental import StageCache, drop_from
+from .incremental import Track, is_sent
 from .messages import Boundary, Message, ToolSpec, Usage
-from .pipeline import CHEAP_STAGES, GATED_STAGES, build_stages, fold
+from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold
 from .ptl import error_text, is_prompt_too_long
 from .stages.recovery import RecoveryStage, first_user_request
 from .store import MemoryStore, SpillStore
@@ -97,94 +97,6 @@ class _MessageCountCache:
         return sum(self.count_message(m) for m in messages)
 
 
-def _sendable(message: Message) -> bool:
-    # Boundary markers are never sent to a provider.
-    return message.tag != "boundary" and message.boundary is None
-
-
-class _Track:
-    """One trigger path's memory of its last output, for incremental runs.
-
-    ``out`` is a private copy of the last output (the caller gets another);
-    ``out[:valid]`` are the messages no stage changed on that call, which the
-    stage caches describe. ``totals[i]`` and ``sendable[i]`` are the token
-    counts of ``out[:i]`` (all messages, as stages count them; and without
-    boundary markers, as the outcome reports them). ``stamps`` holds the
-    positions of messages with a timestamp, for the clock.
-    """
-
-    def __init__(self, counter: _MessageCountCache) -> None:
-        self.counter = counter
-        self.out: list[Message] = []
-        self.valid = 0
-        self.totals: list[int] = [0]
-        self.sendable: list[int] = [0]
-        self.stamps: list[int] = []
-        self.caches: dict[str, StageCache] = {}
-
-    def take(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
-        """The request as the list the stages will see, and the length of its settled prefix."""
-        seq = messages if type(messages) is list else list(messages)
-        prev, k = self.out, min(self.valid, len(self.out))
-        if k:
-            if len(seq) < k or seq[k - 1] is not prev[k - 1] or seq[:k] != (prev if k == len(prev) else prev[:k]):
-                k = _identical_prefix(seq, prev, k)
-        for i in range(k, len(seq)):
-            if not isinstance(seq[i], Message):
-                raise TranscriptError(f"not a Message: {type(seq[i]).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
-        # Reuse the private list: its first k items are the request's own (or equal) objects.
-        del prev[k:]
-        prev.extend(seq[k:])
-        for cache in self.caches.values():
-            cache.rollback(k)
-        self._recount(prev, k)
-        return prev, k
-
-    def _recount(self, messages: list[Message], k: int) -> None:
-        totals, sendable, count = self.totals, self.sendable, self.counter.count_message
-        del totals[k + 1 :], sendable[k + 1 :]
-        drop_from(self.stamps, k)
-        t, s = totals[-1], sendable[-1]
-        for i in range(k, len(messages)):
-            m = messages[i]
-            n = count(m)
-            t += n
-            if _sendable(m):
-                s += n
-            totals.append(t)
-            sendable.append(s)
-            if m.timestamp is not None:
-                self.stamps.append(i)
-
-    def commit(self, messages: list[Message], unchanged: int) -> list[Message]:
-        """Record the output (whose first ``unchanged`` messages are the request's); return the caller's copy."""
-        if messages is not self.out:
-            self.out = messages
-        self._recount(messages, unchanged)
-        self.valid = unchanged
-        return list(messages)
-
-    def tokens(self, messages: Sequence[Message], unchanged: int) -> int:
-        """Sendable tokens of ``messages``, whose first ``unchanged`` are the request's."""
-        rest = messages[unchanged:]
-        return self.sendable[unchanged] + self.counter.count_messages(m for m in rest if _sendable(m))
-
-    def clock(self, messages: Sequence[Message]) -> float | None:
-        if self.stamps:
-            stamp = messages[self.stamps[-1]].timestamp
-            assert stamp is not None
-            return stamp.timestamp()
-        return None
-
-
-def _identical_prefix(a: Sequence[Message], b: Sequence[Message], limit: int) -> int:
-    limit = min(limit, len(a), len(b))
-    for i in range(limit):
-        if a[i] is not b[i]:
-            return i
-    return limit
-
-
 def _default_summarizer(config: CompactionConfig) -> Summarizer:
     from .summarizers.factory import build_summarizer
 
@@ -234,10 +146,11 @@ class Compactor:
         self.state.recovery_attempts = 0
         if usage is not None:
             self._set_anchor(msgs, usage)
-        cheap = fold(self._cheap, msgs, ctx)
+        cheap = self._guarded(fold, self._cheap, msgs, ctx, path="auto")
         self._keep_anchor_if_unchanged(msgs, cheap.messages, cheap.unchanged)
         events = list(cheap.events)
         try:
+            # The gate and the summary keep no caches: a failure here leaves the incremental memory sound.
             gated = fold(self._gated, cheap.messages, ctx)
         except (StageError, ProviderError) as e:
             # An auto compaction that fails must never kill the agent: report it, count it, go on.
@@ -293,7 +206,7 @@ class Compactor:
         msgs, settled = track.take(self._sequence(messages))
         tokens_before = track.sendable[-1]
         ctx = self._context(msgs, now, "dispatch", track=track, settled=settled)
-        result = fold(self._dispatch, msgs, ctx)
+        result = self._guarded(fold, self._dispatch, msgs, ctx, path="dispatch")
         self._keep_anchor_if_unchanged(msgs, result.messages, result.unchanged)
         out = track.commit(result.messages, result.unchanged)
         return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True)
@@ -304,7 +217,7 @@ class Compactor:
         Shares the per-message cache of the stages, so counting a history the
         Compactor has just produced costs one dict hit per message.
         """
-        return self._counts.count_messages(m for m in messages if _sendable(m))
+        return self._counts.count_messages(m for m in messages if is_sent(m))
 
     # -- helpers ------------------------------------------------------------
 
@@ -322,15 +235,23 @@ class Compactor:
                 raise TranscriptError(f"not a Message: {type(m).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
         return msgs
 
-    def _track(self, path: str) -> _Track:
+    def _track(self, path: str) -> Track:
         """The incremental memory of one trigger path; a fresh one each call when not incremental."""
         track = self.state.caches.get(path)
-        if not self.incremental or not isinstance(track, _Track) or track.counter is not self._counts:
-            track = _Track(self._counts)
+        if not self.incremental or not isinstance(track, Track) or track.counter is not self._counts:
+            track = Track(self._counts)
             self.state.caches[path] = track
         return track
 
-    def _now(self, messages: Sequence[Message], now: float | None, track: _Track | None = None) -> float:
+    def _guarded(self, run: Callable[..., FoldResult], *args: Any, path: str) -> FoldResult:
+        """``run(*args)``; if it raises, the path's incremental memory may be half-updated: drop it."""
+        try:
+            return run(*args)
+        except BaseException:
+            self.state.caches.pop(path, None)
+            raise
+
+    def _now(self, messages: Sequence[Message], now: float | None, track: Track | None = None) -> float:
         if now is not None:
             return float(now)
         if track is not None:
@@ -352,7 +273,7 @@ class Compactor:
         *,
         instructions: str | None = None,
         force: bool = False,
-        track: _Track | None = None,
+        track: Track | None = None,
         settled: int = 0,
     ) -> StageContext:
         if self.state.first_request is None:

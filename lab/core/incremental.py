@@ -18,17 +18,23 @@ session state, so a message that is processed again is decided the same way.
 ``settled == 0`` (the default, and any stage called on its own) means "process
 everything, keep nothing": that is the reference behaviour the incremental
 path is tested against.
+
+``Track`` is the Compactor's side: per trigger path, its last output, running
+token totals over it, and the stages' caches.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
 
+from ..errors import TranscriptError
+from .messages import Message
+
 if TYPE_CHECKING:  # pragma: no cover
     from .events import StageContext
-    from .messages import Message
+    from .tokens.base import TokenCounter
 
-__all__ = ["Journal", "StageCache", "open_cache", "passthrough", "common_prefix", "drop_from"]
+__all__ = ["Journal", "StageCache", "Track", "open_cache", "passthrough", "common_prefix", "drop_from", "is_sent"]
 
 _MISSING = object()
 C = TypeVar("C", bound="StageCache")
@@ -73,10 +79,10 @@ class StageCache:
 
     def rollback(self, pos: int) -> None:
         """Forget what the messages at ``pos`` and later taught this cache."""
-        if pos < self.upto:
-            self.journal.rollback(pos)
-            self._truncate(pos)
-            self.upto = max(pos, 0)
+        pos = max(pos, 0)
+        self.journal.rollback(pos)
+        self._truncate(pos)
+        self.upto = min(self.upto, pos)
 
     def _truncate(self, pos: int) -> None:
         """Drop position-keyed data (other than journalled dicts) at ``pos`` or later."""
@@ -102,18 +108,18 @@ def open_cache(stage: Any, ctx: "StageContext", factory: Callable[[], C]) -> tup
         cache = factory()
         caches[stage.name] = cache
         return cache, 0
-    cache.rollback(ctx.settled)
+    cache.rollback(min(ctx.settled, cache.upto))
     return cache, cache.upto
 
 
-def passthrough(messages: Sequence["Message"], ctx: "StageContext") -> list["Message"]:
+def passthrough(messages: Sequence[Message], ctx: "StageContext") -> list[Message]:
     """The input, unchanged, as a stage result.
 
     In an incremental run the fold owns the list and nobody else holds it, so
     it is handed back as is rather than copied; a stage called on its own
     returns a fresh list, as it always did.
     """
-    if ctx.caches is not None and type(messages) is list:
+    if ctx.caches is not None and isinstance(messages, list):
         return messages
     return list(messages)
 
@@ -121,10 +127,120 @@ def passthrough(messages: Sequence["Message"], ctx: "StageContext") -> list["Mes
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     """How many leading items of ``a`` and ``b`` are the same objects."""
     n = min(len(a), len(b))
-    if len(a) == len(b) and type(a) is list and type(b) is list and a == b:
+    if len(a) == len(b) and isinstance(a, list) and isinstance(b, list) and a == b:
         # C-speed and identity first; a value-equal stand-in behaves the same in every stage.
         return n
     for i in range(n):
         if a[i] is not b[i]:
             return i
     return n
+
+
+def is_sent(message: Message) -> bool:
+    """Whether a message is sent to the provider (boundary markers never are)."""
+    return message.tag != "boundary" and message.boundary is None
+
+
+class Track:
+    """One trigger path's memory of its last output, for incremental runs.
+
+    Between calls ``out`` is a private copy of the last output (the caller
+    gets another; during a call it holds the request); ``out[:valid]`` are
+    the messages no stage changed on that call, which the stage caches
+    describe. ``totals[i]`` and ``sendable[i]`` are the token counts of
+    ``out[:i]`` (all messages, as stages count them; and without boundary
+    markers, as the outcome reports them). ``stamps`` holds the positions of
+    messages with a timestamp, for the clock.
+    """
+
+    def __init__(self, counter: "TokenCounter") -> None:
+        self.counter = counter
+        self.out: list[Message] = []
+        self.valid = 0
+        self.totals: list[int] = [0]
+        self.sendable: list[int] = [0]
+        self.stamps: list[int] = []
+        self.caches: dict[str, StageCache] = {}
+
+    def __deepcopy__(self, memo: dict) -> "Track":
+        # A copied state (a snapshot, a branch) keeps every decision but starts its speed-up afresh.
+        return Track(self.counter)
+
+    def take(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
+        """The request as the list the stages will see, and the length of its settled prefix."""
+        seq = messages if type(messages) is list else list(messages)
+        prev = self.out
+        k = min(self.valid, len(prev), len(seq))
+        # Turn the private list into the request: keep the settled part, append the rest. Then one
+        # comparison of two equal-length lists (in C, identity first, no copy) proves the prefix.
+        del prev[k:]
+        prev.extend(seq[k:])
+        if prev != seq:
+            k = _identical_prefix(seq, prev, k)
+            prev[k:] = seq[k:]
+        for i in range(k, len(seq)):
+            if not isinstance(seq[i], Message):
+                self.__init__(self.counter)  # type: ignore[misc]  # nothing of a rejected request may linger
+                raise TranscriptError(f"not a Message: {type(seq[i]).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
+        for cache in self.caches.values():
+            cache.rollback(k)
+        self._recount(prev, k)
+        return prev, k
+
+    def _recount(self, messages: list[Message], k: int) -> None:
+        totals, sendable, count = self.totals, self.sendable, self.counter.count_message
+        del totals[k + 1 :], sendable[k + 1 :]
+        drop_from(self.stamps, k)
+        t, s = totals[-1], sendable[-1]
+        for i in range(k, len(messages)):
+            m = messages[i]
+            n = count(m)
+            t += n
+            if is_sent(m):
+                s += n
+            totals.append(t)
+            sendable.append(s)
+            if m.timestamp is not None:
+                self.stamps.append(i)
+
+    def commit(self, messages: list[Message], unchanged: int) -> list[Message]:
+        """Record the output (whose first ``unchanged`` messages are the request's); return the caller's copy."""
+        if messages is not self.out:
+            self.out = messages
+        self._recount(messages, unchanged)
+        self.valid = unchanged
+        return list(messages)
+
+    def tokens(self, messages: Sequence[Message], unchanged: int) -> int:
+        """Sendable tokens of ``messages``, whose first ``unchanged`` are the request's."""
+        rest = messages[unchanged:]
+        return self.sendable[unchanged] + self.counter.count_messages(m for m in rest if is_sent(m))
+
+    def clock(self, messages: Sequence[Message]) -> float | None:
+        if self.stamps:
+            stamp = messages[self.stamps[-1]].timestamp
+            assert stamp is not None
+            return stamp.timestamp()
+        return None
+
+
+def _identical_prefix(a: list[Message], b: list[Message], limit: int) -> int:
+    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects, up to ``limit``.
+
+    A binary search over slice comparisons, which run in C and check identity
+    first: the other trigger path or a caller may have rewritten a message
+    anywhere, and a Python loop over a long history would cost more than the
+    whole incremental run.
+    """
+    lo, hi = 0, min(limit, len(a), len(b))
+    # Invariant: a[:lo] == b[:lo], and the first difference, if any, lies in [lo, hi).
+    while hi - lo > 32:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    for i in range(lo, hi):
+        if a[i] is not b[i] and a[i] != b[i]:
+            return i
+    return hi

@@ -75,7 +75,7 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
     watermark means "no auto-compaction", not "compact unconditionally").
     """
     # An incremental run's list belongs to the Compactor: no copy needed.
-    owned = ctx.caches is not None and type(messages) is list
+    owned = ctx.caches is not None and isinstance(messages, list)
     current = messages if owned else list(messages)
     unchanged = len(current)
     events: list[Event] = []
@@ -96,7 +96,7 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
         unchanged = min(unchanged, kept)
         if kept < ctx.settled:
             ctx.settled = kept
-        current = result.messages if owned and type(result.messages) is list else list(result.messages)
+        current = result.messages if owned and isinstance(result.messages, list) else list(result.messages)
         events.extend(result.events)
         if result.boundary is not None:
             boundary = result.boundary

@@ -118,7 +118,17 @@ def replay(
     progress: Progress | None = None,
     anchor: Literal["replayed", "recorded"] = "replayed",
 ) -> Report:
-    """Replay ``transcript`` under ``config`` and report every request; see the module docstring."""
+    """Replay ``transcript`` under ``config`` and report every request; see the module docstring.
+
+    ``transcript``: a Transcript, a file path (format detected) or a list of messages.
+    ``config``: a CompactionConfig (copied, never changed), a preset name, a mapping, or None for the defaults.
+    ``window``: overrides ``config.window``. ``counter`` / ``store`` / ``summarizer``: default to the
+    config's counter, a MemoryStore and the rule-based summarizer (an LLM summarizer must be passed in:
+    a replay never reaches a provider on its own). ``retention_each``: also score every request's
+    context (the final context is always scored). ``progress(done, total)`` is called after each request.
+    ``anchor``: the usage handed to the Compactor's anchor, "replayed" (this replay's own provider
+    model) or "recorded" (the transcript's usage where it has some).
+    """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
     t = as_transcript(transcript)

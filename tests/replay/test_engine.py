@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lab.core.config import CompactionConfig
 from lab.core.messages import Transcript, TranscriptMeta, Usage
-from lab.core.presets import preset
+from lab.core.presets import PRESETS, preset
 from lab.core.summarizers.base import SummaryRequest, SummaryResult
 from lab.errors import ConfigError, PromptTooLongError, TranscriptError
 from lab.replay import EPOCH, prompt_too_long_error, replay, request_points
@@ -267,3 +269,31 @@ class TestInputs:
         report = replay(t, "minicode")
         assert report.meta["session_id"] == "s1" and report.meta["messages"] == len(t.messages)
         assert report.retention.parts["planted_facts"].total == 1
+
+
+class TestInvariants:
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        seed=st.integers(0, 2**16),
+        requests=st.integers(1, 25),
+        typical=st.sampled_from([300, 3_000, 9_000]),
+        name=st.sampled_from(list(PRESETS)),
+        window=st.sampled_from([8_000, 16_000, 200_000]),
+    )
+    def test_rows_add_up(self, seed: int, requests: int, typical: int, name: str, window: int) -> None:
+        from lab.generate import GeneratorConfig, generate
+
+        t = generate(GeneratorConfig(seed=seed, requests=requests, typical_output_chars=typical, max_output_chars=40_000,
+                                     long_pause_rate=0.2, user_turns=min(3, requests - 1)))
+        report = replay(t, name, window=window)
+        assert report.requests == len(request_points(t.messages))
+        for row in report.rows:
+            if row.failed:
+                assert row.cost == 0.0
+                continue
+            assert row.cached_tokens + row.cache_write_tokens + row.uncached_tokens == row.sent_tokens
+            assert row.sent_tokens <= window and row.cost > 0
+            assert sum(row.composition.values()) == row.sent_tokens
+        times = [r.time for r in report.rows]
+        assert times == sorted(times)
+        assert report.invalid_requests == 0

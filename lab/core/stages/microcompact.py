@@ -106,7 +106,7 @@ class _MicrocompactCache(StageCache):
                 if not isinstance(b, ToolUseBlock):
                     continue
                 if track_names:
-                    if start and names.get(b.id, b.name) != b.name or b.id in self.orphans:
+                    if (start and names.get(b.id, b.name) != b.name) or b.id in self.orphans:
                         # An earlier result was judged under another name (or none): judge everything again.
                         raise _Renamed(b.id)
                     journal.set(i, names, b.id, b.name)

@@ -188,20 +188,20 @@ class SpillStage:
         cache, start = open_cache(self, ctx, lambda: _SpillCache(self))
         cache.add_uses(messages, start)
         run = _Run(self, ctx, cache.uses)
-        retry, cache.pending = cache.pending, []
+        pending: list[int] = []
         out: list[Message] | None = None
         first = n
-        for i in [*retry, *range(start, n)]:
+        for i in [*cache.pending, *range(start, n)]:
             m = messages[i]
             failures = len(run.failed)
             new = run.message(m)
             if len(run.failed) > failures:
-                cache.pending.append(i)
+                pending.append(i)
             if new is not m:
                 if out is None:
                     out, first = list(messages), i
                 out[i] = new
-        cache.upto = n
+        cache.pending, cache.upto = pending, n
         # Record last: the new history exists, so ledger and messages agree.
         ctx.state.spill_ledger.update(run.ledger)
         ctx.state.spill_paths.update(run.paths)

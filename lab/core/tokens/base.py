@@ -124,4 +124,8 @@ def get_counter(name: str, **kwargs: object) -> TokenCounter:
         factory = _REGISTRY[name]
     except KeyError:
         raise ConfigError(f"unknown token counter {name!r}; choose one of {', '.join(_REGISTRY)}") from None
-    return factory(**kwargs)
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        # A wrong keyword from a config or the CLI is a config mistake, not a crash.
+        raise ConfigError(f"token counter {name!r}: {exc}") from None
