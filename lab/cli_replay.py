@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .errors import ConfigError, LabError
 
-__all__ = ["add_replay_commands", "build_summarizer", "write_requests"]
+__all__ = ["add_replay_commands", "write_requests"]
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -31,26 +31,6 @@ def _config(args: argparse.Namespace) -> Any:
     from .core.presets import preset
 
     return load_config(args.config) if args.config else preset(args.preset)
-
-
-def build_summarizer(kind: str, config: Any, *, base_url: str | None = None, model: str | None = None) -> Any:
-    """The summarizer a replay uses: rule-based, or an LLM behind the PTL retry."""
-    from .core.summarizers.rules import RuleSummarizer
-
-    if kind == "rules":
-        return RuleSummarizer()
-    if kind not in ("anthropic", "openai"):
-        raise ConfigError(f"unknown summarizer {kind!r}; choose rules, anthropic or openai")
-    from .core.providers import settings_from_dict
-    from .core.summarizers.llm import make_llm_summarizer
-    from .core.summarizers.ptl import PTLRetrySummarizer
-
-    settings = settings_from_dict({"provider": kind, "base_url": base_url, "model": model or ""})
-    if settings.secret() is None:
-        env = "ANTHROPIC_API_KEY" if kind == "anthropic" else "OPENAI_API_KEY"
-        raise ConfigError(f"the {kind} summarizer needs {env} in the environment (or --base-url for a local server)")
-    inner = make_llm_summarizer(settings, attachment_files=config.summary.attachment_files, attachment_file_tokens=config.summary.attachment_file_tokens)
-    return PTLRetrySummarizer(inner)
 
 
 def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthropic") -> int:
@@ -82,13 +62,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .formats import load
     from .replay import replay
 
+    from .core.stages.spill import cleanup_spills
+    from .core.summarizers.factory import build_summarizer
+
     cfg = _config(args)
-    kind = args.summarizer or cfg.summary.summarizer
     if args.summarizer:
         cfg.summary.summarizer = args.summarizer
-    summarizer = build_summarizer(kind, cfg, base_url=args.base_url, model=args.model)
+    # API keys come from the environment only; the factory reads them there.
+    summarizer = build_summarizer(cfg, base_url=args.base_url, model=args.model)
     transcript = load(args.path)
     store = FolderStore(args.spill_dir) if args.spill_dir else MemoryStore()
+    # MewCode removes spilled sessions after 30 days; a spill folder reused across runs ages the same way.
+    cleanup_spills(store, cfg.spill)
     report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer)
     report.write(args.report)
     if args.dump_requests:

@@ -76,15 +76,9 @@ def build_settings(provider: str, key: str = "", base_url: str = "", model: str 
 
 def make_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Summarizer:
     """The provider's summarizer, wrapped in MewCode's prompt-too-long retry."""
-    from ..core.summarizers.llm import make_llm_summarizer
-    from ..core.summarizers.ptl import PTLRetrySummarizer
+    from ..core.summarizers.factory import llm_summarizer
 
-    inner = make_llm_summarizer(
-        settings,
-        attachment_files=config.summary.attachment_files,
-        attachment_file_tokens=config.summary.attachment_file_tokens,
-    )
-    return PTLRetrySummarizer(inner)
+    return llm_summarizer(settings, config)
 
 
 def llm_panel() -> ProviderSettings | None:

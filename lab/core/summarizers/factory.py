@@ -16,8 +16,9 @@ from .base import Summarizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import CompactionConfig
+    from ..providers import ProviderSettings
 
-__all__ = ["build_summarizer"]
+__all__ = ["build_summarizer", "llm_summarizer"]
 
 
 def build_summarizer(
@@ -37,8 +38,6 @@ def build_summarizer(
 
         return RuleSummarizer()
     from ..providers import ProviderSettings
-    from .llm import make_llm_summarizer
-    from .ptl import PTLRetrySummarizer
 
     settings = ProviderSettings(
         provider=kind,
@@ -54,6 +53,14 @@ def build_summarizer(
             f"summarizer {kind!r} needs an API key: set {KEY_ENV_VARS[kind]}, enter one in the app, "
             "or give summary.llm_base_url for a local server that needs none"
         )
+    return llm_summarizer(settings, config)
+
+
+def llm_summarizer(settings: "ProviderSettings", config: "CompactionConfig") -> Summarizer:
+    """The provider's summarizer with the config's attachment limits, behind MewCode's PTL retry."""
+    from .llm import make_llm_summarizer
+    from .ptl import PTLRetrySummarizer
+
     inner = make_llm_summarizer(
         settings,
         attachment_files=config.summary.attachment_files,
