@@ -1,0 +1,39 @@
+"""The README's commands and code are the ones that work."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT, SAMPLES
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+
+
+def test_readme_opens_with_the_two_commands_ci_runs() -> None:
+    bash = _blocks("bash")
+    assert bash[0].strip() == "python -m pip install -e . && streamlit run lab/app.py"
+    assert bash[1].strip() == 'python -m pip install -e ".[test]" && python -m pytest'
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert bash[1].strip() in ci
+
+
+def test_notebook_example_runs() -> None:
+    code = next(b for b in _blocks("python") if "lab.replay(" in b)
+    code = code.replace('"session.jsonl"', repr(str(SAMPLES / "generated-small.lab.json")))
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README notebook example", "exec"), namespace)  # noqa: S102 - our own README
+    assert namespace["mini"].requests > 0  # type: ignore[attr-defined]
+
+
+def test_agent_example_names_real_api() -> None:
+    import lab.core as core
+
+    code = next(b for b in _blocks("python") if "Compactor(" in b)
+    for name in re.findall(r"from lab\.core import ([\w, ]+)", code)[0].split(","):
+        assert hasattr(core, name.strip()), name
+    for method in re.findall(r"compactor\.(\w+)\(", code):
+        assert hasattr(core.Compactor, method), method
