@@ -14,17 +14,20 @@ needs the network) this measures:
 
 The calibrated counter was fitted on this same corpus, so its numbers here are
 in-sample; ``leave_one_out`` refits it without each transcript in turn and
-reports that transcript's error, the honest figure for unseen sessions.
+reports that transcript's error, the honest figure for unseen sessions, and
+``kind_errors`` shows it on generated kinds of text, its known weak spots too.
 """
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
 import os
 import random
 import sysconfig
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -38,9 +41,12 @@ __all__ = [
     "bench_counters",
     "bench_counters_paths",
     "leave_one_out",
+    "kind_errors",
     "calibration_texts",
+    "generated_texts",
     "transcript_texts",
     "format_table",
+    "WEAK_SPOTS",
 ]
 
 BENCH_COUNTERS = ("minicode", "chars/3.5", "calibrated", "cl100k", "o200k")
@@ -70,20 +76,31 @@ def _label(item: Transcript, index: int) -> str:
     return meta.title or meta.session_id or f"transcript {index + 1}"
 
 
-def _measure(name: str, texts: Sequence[str]) -> tuple[Any, float]:
-    counter = get_counter(name)
-    # Builds a lazy encoder now; the warm-up text is not one of the measured texts.
-    counter.count_text("\x00warm-up\x00")
-    t0 = time.perf_counter()
-    for t in texts:
-        counter.count_text(t)
-    return counter, time.perf_counter() - t0
+def _measure(name: str, texts: Sequence[str], repeats: int = 3) -> tuple[Any, float]:
+    """The fastest of ``repeats`` passes, each with a fresh counter; CPU time of this thread.
+
+    CPU time, not wall time: benchmarks share machines, and a descheduled
+    process would otherwise be charged for other people's work.
+    """
+    best = float("inf")
+    counter: Any = None
+    for _ in range(repeats):
+        counter = get_counter(name)
+        # Builds a lazy encoder now; the warm-up text is not one of the measured texts.
+        counter.count_text("\x00warm-up\x00")
+        t0 = time.thread_time()
+        for t in texts:
+            counter.count_text(t)
+        best = min(best, time.thread_time() - t0)
+    return counter, best
 
 
 def _bench_one(label: str, transcript: Transcript, counters: Sequence[str]) -> list[dict[str, Any]]:
     messages = [texts for m in _messages(transcript) if (texts := _message_texts(m))]
     texts = [t for group in messages for t in group]
     nbytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+    for t in texts:
+        hash(t)  # str caches its hash: the first counter timed must not pay it for the others
     names = list(dict.fromkeys([REFERENCE, *counters]))
     measured = {name: _measure(name, texts) for name in names}
     ref = measured[REFERENCE][0]
@@ -116,6 +133,11 @@ def _bench_one(label: str, transcript: Transcript, counters: Sequence[str]) -> l
     return rows
 
 
+def _check_offline(counters: Sequence[str]) -> None:
+    if "anthropic" in counters:
+        raise LabError("the counter benchmark runs offline; leave 'anthropic' out")
+
+
 def _load(item: Transcript | str | os.PathLike[str]) -> Transcript:
     if isinstance(item, Transcript):
         return item
@@ -128,8 +150,7 @@ def bench_counters(
     items: Iterable[Transcript | str | os.PathLike[str]], counters: Sequence[str] = BENCH_COUNTERS
 ) -> list[dict[str, Any]]:
     """One row per (transcript, counter); items are loaded Transcripts or paths to import."""
-    if "anthropic" in counters:
-        raise LabError("the counter benchmark runs offline; leave 'anthropic' out")
+    _check_offline(counters)
     rows: list[dict[str, Any]] = []
     for i, item in enumerate(items):
         transcript = _load(item)
@@ -139,13 +160,27 @@ def bench_counters(
 
 
 def bench_counters_paths(paths: Iterable[str | os.PathLike[str]], counters: Sequence[str] = BENCH_COUNTERS) -> list[dict[str, Any]]:
-    """``bench_counters`` over transcript files, plus the calibrated counter's leave-one-out rows."""
+    """``bench_counters`` over transcript files, plus the calibrated counter's leave-one-out and kind rows."""
+    _check_offline(counters)
     transcripts = [(Path(p).name, _load(p)) for p in paths]
     rows: list[dict[str, Any]] = []
     for label, transcript in transcripts:
         rows.extend(_bench_one(label, transcript, counters))
-    if "calibrated" in counters and len(transcripts) > 1:
-        rows.extend(leave_one_out(transcripts))
+    if "calibrated" in counters:
+        if len(transcripts) > 1:
+            rows.extend(leave_one_out(transcripts))
+        rows.extend(kind_errors())
+    return rows
+
+
+def kind_errors() -> list[dict[str, Any]]:
+    """The calibrated counter's total error on each generated kind of text, weak spots included."""
+    exact, est = get_counter(REFERENCE), get_counter("calibrated")
+    rows = []
+    for kind, text in generated_texts().items():
+        ref, got = exact.count_text(text), est.count_text(text)
+        counter = "calibrated (weak spots)" if kind in WEAK_SPOTS else "calibrated (other kinds)"
+        rows.append({"transcript": f"[{kind}]", "counter": counter, "blocks": 1, "tokens": got, "o200k_tokens": ref, "total_error": (got - ref) / ref})
     return rows
 
 
@@ -232,6 +267,10 @@ _MULTILINGUAL = (
     "Bitte führe vor jeder Änderung die Tests aus. Le fichier de configuration est lu au démarrage ; "
     "s'il n'existe pas, les valeurs par défaut sont utilisées. ¿Dónde está el archivo? Está en el directorio raíz.",
     "│ name │ size │ modified │\n├──────┼──────┼──────────┤\n│ a.py │ 1 KB │ today    │\n→ done ✓ … 100% ★",
+    "Tests pass 🎉 and the build is green ✅. Deploying now 🚀 — ping me if anything breaks 🙏. "
+    "Great work team 👍😀 the release notes are ready 📝 and the dashboard shows 0 errors 📉🔥.",
+    "Το αρχείο ρυθμίσεων διαβάζεται κατά την εκκίνηση. הקובץ נקרא בעת ההפעלה. يتم قراءة الملف عند البدء. "
+    "Plik konfiguracyjny jest wczytywany przy starcie; jeśli go brakuje, używane są wartości domyślne.",
 )
 
 
@@ -252,16 +291,31 @@ def _stdlib_texts() -> list[str]:
     return code + ["\n\n".join(prose)]
 
 
-def _generated_texts() -> list[str]:
+# Kinds the calibrated counter is known to get wrong; kept out of its fit (see calibrated.py).
+WEAK_SPOTS = ("base64", "minified", "repeated")
+
+_EMOJI = "🎉✅🚀🙏👍😀📝📉🔥💡⚠️🐛🔧📦✨❌🤔👀"
+_WORDS = {
+    "en": "the build passed after we fixed the flaky test in the parser module".split(),
+    "de": "der Build lief durch nachdem wir den instabilen Test im Parser-Modul repariert hatten".split(),
+    "ru": "сборка прошла после того как мы исправили нестабильный тест в модуле парсера".split(),
+    "zh": "我们 修复 了 解析 模块 中 不 稳定 的 测试 之后 构建 通过 了".split(),
+}
+
+
+def generated_texts() -> dict[str, str]:
+    """Deterministic texts of kinds agents see in tool output, by kind (the weak spots included)."""
     rnd = random.Random(20240601)
-    logs = "\n".join(
+    idents = ["e", "t", "n", "r", "i", "o", "fn", "cb", "ctx", "opts", "res", "val", "el", "key", "data"]
+    out: dict[str, str] = {}
+    out["logs"] = "\n".join(
         f"2024-06-{rnd.randint(10, 28)}T{rnd.randint(10, 23)}:{rnd.randint(10, 59)}:{rnd.randint(10, 59)}."
         f"{rnd.randint(100, 999)}Z {rnd.choice(['INFO', 'WARN', 'DEBUG', 'ERROR'])} worker[{rnd.randint(1, 64)}] "
         f"request id={rnd.getrandbits(64):016x} took {rnd.random() * 900:.2f}ms bytes={rnd.randint(0, 10**7)}"
         for _ in range(600)
     )
-    table = "\n".join(" ".join(f"{rnd.gauss(0, 100):10.4f}" for _ in range(8)) for _ in range(250))
-    commits = "\n".join(f"{rnd.getrandbits(160):040x} {rnd.choice(['fix', 'add', 'refactor'])} module {rnd.randint(1, 99)}" for _ in range(200))
+    out["numbers"] = "\n".join(" ".join(f"{rnd.gauss(0, 100):10.4f}" for _ in range(8)) for _ in range(250))
+    out["hex"] = "\n".join(f"{rnd.getrandbits(160):040x} {rnd.choice(['fix', 'add', 'refactor'])} module {rnd.randint(1, 99)}" for _ in range(200))
     records = [
         {
             "id": rnd.randint(1, 10**6),
@@ -273,7 +327,44 @@ def _generated_texts() -> list[str]:
         }
         for _ in range(300)
     ]
-    return [logs, table, commits, json.dumps(records, indent=2), json.dumps(records)]
+    out["json"] = json.dumps(records, indent=2)
+    out["json_compact"] = json.dumps(records)
+    hosts = ["github.com", "docs.python.org", "api.example.com", "registry.npmjs.org", "localhost:8080"]
+    out["urls"] = "\n".join(
+        f"https://{rnd.choice(hosts)}/{rnd.choice(idents)}/{rnd.choice(idents)}-{rnd.randint(1, 999)}/"
+        f"{rnd.choice(['index.html', 'src/main.ts', 'v2/items', 'blob/main/README.md'])}?page={rnd.randint(1, 50)}&sort={rnd.choice(idents)}"
+        for _ in range(200)
+    )
+    out["uuids"] = "\n".join(f"{rnd.choice(idents)}\t{uuid.UUID(int=rnd.getrandbits(128))}\t{rnd.randint(0, 10**6)}" for _ in range(200))
+    out["table"] = "\n".join(
+        f"| {rnd.choice(idents):<12} | {rnd.randint(0, 10**5):>8} | {rnd.choice(['ok', 'failed', 'skipped']):<10} |"
+        + ("\n|" + "-" * 14 + "|" + "-" * 10 + "|" + "-" * 12 + "|" if i % 10 == 9 else "")
+        for i in range(200)
+    )
+    tree = []
+    for i in range(60):
+        tree.append(f"{'├──' if i % 7 else '└──'} {rnd.choice(idents)}_{i}")
+        for j in range(rnd.randint(1, 4)):
+            tree.append(f"│   {'├──' if j else '└──'} {rnd.choice(idents)}{j}.{rnd.choice(['py', 'ts', 'md', 'json'])}")
+    out["tree"] = "\n".join(tree)
+    out["emoji"] = "\n".join(
+        " ".join(rnd.choice(words) + (rnd.choice(_EMOJI) if rnd.random() < 0.3 else "") for _ in range(12))
+        for words in (_WORDS[rnd.choice(list(_WORDS))] for _ in range(120))
+    )
+    out["base64"] = base64.encodebytes(rnd.randbytes(6000)).decode("ascii")
+    out["minified"] = "".join(
+        rnd.choice(
+            [
+                f"var {rnd.choice(idents)}={rnd.randint(0, 999)};",
+                f"function {rnd.choice(idents)}({rnd.choice(idents)},{rnd.choice(idents)}){{return {rnd.choice(idents)}&&{rnd.choice(idents)}.{rnd.choice(idents)}}}",
+                f"if(!{rnd.choice(idents)})throw new Error(\"{rnd.choice(idents)}\");",
+                f"{rnd.choice(idents)}[{rnd.randint(0, 9)}]={{{rnd.choice(idents)}:[{rnd.randint(0, 99)},{rnd.randint(0, 99)}]}};",
+            ]
+        )
+        for _ in range(400)
+    )
+    out["repeated"] = "\n".join(rnd.choice("=-*#_ ") * rnd.randint(20, 120) for _ in range(100))
+    return out
 
 
 def _cjk_test_texts() -> list[str]:
@@ -294,7 +385,7 @@ def calibration_texts(transcripts: Iterable[Transcript | str | os.PathLike[str]]
     for item in transcripts:
         texts.extend(transcript_texts(_load(item)))
     texts.extend(_stdlib_texts())
-    texts.extend(_generated_texts())
+    texts.extend(t for kind, t in generated_texts().items() if kind not in WEAK_SPOTS)
     texts.extend(_cjk_test_texts())
     texts.extend(_MULTILINGUAL)
     return texts
