@@ -28,7 +28,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load": ("lab.formats", "load"),
     "dump": ("lab.formats", "dump"),
     "detect": ("lab.formats", "detect"),
-    "replay": ("lab.replay", "replay"),
+    "replay": ("lab.replay", None),  # the package is callable: lab.replay(...) runs a replay
     "compare": ("lab.replay", "compare"),
     "compare_folder": ("lab.replay", "compare_folder"),
     "Report": ("lab.replay", "Report"),

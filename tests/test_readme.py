@@ -37,3 +37,12 @@ def test_agent_example_names_real_api() -> None:
         assert hasattr(core, name.strip()), name
     for method in re.findall(r"compactor\.(\w+)\(", code):
         assert hasattr(core.Compactor, method), method
+
+
+def test_lab_replay_is_callable_even_after_the_subpackage_is_imported() -> None:
+    import lab
+    import lab.replay  # rebinds lab.replay to the package
+
+    report = lab.replay(SAMPLES / "generated-small.lab.json", "minicode", window=32_000)
+    assert report.requests > 0
+    assert lab.replay.Report is type(report)
