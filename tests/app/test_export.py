@@ -169,7 +169,14 @@ class TestPage:
         assert at.title[0].value == "Export" and at.get("download_button"), "the page keeps working"
 
 
-def test_an_api_key_is_never_exported(downloads: dict[str, tuple[str | None, bytes]]) -> None:
+def test_an_api_key_is_never_exported(
+    downloads: dict[str, tuple[str | None, bytes]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not in any download, report, log line, or file the app wrote (uploads, spills)."""
+    import logging
+
+    monkeypatch.setenv("LAB_APP_TMP", str(tmp_path / "app-tmp"))
+    caplog.set_level(logging.DEBUG)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("../pages/summary.py").run()
     at.button(key="lab.load_sample").click().run()
@@ -186,3 +193,6 @@ def test_an_api_key_is_never_exported(downloads: dict[str, tuple[str | None, byt
             assert KEY.encode() not in data, name
     assert all(KEY.encode() not in data for _, data in downloads.values())
     assert downloads, "the payloads were really captured"
+    assert KEY not in caplog.text
+    written = [p for p in (tmp_path / "app-tmp").rglob("*") if p.is_file()]
+    assert all(KEY.encode() not in p.read_bytes() for p in written)
