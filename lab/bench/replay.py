@@ -8,7 +8,14 @@
 - growth: one generated session of 500 and one of 5,000 requests (quick:
   200 and 2,000) replayed under a preset at a 64k window, so both runs spend
   most requests at a bounded context; the time ratio should be near 10.
-  "linear" is printed when it is <= 12. The small run is the best of two.
+  "linear" is printed when it is <= 12. Each size is the best of three
+  runs, the two sizes taken in turn, each after ``gc.collect()`` and
+  ``gc.freeze()`` (``lab.bench.core.best_of_each``). Beside the ratio, the
+  ms per request over the last 10% of each run's requests (the steady-state
+  cost of one request) shows whether a request gets slower as the session
+  grows: the short run spends a larger share of its requests while the
+  context is still below the window (fewer compactions per request), so its
+  average is lower even when the per-request cost is flat.
 - compare: ``compare_folder`` over the corpus folder with every preset, with 1
   and with 2 processes (wall time, best of two each); the ratio is the speed-up.
 """
@@ -21,8 +28,9 @@ from typing import Any
 
 from ..core.presets import preset_names
 from . import corpus_files, default_corpus, register_section
+from .core import REPEAT, Timing, best_of_each
 
-__all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "LINEAR_LIMIT"]
+__all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "replay_timing", "LINEAR_LIMIT"]
 
 LINEAR_LIMIT = 12.0
 GROWTH_WINDOW = 64_000
@@ -65,23 +73,35 @@ def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str]
     return lines, {"rows": rows}
 
 
+def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
+    """CPU time of one whole replay, and of each request in it (from the progress callback)."""
+    from ..replay import replay
+
+    clock = time.process_time
+    marks: list[float] = []
+    start = clock()
+    replay(transcript, preset_name, window=window, progress=lambda done, total: marks.append(clock()))
+    seconds = clock() - start
+    per = tuple(b - a for a, b in zip([start] + marks, marks))
+    return Timing(seconds=seconds, requests=len(marks), per_request=per)
+
+
 def bench_growth(small: int, large: int, presets: tuple[str, ...]) -> tuple[list[str], dict]:
     from ..generate import GeneratorConfig, generate
-    from ..replay import replay
 
     sessions = {n: generate(GeneratorConfig(seed=3, requests=n)) for n in (small, large)}
     lines: list[str] = []
-    data: dict[str, Any] = {"small": small, "large": large, "window": GROWTH_WINDOW, "presets": {}}
+    data: dict[str, Any] = {"small": small, "large": large, "window": GROWTH_WINDOW, "repeat": REPEAT, "presets": {}}
     for name in presets:
-        times = {}
-        for n, t in sessions.items():
-            # The small run is short enough for noise to matter: best of two. The large one runs once.
-            times[n], _ = _cpu(lambda: replay(t, name, window=GROWTH_WINDOW), repeat=2 if n == small else 1)
-        ratio = times[large] / times[small] if times[small] else float("inf")
+        times = best_of_each({n: (lambda t=t: replay_timing(t, name, GROWTH_WINDOW)) for n, t in sessions.items()})
+        s, b = times[small], times[large]
+        ratio = b.seconds / s.seconds if s.seconds else float("inf")
         verdict = "linear" if ratio <= LINEAR_LIMIT else "NOT linear"
-        lines.append(f"{name}: {small} requests {times[small]:.2f} s, {large} requests {times[large]:.2f} s: "
-                     f"ratio {ratio:.1f} (x{large // small} requests) -> {verdict}")
-        data["presets"][name] = {"seconds_small": times[small], "seconds_large": times[large], "ratio": ratio, "linear": ratio <= LINEAR_LIMIT}
+        lines.append(f"{name}: {small} requests {s.seconds:.2f} s, {large} requests {b.seconds:.2f} s: "
+                     f"ratio {ratio:.1f} (x{large // small} requests) -> {verdict} (target <= {LINEAR_LIMIT:.0f}); "
+                     f"last 10% of requests {s.tail_ms:.3f} vs {b.tail_ms:.3f} ms/request")
+        data["presets"][name] = {"seconds_small": s.seconds, "seconds_large": b.seconds, "ratio": ratio, "linear": ratio <= LINEAR_LIMIT,
+                                 "tail_ms_per_request_small": s.tail_ms, "tail_ms_per_request_large": b.tail_ms}
     return lines, data
 
 
@@ -114,7 +134,7 @@ def bench_replay(quick: bool) -> tuple[list[str], dict]:
     small, large = (200, 2_000) if quick else (500, 5_000)
     presets = ("mewcode",) if quick else ("mewcode", "minicode")
     part, data["growth"] = bench_growth(small, large, presets)
-    lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time)"] + part
+    lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time, best of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each)"] + part
     part, data["compare"] = bench_compare(default_corpus())
     lines += ["-- compare_folder throughput"] + part
     return lines, data

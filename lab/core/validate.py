@@ -23,19 +23,35 @@ OpenAI chat (``openai_problems``)
 Boundary messages are the lab's own markers, never sent, and are ignored.
 A real transcript can break these rules itself (an interrupted tool call):
 that is the source's fact, reported here, not repaired.
+
+Every rule is a step over one sent message that reads only what came before
+it (and, for Anthropic's "answered in the next message", the next message).
+``anthropic_problems`` and ``openai_problems`` run the steps over a whole
+history; ``Validator`` runs the same steps for a sequence of histories that
+share prefixes (an agent's successive requests): it keeps each step's result
+and state per message, rolls them back to the first message that changed,
+and examines only the messages from there on, so a session of N requests
+costs time linear in N and gets the same lists as the full checks.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Sequence
 
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["anthropic_problems", "openai_problems", "is_valid_anthropic", "is_valid_openai"]
+__all__ = ["anthropic_problems", "openai_problems", "is_valid_anthropic", "is_valid_openai", "Validator"]
+
+_Sent = tuple[int, Message]
 
 
-def _sendable(messages: Sequence[Message]) -> list[tuple[int, Message]]:
-    return [(i, m) for i, m in enumerate(messages) if m.boundary is None and m.tag != "boundary"]
+def _is_sent(m: Message) -> bool:
+    return m.boundary is None and m.tag != "boundary"
+
+
+def _sendable(messages: Sequence[Message]) -> list[_Sent]:
+    return [(i, m) for i, m in enumerate(messages) if _is_sent(m)]
 
 
 def _label(i: int, m: Message) -> str:
@@ -50,35 +66,116 @@ def _results(m: Message) -> list[str]:
     return [b.tool_use_id for b in m.content if isinstance(b, ToolResultBlock)]
 
 
-def _common_problems(sent: list[tuple[int, Message]]) -> list[str]:
+# -- the steps ----------------------------------------------------------------
+
+
+def _head(first_convo: _Sent | None) -> list[str]:
+    """The problems of the history as a whole, listed first: nothing to send, or not opened by the user."""
+    if first_convo is None:
+        return ["no user or assistant message to send"]
+    i, m = first_convo
+    if m.role != "user":
+        return [f"{_label(i, m)}: the first non-system message must be from the user"]
+    return []
+
+
+def _common_step(i: int, m: Message, seen_uses: set[str], seen_results: set[str]) -> tuple[list[str], list[str], list[str]]:
+    """Rules shared by both providers for one message; returns (problems, ids it added to each seen set)."""
     problems: list[str] = []
-    convo = [(i, m) for i, m in sent if m.role != "system"]
-    if not convo:
-        problems.append("no user or assistant message to send")
-    elif convo[0][1].role != "user":
-        i, m = convo[0]
-        problems.append(f"{_label(i, m)}: the first non-system message must be from the user")
+    added_uses: list[str] = []
+    added_results: list[str] = []
+    if not m.content:
+        problems.append(f"{_label(i, m)}: empty content")
+    for b in m.content:
+        if isinstance(b, TextBlock) and not b.text.strip():
+            problems.append(f"{_label(i, m)}: empty text block")
+        elif isinstance(b, ToolUseBlock):
+            if m.role != "assistant":
+                problems.append(f"{_label(i, m)}: tool_use {b.id} outside an assistant message")
+            if b.id in seen_uses:
+                problems.append(f"{_label(i, m)}: duplicate tool_use id {b.id}")
+            else:
+                seen_uses.add(b.id)
+                added_uses.append(b.id)
+        elif isinstance(b, ToolResultBlock):
+            if m.role != "user":
+                problems.append(f"{_label(i, m)}: tool_result {b.tool_use_id} outside a user message")
+            if b.tool_use_id in seen_results:
+                problems.append(f"{_label(i, m)}: duplicate tool_result for {b.tool_use_id}")
+            else:
+                seen_results.add(b.tool_use_id)
+                added_results.append(b.tool_use_id)
+    return problems, added_uses, added_results
+
+
+def _unanswered(i: int, m: Message, nxt: Message | None) -> list[str]:
+    """Anthropic: tool_use blocks of ``m`` that the next sent message does not answer."""
+    uses = _uses(m)
+    if not uses:
+        return []
+    answered = set(_results(nxt)) if nxt is not None and nxt.role == "user" else set()
+    return [f"{_label(i, m)}: tool_use {tool_id} is not answered by a tool_result in the next message" for tool_id in uses if tool_id not in answered]
+
+
+def _unasked(i: int, m: Message, prev: Message | None) -> list[str]:
+    """Anthropic: tool_result blocks of ``m`` that answer no tool_use of the previous sent message."""
+    results = _results(m)
+    if not results:
+        return []
+    asked = set(_uses(prev)) if prev is not None and prev.role == "assistant" else set()
+    return [f"{_label(i, m)}: tool_result {tool_id} does not answer a tool_use in the previous message" for tool_id in results if tool_id not in asked]
+
+
+class _Turn:
+    """OpenAI: the tool calls of the latest assistant message still waiting for their tool messages."""
+
+    __slots__ = ("open_calls", "caller")
+
+    def __init__(self, open_calls: dict[str, int] | None = None, caller: _Sent | None = None) -> None:
+        self.open_calls: dict[str, int] = open_calls if open_calls is not None else {}
+        self.caller = caller
+
+    def copy(self) -> "_Turn":
+        return _Turn(dict(self.open_calls), self.caller)
+
+    def close(self, problems: list[str]) -> None:
+        if self.caller is not None:
+            for tool_id in self.open_calls:
+                problems.append(f"{_label(*self.caller)}: tool call {tool_id} is not answered before the next message")
+        self.open_calls.clear()
+
+    def step(self, i: int, m: Message, problems: list[str]) -> None:
+        if m.role == "system":
+            return
+        if m.role == "assistant":
+            self.close(problems)
+            uses = _uses(m)
+            if not uses and not any(isinstance(b, TextBlock) and b.text.strip() for b in m.content):
+                problems.append(f"{_label(i, m)}: assistant message with neither text nor tool calls")
+            self.open_calls = {tool_id: i for tool_id in uses}
+            self.caller = (i, m)
+            return
+        for tool_id in _results(m):
+            if tool_id in self.open_calls:
+                del self.open_calls[tool_id]
+            else:
+                problems.append(f"{_label(i, m)}: tool result {tool_id} has no preceding open tool call")
+        if any(not isinstance(b, ToolResultBlock) for b in m.content):
+            # User text ends the turn: the exporter puts it after the tool messages.
+            self.close(problems)
+            self.caller = None
+
+
+def _common_problems(sent: list[_Sent]) -> list[str]:
+    problems = _head(next(((i, m) for i, m in sent if m.role != "system"), None))
     seen_uses: set[str] = set()
     seen_results: set[str] = set()
     for i, m in sent:
-        if not m.content:
-            problems.append(f"{_label(i, m)}: empty content")
-        for b in m.content:
-            if isinstance(b, TextBlock) and not b.text.strip():
-                problems.append(f"{_label(i, m)}: empty text block")
-            elif isinstance(b, ToolUseBlock):
-                if m.role != "assistant":
-                    problems.append(f"{_label(i, m)}: tool_use {b.id} outside an assistant message")
-                if b.id in seen_uses:
-                    problems.append(f"{_label(i, m)}: duplicate tool_use id {b.id}")
-                seen_uses.add(b.id)
-            elif isinstance(b, ToolResultBlock):
-                if m.role != "user":
-                    problems.append(f"{_label(i, m)}: tool_result {b.tool_use_id} outside a user message")
-                if b.tool_use_id in seen_results:
-                    problems.append(f"{_label(i, m)}: duplicate tool_result for {b.tool_use_id}")
-                seen_results.add(b.tool_use_id)
+        problems += _common_step(i, m, seen_uses, seen_results)[0]
     return problems
+
+
+# -- whole histories -------------------------------------------------------------
 
 
 def anthropic_problems(messages: Sequence[Message]) -> list[str]:
@@ -86,20 +183,8 @@ def anthropic_problems(messages: Sequence[Message]) -> list[str]:
     sent = _sendable(messages)
     problems = _common_problems(sent)
     for k, (i, m) in enumerate(sent):
-        uses = _uses(m)
-        if uses:
-            nxt = sent[k + 1] if k + 1 < len(sent) else None
-            answered = set(_results(nxt[1])) if nxt is not None and nxt[1].role == "user" else set()
-            for tool_id in uses:
-                if tool_id not in answered:
-                    problems.append(f"{_label(i, m)}: tool_use {tool_id} is not answered by a tool_result in the next message")
-        results = _results(m)
-        if results:
-            prev = sent[k - 1][1] if k > 0 else None
-            asked = set(_uses(prev)) if prev is not None and prev.role == "assistant" else set()
-            for tool_id in results:
-                if tool_id not in asked:
-                    problems.append(f"{_label(i, m)}: tool_result {tool_id} does not answer a tool_use in the previous message")
+        problems += _unanswered(i, m, sent[k + 1][1] if k + 1 < len(sent) else None)
+        problems += _unasked(i, m, sent[k - 1][1] if k > 0 else None)
     return problems
 
 
@@ -107,36 +192,10 @@ def openai_problems(messages: Sequence[Message]) -> list[str]:
     """Every reason the OpenAI Chat Completions API would reject this history (empty when none)."""
     sent = _sendable(messages)
     problems = _common_problems(sent)
-    # Tool calls of the latest assistant message still waiting for their tool messages.
-    open_calls: dict[str, int] = {}
-    caller: tuple[int, Message] | None = None
-
-    def close_turn() -> None:
-        if caller is not None:
-            for tool_id in open_calls:
-                problems.append(f"{_label(*caller)}: tool call {tool_id} is not answered before the next message")
-        open_calls.clear()
-
+    turn = _Turn()
     for i, m in sent:
-        if m.role == "system":
-            continue
-        if m.role == "assistant":
-            close_turn()
-            if not any(isinstance(b, TextBlock) and b.text.strip() for b in m.content) and not _uses(m):
-                problems.append(f"{_label(i, m)}: assistant message with neither text nor tool calls")
-            open_calls = {tool_id: i for tool_id in _uses(m)}
-            caller = (i, m)
-            continue
-        for tool_id in _results(m):
-            if tool_id in open_calls:
-                del open_calls[tool_id]
-            else:
-                problems.append(f"{_label(i, m)}: tool result {tool_id} has no preceding open tool call")
-        if any(not isinstance(b, ToolResultBlock) for b in m.content):
-            # User text ends the turn: the exporter puts it after the tool messages.
-            close_turn()
-            caller = None
-    close_turn()
+        turn.step(i, m, problems)
+    turn.close(problems)
     return problems
 
 
@@ -146,3 +205,127 @@ def is_valid_anthropic(messages: Sequence[Message]) -> bool:
 
 def is_valid_openai(messages: Sequence[Message]) -> bool:
     return not openai_problems(messages)
+
+
+# -- successive histories ----------------------------------------------------------
+
+
+def _same_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects.
+
+    Slice comparisons run in C and check identity first, so the usual case (one
+    history extends the other) costs no Python loop over the history.
+    """
+    n = min(len(a), len(b))
+    if list(a[:n]) == list(b[:n]):
+        return n
+    lo, hi = 0, n
+    # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        if list(a[lo:mid]) == list(b[lo:mid]):
+            lo = mid
+        else:
+            hi = mid
+    for i in range(lo, hi):
+        if a[i] is not b[i] and a[i] != b[i]:
+            return i
+    return hi
+
+
+class Validator:
+    """Checks a sequence of histories that share prefixes, examining only what changed.
+
+    ``check(messages)`` returns ``(anthropic_problems(messages), openai_problems(messages))``,
+    the same lists in the same order. What it learnt from the previous history
+    is kept for the longest prefix of messages the two share (the same objects,
+    or equal ones: every rule reads message values only). Anthropic's rules
+    look one message ahead, so the last message's look-ahead is settled only
+    when the next one arrives.
+    """
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []
+        self._seen_uses: set[str] = set()
+        self._seen_results: set[str] = set()
+        # One entry per sent message examined, in order.
+        self._at: list[int] = []  # its position in the history
+        self._sent: list[Message] = []
+        self._added: list[tuple[list[str], list[str]]] = []  # ids it added to the seen sets
+        self._unasked: list[list[str]] = []  # Anthropic's look-back problems, waiting for the look-ahead ones
+        self._turns: list[_Turn] = []  # the OpenAI turn after it
+        # Problems in list order; *_end[k] is the length after entry k. Anthropic's list is complete
+        # up to the entry before the last (the last one's look-ahead needs the next message).
+        self._common: list[str] = []
+        self._common_end: list[int] = []
+        self._anthropic: list[str] = []
+        self._anthropic_end: list[int] = []
+        self._openai: list[str] = []
+        self._openai_end: list[int] = []
+        self._first_convo: int | None = None  # entry index
+
+    def check(self, messages: Sequence[Message]) -> tuple[list[str], list[str]]:
+        """``(anthropic_problems(messages), openai_problems(messages))``, examining only what changed."""
+        seq = list(messages)
+        same = _same_prefix(self._messages, seq)
+        # The last kept sent message's look-ahead is always left open, so it sees the new next message.
+        self._rollback(bisect_left(self._at, same))
+        self._messages = seq
+        for i in range(same, len(seq)):
+            m = seq[i]
+            if _is_sent(m):
+                self._add(i, m)
+        return self._result()
+
+    def _rollback(self, keep: int) -> None:
+        """Forget every entry from ``keep`` on."""
+        n = len(self._at)
+        if keep >= n:
+            return
+        for uses, results in self._added[keep:]:
+            self._seen_uses.difference_update(uses)
+            self._seen_results.difference_update(results)
+        for lst in (self._at, self._sent, self._added, self._unasked, self._turns, self._common_end, self._openai_end):
+            del lst[keep:]
+        del self._common[self._common_end[-1] if keep else 0 :]
+        del self._openai[self._openai_end[-1] if keep else 0 :]
+        # Anthropic's list holds entries up to keep - 2 in full: the look-ahead of entry keep - 1 goes.
+        del self._anthropic_end[max(keep - 1, 0) :]
+        del self._anthropic[self._anthropic_end[-1] if self._anthropic_end else 0 :]
+        if self._first_convo is not None and self._first_convo >= keep:
+            self._first_convo = None
+
+    def _add(self, i: int, m: Message) -> None:
+        k = len(self._at)
+        if k:
+            # The previous entry's look-ahead can be settled now.
+            pi, pm = self._at[-1], self._sent[-1]
+            self._anthropic += _unanswered(pi, pm, m)
+            self._anthropic += self._unasked[-1]
+            self._anthropic_end.append(len(self._anthropic))
+        problems, uses, results = _common_step(i, m, self._seen_uses, self._seen_results)
+        self._common += problems
+        self._common_end.append(len(self._common))
+        self._added.append((uses, results))
+        self._unasked.append(_unasked(i, m, self._sent[-1] if k else None))
+        turn = self._turns[-1].copy() if k else _Turn()
+        turn.step(i, m, self._openai)
+        self._openai_end.append(len(self._openai))
+        self._turns.append(turn)
+        self._at.append(i)
+        self._sent.append(m)
+        if self._first_convo is None and m.role != "system":
+            self._first_convo = k
+
+    def _result(self) -> tuple[list[str], list[str]]:
+        first = self._first_convo
+        common = _head((self._at[first], self._sent[first]) if first is not None else None) + self._common
+        anthropic = common + self._anthropic
+        if self._at:
+            anthropic += _unanswered(self._at[-1], self._sent[-1], None) + self._unasked[-1]
+        openai = common + self._openai
+        if self._turns:
+            tail: list[str] = []
+            self._turns[-1].copy().close(tail)
+            openai += tail
+        return anthropic, openai

@@ -22,10 +22,15 @@ The model, kept simple and stated so that numbers can be checked by hand:
   prices a 5-minute write at 1.25x input and a read at 0.1x).
 
 A message's block counts are cached by object identity (messages are frozen
-and shared between requests), so comparing two requests costs one pass over
-the shared messages, not a recount. ``step_append`` is the fast path for an
-append-only history (the uncompacted side): its previous prompt is by
-construction a prefix of the next one.
+and shared between requests), and the previous prompt's message totals are
+kept as running sums: the messages two requests share as the same (or equal)
+objects are summed in one lookup, found by C-speed list comparison, and only
+from the first differing message on are blocks compared one by one. So
+accounting a request costs time for what changed, not for the whole prompt.
+``step_append`` is the fast path for an append-only history (the uncompacted
+side): its previous prompt is by construction a prefix of the next one.
+``PromptCache(..., incremental=False)`` compares every message each time: the
+reference the running sums are tested against.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any, Sequence
 from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
 from ..core.replay_settings import CacheConfig, PricingConfig
 from ..core.tokens.base import IMAGE_TOKENS, TokenCounter
+from .support import ByIdentity, same_prefix
 
 __all__ = ["CacheStep", "PromptCache", "request_cost", "wire_key"]
 
@@ -86,29 +92,25 @@ def request_cost(step: CacheStep, output_tokens: int, pricing: PricingConfig) ->
 
 
 class _Blocks:
-    """Per-message wire keys and token counts, cached by identity (the entry keeps the message alive)."""
+    """Per-message wire keys and token counts, cached by identity."""
 
     max_entries = 200_000
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._cache: dict[int, tuple[Message, tuple[tuple, ...], tuple[int, ...], int]] = {}
+        self._cache: ByIdentity[tuple[tuple[tuple, ...], tuple[int, ...], int]] = ByIdentity(self.max_entries)
 
     def of(self, message: Message) -> tuple[tuple[tuple, ...], tuple[int, ...], int]:
-        hit = self._cache.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1], hit[2], hit[3]
+        hit = self._cache.get(message)
+        if hit is not None:
+            return hit
         keys = tuple((message.role,) + wire_key(b) if j == 0 else wire_key(b) for j, b in enumerate(message.content))
         counts = [IMAGE_TOKENS if isinstance(b, ImageBlock) else self.counter.count_text(block_text(b)) for b in message.content]
         total = self.counter.count_message(message)
         if counts:
             # Role markers and separators ride on the first block, so the blocks sum to the message.
             counts[0] += total - sum(counts)
-        if len(self._cache) >= self.max_entries:
-            self._cache.clear()
-        entry = (message, keys, tuple(counts), total)
-        self._cache[id(message)] = entry
-        return keys, entry[2], total
+        return self._cache.put(message, (keys, tuple(counts), total))
 
     def total(self, message: Message) -> int:
         return self.of(message)[2]
@@ -117,10 +119,13 @@ class _Blocks:
 class PromptCache:
     """One session's prompt cache: call ``step`` (or ``step_append``) once per request, in order."""
 
-    def __init__(self, settings: CacheConfig, counter: TokenCounter) -> None:
+    def __init__(self, settings: CacheConfig, counter: TokenCounter, *, incremental: bool = True) -> None:
         self.settings = settings
         self.blocks = _Blocks(counter)
+        self.incremental = incremental
         self._prev: list[Message] = []
+        # _prev_sums[i]: tokens of _prev[:i].
+        self._prev_sums: list[int] = [0]
         self._prev_sent = 0
         self._prev_time: float | None = None
         self._prev_written = False
@@ -128,11 +133,19 @@ class PromptCache:
     def _expired(self, now: float) -> bool:
         return self._prev_time is None or not self._prev_written or now - self._prev_time > self.settings.ttl_seconds
 
+    def _same(self, messages: Sequence[Message]) -> int:
+        """How many leading messages are the previous request's (the same or equal objects)."""
+        return same_prefix(self._prev, messages) if self.incremental else 0
+
     def shared_prefix(self, messages: Sequence[Message]) -> int:
         """Tokens of the longest block prefix ``messages`` shares with the previous request."""
+        return self._shared(messages, self._same(messages))
+
+    def _shared(self, messages: Sequence[Message], same: int) -> int:
+        """``shared_prefix``, given that the first ``same`` messages equal the previous request's."""
         prev = self._prev
-        shared = 0
-        for a, b in zip(prev, messages):
+        shared = self._prev_sums[same]
+        for a, b in zip(prev[same:], messages[same:]):
             if a is b:
                 shared += self.blocks.total(b)
                 continue
@@ -152,8 +165,21 @@ class PromptCache:
 
     def step(self, messages: Sequence[Message], now: float, *, sent: int | None = None) -> CacheStep:
         """Account one request whose sent messages are ``messages`` (boundary markers already removed)."""
-        total = sent if sent is not None else sum(self.blocks.total(m) for m in messages)
-        shared = self.shared_prefix(messages)
+        if not self.incremental:
+            total = sent if sent is not None else sum(self.blocks.total(m) for m in messages)
+            result = self._account(total, self._shared(messages, 0), now)
+            self._prev = list(messages)
+            return result
+        same = self._same(messages)
+        shared = self._shared(messages, same)
+        # The running sums move to this request: its first ``same`` messages are the previous one's.
+        sums = self._prev_sums
+        del sums[same + 1 :]
+        total_so_far = sums[-1]
+        for m in messages[same:]:
+            total_so_far += self.blocks.total(m)
+            sums.append(total_so_far)
+        total = sent if sent is not None else sums[-1]
         result = self._account(total, shared, now)
         self._prev = list(messages)
         return result

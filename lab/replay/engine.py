@@ -39,6 +39,13 @@ one.
 
 Counts come from the counter's caches (per block text, and per message object
 here and in the Compactor); a row sums cached counts, it never recounts text.
+A request's context is mostly the previous one's, so the row's sums (tokens,
+composition, the first request), its validity and its cache prefix are kept
+as running state over the prefix the two share (``SentSums``, ``Validator``,
+``PromptCache``): a row costs time for the messages that changed, and a
+session of N requests costs time linear in N. ``incremental=False``
+recomputes all of it from scratch for every request, the reference every row
+field must match byte for byte.
 """
 
 from __future__ import annotations
@@ -56,7 +63,7 @@ from ..core.store import MemoryStore, SpillStore
 from ..core.summarizers.base import Summarizer
 from ..core.summarizers.rules import user_texts
 from ..core.tokens.base import TokenCounter, get_counter
-from ..core.validate import anthropic_problems, openai_problems
+from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
 from .report import Report, Row
@@ -68,6 +75,7 @@ from .support import (
     MessageParts,
     RecordingSummarizer,
     ReplayClock,
+    SentSums,
     as_transcript,
     default_summarizer,
     first_request_in,
@@ -117,6 +125,7 @@ def replay(
     retention_each: bool = False,
     progress: Progress | None = None,
     anchor: Literal["replayed", "recorded"] = "replayed",
+    incremental: bool = True,
 ) -> Report:
     """Replay ``transcript`` under ``config`` and report every request; see the module docstring.
 
@@ -127,7 +136,8 @@ def replay(
     a replay never reaches a provider on its own). ``retention_each``: also score every request's
     context (the final context is always scored). ``progress(done, total)`` is called after each request.
     ``anchor``: the usage handed to the Compactor's anchor, "replayed" (this replay's own provider
-    model) or "recorded" (the transcript's usage where it has some).
+    model) or "recorded" (the transcript's usage where it has some). ``incremental=False``: recompute
+    each row's sums, validity and cache prefix from scratch (the reference; same report, slower).
     """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
@@ -138,7 +148,7 @@ def replay(
     notes: list[str] = []
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools)
-    run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor)
+    run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor, incremental)
     return run.go(notes)
 
 
@@ -146,18 +156,21 @@ class _Run:
     """The state of one replay; ``go`` walks the request points once."""
 
     def __init__(self, t: Transcript, cfg: CompactionConfig, compactor: Compactor, recorder: RecordingSummarizer,
-                 store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str) -> None:
+                 store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True) -> None:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         self.counts = MessageCounts(compactor.counter)
         self.parts = MessageParts(compactor.counter)
-        self.cache = PromptCache(cfg.replay.cache, compactor.counter)
+        self.cache = PromptCache(cfg.replay.cache, compactor.counter, incremental=incremental)
         self.raw_cache = PromptCache(cfg.replay.cache, compactor.counter)
         self.clock = ReplayClock.for_transcript(t, cfg)
         self.goals = targets(t.messages, t.meta.planted_facts)
         texts = user_texts(t.messages)
         self.first = texts[0].text if texts else None
         self.first_at = next((i for i, m in enumerate(t.messages) if texts and m.id == texts[0].id), None)
+        # Running state over the context, request to request (or, when not incremental, none).
+        self.sums = SentSums(self.counts, self.parts, self.first, incremental=incremental)
+        self.validator = Validator() if incremental else None
         limit = threshold(cfg.watermark, cfg.window, "auto")
         self.watermark = limit if limit is not None else cfg.window
         self.compactions: dict[str, int] = {}
@@ -207,7 +220,8 @@ class _Run:
             raw_tokens += self.counts.sum(sendable(new))
             now = self.clock.at(k, raw, consumed, p)
             working = context + list(new)
-            tokens_before = self.counts.sum(sendable(working))
+            self.sums.update(working)
+            tokens_before = self.sums.tokens
             step = _Step()
             calls_before = len(self.recorder.results)
             summary_calls_before = self.recorder.calls
@@ -221,8 +235,8 @@ class _Run:
                 raise StageError(f"request {k} (message {p}): {e}") from e
             step.take(outcome)
             working = outcome.messages
-            sent = sendable(working)
-            sent_tokens = self.counts.sum(sent)
+            self.sums.update(working)
+            sent_tokens = self.sums.tokens
             overflowed = sent_tokens > cfg.window
             recovered = failed = False
             recover_calls = 0
@@ -230,8 +244,9 @@ class _Run:
             if overflowed:
                 working, recovered, recover_calls, failed_events = self._recover(working, sent_tokens, now, step)
                 failed = not recovered
-                sent = sendable(working)
-                sent_tokens = self.counts.sum(sent)
+                self.sums.update(working)
+                sent_tokens = self.sums.tokens
+            sent = self.sums.sent
             self._count_compactions(step.events)
 
             q = p + 1
@@ -247,9 +262,12 @@ class _Run:
                 cost = request_cost(cache_step, output, pricing)
             raw_step = self.raw_cache.step_append(raw_tokens, now)
             s_in, s_out, s_cost = summary_numbers(self.recorder.results[calls_before:], pricing)
-            a_problems = anthropic_problems(working)
-            o_problems = openai_problems(working)
-            problems = [f"anthropic: {x}" for x in a_problems] + [f"openai: {x}" for x in o_problems]
+            if self.validator is not None:
+                a_problems, o_problems = self.validator.check(working)
+            else:
+                a_problems, o_problems = anthropic_problems(working), openai_problems(working)
+            # Only the first MAX_PROBLEMS are kept: a history that breaks a rule everywhere costs no more.
+            problems = [f"anthropic: {x}" for x in a_problems[:MAX_PROBLEMS]] + [f"openai: {x}" for x in o_problems[:MAX_PROBLEMS]]
             row = Row(
                 index=k,
                 message_index=p,
@@ -282,8 +300,8 @@ class _Run:
                 summary_input_tokens=s_in,
                 summary_output_tokens=s_out,
                 summary_cost=s_cost,
-                composition=self.parts.of(sent),
-                first_request_kept=first_request_in(sent, self.first) if self.first_at is not None and self.first_at < p else None,
+                composition=self.sums.composition,
+                first_request_kept=self.sums.first_kept if self.first_at is not None and self.first_at < p else None,
             )
             if self.retention_each:
                 row.retention = retention(sent, self.goals, upto=p, store=self.store, spill_paths=compactor.state.spill_paths, weights=cfg.replay.retention)

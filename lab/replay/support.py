@@ -4,13 +4,17 @@ Messages are frozen and shared between requests, so anything computed from
 one message (its token count, its composition) is computed once and looked
 up by object identity afterwards; each entry keeps its message alive, so an
 ``id()`` can never be reused while the entry lives.
+
+A request's context is mostly the previous one's: ``SentSums`` keeps running
+sums over the longest prefix two successive contexts share, so a row costs
+time for the messages that changed, not for the whole context.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Generic, Sequence, TypeVar
 
 from pydantic import ValidationError
 
@@ -25,6 +29,7 @@ from ..errors import ConfigError, PromptTooLongError, TranscriptError
 __all__ = [
     "EPOCH",
     "MAX_CACHED",
+    "ByIdentity",
     "ConfigLike",
     "request_points",
     "resolve_config",
@@ -36,6 +41,8 @@ __all__ = [
     "has_tool_result",
     "MessageCounts",
     "MessageParts",
+    "SentSums",
+    "same_prefix",
     "ReplayClock",
     "first_request_in",
     "summary_numbers",
@@ -132,23 +139,52 @@ def has_tool_result(messages: Sequence[Message]) -> bool:
 # would otherwise grow them without bound).
 MAX_CACHED = 200_000
 
+V = TypeVar("V")
+
+
+class ByIdentity(Generic[V]):
+    """Values computed from one message, looked up by the message object's identity.
+
+    The message is kept alive beside its value, so its ``id()`` cannot be
+    reused while the entry lives. Two flat dicts rather than one of (message,
+    value) pairs: a replay holds an entry for every message it has seen, and a
+    pair object per entry would be one more object for every garbage
+    collection to traverse, a cost that grows with the session.
+    """
+
+    __slots__ = ("_keep", "_values", "limit")
+
+    def __init__(self, limit: int = MAX_CACHED) -> None:
+        self._keep: dict[int, Message] = {}
+        self._values: dict[int, V] = {}
+        self.limit = limit
+
+    def get(self, message: Message) -> V | None:
+        key = id(message)
+        return self._values[key] if self._keep.get(key) is message else None
+
+    def put(self, message: Message, value: V) -> V:
+        if len(self._keep) >= self.limit:
+            self._keep.clear()
+            self._values.clear()
+        self._keep[id(message)] = message
+        self._values[id(message)] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
 
 class MessageCounts:
-    """Message counts by object identity; the entry holds the message so its id cannot be reused."""
+    """Message counts by object identity."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._cache: dict[int, tuple[Message, int]] = {}
+        self._cache: ByIdentity[int] = ByIdentity()
 
     def __call__(self, message: Message) -> int:
-        hit = self._cache.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        n = self.counter.count_message(message)
-        if len(self._cache) >= MAX_CACHED:
-            self._cache.clear()
-        self._cache[id(message)] = (message, n)
-        return n
+        n = self._cache.get(message)
+        return n if n is not None else self._cache.put(message, self.counter.count_message(message))
 
     def sum(self, messages: Sequence[Message]) -> int:
         return sum(self(m) for m in messages)
@@ -159,20 +195,115 @@ class MessageParts:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._cache: dict[int, tuple[Message, dict[str, int]]] = {}
+        self._cache: ByIdentity[tuple[int, ...]] = ByIdentity()
+
+    def one(self, message: Message) -> tuple[int, ...]:
+        """The composition of one message, as token counts in ``PARTS`` order."""
+        hit = self._cache.get(message)
+        if hit is None:
+            parts = composition([message], self.counter)
+            hit = self._cache.put(message, tuple(parts[p] for p in PARTS))
+        return hit
 
     def of(self, messages: Sequence[Message]) -> dict[str, int]:
-        total = dict.fromkeys(PARTS, 0)
+        total = [0] * len(PARTS)
         for m in messages:
-            hit = self._cache.get(id(m))
-            if hit is None or hit[0] is not m:
-                hit = (m, composition([m], self.counter))
-                if len(self._cache) >= MAX_CACHED:
-                    self._cache.clear()
-                self._cache[id(m)] = hit
-            for part, n in hit[1].items():
-                total[part] += n
-        return total
+            for j, n in enumerate(self.one(m)):
+                total[j] += n
+        return dict(zip(PARTS, total))
+
+
+def same_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects.
+
+    Slice comparisons run in C and check identity first, so the usual case (one
+    context extends the other) costs no Python loop over the context. Equal
+    messages count as the same: every number a row sums depends on message
+    values only.
+    """
+    n = min(len(a), len(b))
+    if list(a[:n]) == list(b[:n]):
+        return n
+    lo, hi = 0, n
+    # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        if list(a[lo:mid]) == list(b[lo:mid]):
+            lo = mid
+        else:
+            hi = mid
+    for i in range(lo, hi):
+        if a[i] is not b[i] and a[i] != b[i]:
+            return i
+    return hi
+
+
+def _has_text(message: Message, text: str) -> bool:
+    return any(isinstance(b, TextBlock) and text in b.text for b in message.content)
+
+
+class SentSums:
+    """A context's sent messages and the sums a row reports over them, kept request by request.
+
+    After ``update(messages)``: ``sent`` (boundary markers removed), ``tokens``
+    (``MessageCounts.sum(sent)``), ``composition`` (``MessageParts.of(sent)``)
+    and ``first_kept`` (``first_request_in(sent, first)``). Each is a running
+    sum by position, so an update recomputes only from the first message that
+    differs from the previous context's. ``incremental=False`` computes each
+    from scratch with those functions: the reference the running sums match.
+    """
+
+    def __init__(self, counts: MessageCounts, parts: MessageParts, first: str | None, *, incremental: bool = True) -> None:
+        self.counts, self.parts, self.first, self.incremental = counts, parts, first, incremental
+        self._messages: list[Message] = []
+        self._sent: list[Message] = []
+        # Per position i of the context, sums over its first i messages.
+        self._nsent = [0]
+        self._tokens = [0]
+        self._parts = [(0,) * len(PARTS)]
+        self._found = [False]
+
+    def update(self, messages: Sequence[Message]) -> None:
+        seq = list(messages)
+        if not self.incremental:
+            self._messages, self._sent = seq, sendable(seq)
+            return
+        k = same_prefix(self._messages, seq)
+        self._messages = seq
+        for sums in (self._nsent, self._tokens, self._parts, self._found):
+            del sums[k + 1 :]
+        del self._sent[self._nsent[k] :]
+        nsent, tokens, parts, found = self._nsent[k], self._tokens[k], self._parts[k], self._found[k]
+        first = self.first
+        for m in seq[k:]:
+            if m.boundary is None and m.tag != "boundary":
+                self._sent.append(m)
+                nsent += 1
+                tokens += self.counts(m)
+                parts = tuple(a + b for a, b in zip(parts, self.parts.one(m)))
+                found = found or (first is not None and _has_text(m, first))
+            self._nsent.append(nsent)
+            self._tokens.append(tokens)
+            self._parts.append(parts)
+            self._found.append(found)
+
+    @property
+    def sent(self) -> list[Message]:
+        return list(self._sent)
+
+    @property
+    def tokens(self) -> int:
+        return self._tokens[-1] if self.incremental else self.counts.sum(self._sent)
+
+    @property
+    def composition(self) -> dict[str, int]:
+        return dict(zip(PARTS, self._parts[-1])) if self.incremental else self.parts.of(self._sent)
+
+    @property
+    def first_kept(self) -> bool | None:
+        if not self.incremental:
+            return first_request_in(self._sent, self.first)
+        return None if self.first is None else self._found[-1]
 
 
 @dataclass
