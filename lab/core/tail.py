@@ -22,7 +22,7 @@ import hashlib
 from typing import Literal, Sequence
 
 from ..errors import ConfigError
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, tool_pairs
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from .tokens.base import TokenCounter
 
 __all__ = [
@@ -106,27 +106,61 @@ def select_tail(
     return start
 
 
-def _unclosed_start(messages: Sequence[Message], start: int, pairs: dict[str, tuple[int | None, int | None]]) -> int:
-    """The earliest tool_use index whose result sits at or after ``start``."""
-    best = start
-    for use_at, result_at in pairs.values():
-        if use_at is not None and result_at is not None and use_at < start <= result_at:
-            best = min(best, use_at)
-    return best
+class _PairScan:
+    """What ``tool_pairs`` says about the ids near a cut, scanning back from the end only as far as needed.
 
+    A cut sits near the end of a long history, and a call sits just before its
+    result, so a full ``tool_pairs`` pass over the history is mostly wasted.
+    Scanning backwards, the first sighting of an id is its last occurrence,
+    which is the index ``tool_pairs`` keeps.
+    """
 
-def _orphan_results_only(message: Message, pairs: dict[str, tuple[int | None, int | None]]) -> bool:
-    """A user message that holds only tool_results whose tool_use exists nowhere."""
-    blocks = message.content
-    if message.role != "user" or not blocks:
-        return False
-    return all(isinstance(b, ToolResultBlock) and pairs.get(b.tool_use_id, (None, None))[0] is None for b in blocks)
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
+        self.done = len(messages)  # messages[done:] are scanned
+        self.uses: dict[str, int] = {}
+        self.results: dict[str, int] = {}
+
+    def scan_to(self, index: int) -> None:
+        while self.done > index:
+            self.done -= 1
+            i = self.done
+            for b in self.messages[i].content:
+                if isinstance(b, ToolUseBlock):
+                    self.uses.setdefault(b.id, i)
+                elif isinstance(b, ToolResultBlock):
+                    self.results.setdefault(b.tool_use_id, i)
+
+    def use_of(self, tool_id: str) -> int | None:
+        """Index of the message holding the (last) tool_use with this id, or None when there is none."""
+        while tool_id not in self.uses and self.done > 0:
+            self.scan_to(self.done - 1)
+        return self.uses.get(tool_id)
+
+    def unclosed_start(self, start: int) -> int:
+        """The earliest tool_use index whose result sits at or after ``start``."""
+        self.scan_to(start)
+        best = start
+        # Every id whose last result is at or after start was seen in the scanned part.
+        for tool_id, result_at in list(self.results.items()):
+            if result_at >= start:
+                use_at = self.use_of(tool_id)
+                if use_at is not None and use_at < start:
+                    best = min(best, use_at)
+        return best
+
+    def orphan_results_only(self, message: Message) -> bool:
+        """A user message that holds only tool_results whose tool_use exists nowhere."""
+        blocks = message.content
+        if message.role != "user" or not blocks:
+            return False
+        return all(isinstance(b, ToolResultBlock) and self.use_of(b.tool_use_id) is None for b in blocks)
 
 
 def adjust_for_pairs(messages: Sequence[Message], start: int) -> int:
     """Move the cut back so that no tool_use/tool_result pair straddles it.
 
-    Pairs are matched by ids (``tool_pairs``). When the tail would hold a
+    Pairs are matched by ids (as ``tool_pairs`` matches them). When the tail would hold a
     result whose call lies before the cut, the cut moves back to the assistant
     message that made the call; that message may pull in more results of even
     older calls, so this repeats until the tail is closed. As MewCode's second
@@ -135,14 +169,14 @@ def adjust_for_pairs(messages: Sequence[Message], start: int) -> int:
     """
     n = len(messages)
     start = max(0, min(start, n))
-    pairs = tool_pairs(list(messages))
+    scan = _PairScan(messages)
     # Each pass only moves the cut back, so this ends within n passes.
     for _ in range(n + 1):
-        moved = _unclosed_start(messages, start, pairs)
+        moved = scan.unclosed_start(start)
         if moved == start:
             break
         start = moved
-    while start < n and _orphan_results_only(messages[start], pairs):
+    while start < n and scan.orphan_results_only(messages[start]):
         start += 1
     return start
 

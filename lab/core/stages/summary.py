@@ -25,7 +25,7 @@ from ..events import Event, StageContext, StageResult
 from ..messages import Boundary, Message, TextBlock
 from ..summarizers.attachment import build_attachment
 from ..summarizers.base import SummaryRequest, SummaryResult
-from ..summarizers.rules import render_user_messages, user_texts
+from ..summarizers.rules import first_user_request, render_user_messages, user_texts
 from ..summarizers.session_memory import SessionMemorySummarizer
 from ..tail import adjust_for_pairs, repair_roles, select_tail
 from .base import StageConfig
@@ -144,10 +144,10 @@ class SummaryStage:
             kept = render_user_messages(texts, cfg.keep_user_messages_tokens, ctx.counter)
             if kept:
                 text += "\n\n## Recent user messages (verbatim)\n" + kept
-        said = user_texts(removed)
-        if said and said[0].text not in text:
+        first = first_user_request(removed)
+        if first is not None and first not in text:
             # An LLM may paraphrase; the lab guarantees the first request survives word for word.
-            text += f"\n\n## The user's first request (verbatim)\n<primary-request>\n{said[0].text}\n</primary-request>"
+            text += f"\n\n## The user's first request (verbatim)\n<primary-request>\n{first}\n</primary-request>"
         if attachment:
             text += "\n\n" + attachment
         return text, attachment
@@ -186,7 +186,7 @@ class SummaryStage:
             boundary=boundary,
         )
         detail = f"{strategy} summary replaced {len(removed)} messages; kept a tail of {len(tail)}"
-        event = self._event(ctx, tokens_before, tokens_after, strategy, True, detail, text, attachment, tuple(m.id for m in removed))
+        event = self._event(ctx, tokens_before, tokens_after, strategy, True, detail, text, attachment, tuple([m.id for m in removed]))
         return StageResult([*head, marker, *rest], (event,), boundary)
 
     def _event(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ...errors import SummaryError
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, block_text
@@ -67,7 +67,26 @@ class UserText:
 
 def message_plain_text(message: Message) -> str:
     """The text blocks of a message, without tool results, tool calls or thinking."""
-    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+    content = message.content
+    # Most messages of a long session hold one block or none of text: skip the join.
+    if len(content) == 1:
+        b = content[0]
+        return b.text if isinstance(b, TextBlock) else ""
+    return "\n".join(b.text for b in content if isinstance(b, TextBlock))
+
+
+def _iter_user_texts(messages: Iterable[Message]) -> Iterator[UserText]:
+    for m in messages:
+        if m.role != "user":
+            continue
+        text = message_plain_text(m)
+        if m.tag in ("summary", "memory", "truncation_note"):
+            for k, found in enumerate(_PRIMARY_RE.findall(text)):
+                yield UserText(f"{m.id}#primary{k}", found, carried=True)
+            for k, found in enumerate(_USER_RE.findall(text)):
+                yield UserText(f"{m.id}#user{k}", found, carried=True)
+        elif m.tag is None and text.strip():
+            yield UserText(m.id, text)
 
 
 def user_texts(messages: Iterable[Message]) -> list[UserText]:
@@ -77,25 +96,14 @@ def user_texts(messages: Iterable[Message]) -> list[UserText]:
     ``memory`` or ``truncation_note`` message contributes the
     ``<primary-request>`` and ``<user-message>`` blocks it holds.
     """
-    out: list[UserText] = []
-    for m in messages:
-        if m.role != "user":
-            continue
-        text = message_plain_text(m)
-        if m.tag in ("summary", "memory", "truncation_note"):
-            for k, found in enumerate(_PRIMARY_RE.findall(text)):
-                out.append(UserText(f"{m.id}#primary{k}", found, carried=True))
-            for k, found in enumerate(_USER_RE.findall(text)):
-                out.append(UserText(f"{m.id}#user{k}", found, carried=True))
-        elif m.tag is None and text.strip():
-            out.append(UserText(m.id, text))
-    return out
+    return list(_iter_user_texts(messages))
 
 
 def first_user_request(messages: Iterable[Message]) -> str | None:
     """The user's first request, verbatim (possibly carried by an earlier summary)."""
-    texts = user_texts(messages)
-    return texts[0].text if texts else None
+    # It is usually in the first few messages: stop there rather than read the whole history.
+    first = next(_iter_user_texts(messages), None)
+    return first.text if first is not None else None
 
 
 def tool_path(block: ToolUseBlock) -> str | None:

@@ -82,6 +82,44 @@ def _carried_decisions(text: str) -> list[str]:
     return out
 
 
+# A cued sentence of one text: (dedup key, normalised sentence, kind).
+_Cue = tuple[str, str, str]
+# Every match of _STRONG or _WEAK in ASCII text contains one of these, lower-cased.
+# Outside ASCII, case folding can map other characters onto these letters, so
+# such texts always take the full search.
+_CUE_WORDS = (
+    "decid", "agreed", "chose", "settled", "convention", "always", "never", "must", "don", "do not",
+    "prefer", "make sure", "remember", "use", "using", "should",
+)
+
+
+def _cue(sentence: str) -> _Cue | None:
+    kind = "decision" if _STRONG.search(sentence) else "usage" if _WEAK.search(sentence) else None
+    if kind is None:
+        return None
+    return " ".join(sentence.lower().split()), " ".join(sentence.split()), kind
+
+
+def _may_cue(text: str) -> bool:
+    # The case-insensitive regexes cost far more than substring tests; few texts carry a cue.
+    if text.isascii():
+        low = text.lower()
+        for word in _CUE_WORDS:
+            if word in low:
+                break
+        else:
+            return False
+    # A sentence is a substring of the text bounded by non-word characters,
+    # so a cue in any sentence is a cue in the whole text.
+    return bool(_STRONG.search(text) or _WEAK.search(text))
+
+
+def _text_cues(text: str) -> list[_Cue]:
+    if not text or not _may_cue(text):
+        return []
+    return [c for c in map(_cue, _sentences(text)) if c is not None]
+
+
 def extract_memory(messages: Iterable[Message]) -> list[MemoryItem]:
     """Decision and convention sentences of the user and the assistant, oldest first, deduplicated."""
     items: list[MemoryItem] = []
@@ -91,16 +129,16 @@ def extract_memory(messages: Iterable[Message]) -> list[MemoryItem]:
         if m.role == "system" or m.tag in ("placeholder", "boundary", "truncation_note"):
             continue
         text = message_plain_text(m)
-        sentences = _carried_decisions(text) if m.tag in ("summary", "memory") else list(_sentences(text))
-        for s in sentences:
-            key = " ".join(s.lower().split())
+        if m.tag in ("summary", "memory"):
+            cues: Iterable[_Cue] = (c for c in map(_cue, _carried_decisions(text)) if c is not None)
+        else:
+            cues = _text_cues(text)
+        # Only a cued sentence marks its key as seen, so uncued ones can be left out up front.
+        for key, sentence, kind in cues:
             if key in seen:
                 continue
-            kind = "decision" if _STRONG.search(s) else "usage" if _WEAK.search(s) else None
-            if kind is None:
-                continue
             seen.add(key)
-            items.append(MemoryItem(kind, " ".join(s.split()), order))
+            items.append(MemoryItem(kind, sentence, order))
             order += 1
     return items
 
