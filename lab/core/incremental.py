@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
 
 from ..errors import TranscriptError
-from .messages import Message
+from .messages import Message, shared_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
     from .events import StageContext
@@ -176,7 +176,7 @@ class Track:
         del prev[k:]
         prev.extend(seq[k:])
         if prev != seq:
-            k = _identical_prefix(seq, prev, k)
+            k = shared_prefix(seq, prev, k)
             prev[k:] = seq[k:]
         for i in range(k, len(seq)):
             if not isinstance(seq[i], Message):
@@ -224,23 +224,3 @@ class Track:
         return None
 
 
-def _identical_prefix(a: list[Message], b: list[Message], limit: int) -> int:
-    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects, up to ``limit``.
-
-    A binary search over slice comparisons, which run in C and check identity
-    first: the other trigger path or a caller may have rewritten a message
-    anywhere, and a Python loop over a long history would cost more than the
-    whole incremental run.
-    """
-    lo, hi = 0, min(limit, len(a), len(b))
-    # Invariant: a[:lo] == b[:lo], and the first difference, if any, lies in [lo, hi).
-    while hi - lo > 32:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    for i in range(lo, hi):
-        if a[i] is not b[i] and a[i] != b[i]:
-            return i
-    return hi

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +37,7 @@ __all__ = [
     "block_text",
     "message_text",
     "tool_pairs",
+    "shared_prefix",
 ]
 
 Role = Literal["system", "user", "assistant"]
@@ -209,3 +210,29 @@ def tool_pairs(messages: list[Message]) -> dict[str, tuple[int | None, int | Non
             elif isinstance(b, ToolResultBlock):
                 pairs.setdefault(b.tool_use_id, [None, None])[1] = i
     return {k: (v[0], v[1]) for k, v in pairs.items()}
+
+
+def shared_prefix(a: Sequence[Message], b: Sequence[Message], limit: int | None = None) -> int:
+    """How many leading messages ``a`` and ``b`` share (the same or equal objects), up to ``limit``.
+
+    Incremental work (the Compactor's settled prefix, the replay's running
+    sums, the validity checks) asks this on every request. Slice comparisons
+    run in C and check identity first, so the usual case (one history extends
+    the other) costs no Python loop over the history; a binary search finds a
+    difference anywhere else.
+    """
+    n = min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
+    if list(a[:n]) == list(b[:n]):
+        return n
+    lo, hi = 0, n
+    # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        if list(a[lo:mid]) == list(b[lo:mid]):
+            lo = mid
+        else:
+            hi = mid
+    for i in range(lo, hi):
+        if a[i] is not b[i] and a[i] != b[i]:
+            return i
+    return hi

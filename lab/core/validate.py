@@ -39,7 +39,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Sequence
 
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, shared_prefix
 
 __all__ = ["anthropic_problems", "openai_problems", "is_valid_anthropic", "is_valid_openai", "Validator"]
 
@@ -210,29 +210,6 @@ def is_valid_openai(messages: Sequence[Message]) -> bool:
 # -- successive histories ----------------------------------------------------------
 
 
-def _same_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
-    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects.
-
-    Slice comparisons run in C and check identity first, so the usual case (one
-    history extends the other) costs no Python loop over the history.
-    """
-    n = min(len(a), len(b))
-    if list(a[:n]) == list(b[:n]):
-        return n
-    lo, hi = 0, n
-    # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
-    while hi - lo > 16:
-        mid = (lo + hi) // 2
-        if list(a[lo:mid]) == list(b[lo:mid]):
-            lo = mid
-        else:
-            hi = mid
-    for i in range(lo, hi):
-        if a[i] is not b[i] and a[i] != b[i]:
-            return i
-    return hi
-
-
 class Validator:
     """Checks a sequence of histories that share prefixes, examining only what changed.
 
@@ -267,7 +244,7 @@ class Validator:
     def check(self, messages: Sequence[Message]) -> tuple[list[str], list[str]]:
         """``(anthropic_problems(messages), openai_problems(messages))``, examining only what changed."""
         seq = list(messages)
-        same = _same_prefix(self._messages, seq)
+        same = shared_prefix(self._messages, seq)
         # The last kept sent message's look-ahead is always left open, so it sees the new next message.
         self._rollback(bisect_left(self._at, same))
         self._messages = seq

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ..core.config import CompactionConfig, parse_config
 from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript
+from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
 from ..core.stats import PARTS, composition
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
@@ -211,31 +212,6 @@ class MessageParts:
             for j, n in enumerate(self.one(m)):
                 total[j] += n
         return dict(zip(PARTS, total))
-
-
-def same_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
-    """How many leading messages of ``a`` and ``b`` are the same (or equal) objects.
-
-    Slice comparisons run in C and check identity first, so the usual case (one
-    context extends the other) costs no Python loop over the context. Equal
-    messages count as the same: every number a row sums depends on message
-    values only.
-    """
-    n = min(len(a), len(b))
-    if list(a[:n]) == list(b[:n]):
-        return n
-    lo, hi = 0, n
-    # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
-    while hi - lo > 16:
-        mid = (lo + hi) // 2
-        if list(a[lo:mid]) == list(b[lo:mid]):
-            lo = mid
-        else:
-            hi = mid
-    for i in range(lo, hi):
-        if a[i] is not b[i] and a[i] != b[i]:
-            return i
-    return hi
 
 
 def _has_text(message: Message, text: str) -> bool:
