@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
 
 from ..errors import TranscriptError
-from .messages import Message, shared_prefix
+from .messages import Message, is_sent, shared_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
     from .events import StageContext
@@ -134,11 +134,6 @@ def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
         if a[i] is not b[i]:
             return i
     return n
-
-
-def is_sent(message: Message) -> bool:
-    """Whether a message is sent to the provider (boundary markers never are)."""
-    return message.tag != "boundary" and message.boundary is None
 
 
 class Track:

@@ -37,6 +37,7 @@ __all__ = [
     "block_text",
     "message_text",
     "tool_pairs",
+    "is_sent",
     "shared_prefix",
 ]
 
@@ -198,6 +199,11 @@ def block_text(block: Block) -> str:
 
 def message_text(message: Message) -> str:
     return "\n".join(block_text(b) for b in message.content)
+
+
+def is_sent(message: Message) -> bool:
+    """Whether a message reaches the provider: boundary markers stay in the lab's history only."""
+    return message.boundary is None and message.tag != "boundary"
 
 
 def tool_pairs(messages: list[Message]) -> dict[str, tuple[int | None, int | None]]:

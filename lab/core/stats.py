@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, block_text
+from .messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, block_text, is_sent
 from .tokens.base import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, get_counter
 
 __all__ = ["TranscriptStats", "transcript_stats", "composition"]
@@ -55,7 +55,7 @@ def composition(messages: Sequence[Message], counter: TokenCounter) -> dict[str,
     """Tokens of each part of a context: system, user, assistant, tool output, stubs, summary."""
     parts = dict.fromkeys(PARTS, 0)
     for m in messages:
-        if m.boundary is not None or m.tag == "boundary":
+        if not is_sent(m):
             continue
         if m.tag in ("summary", "memory"):
             parts["summary"] += counter.count_message(m)

@@ -39,19 +39,15 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Sequence
 
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, shared_prefix
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
 
 __all__ = ["anthropic_problems", "openai_problems", "is_valid_anthropic", "is_valid_openai", "Validator"]
 
 _Sent = tuple[int, Message]
 
 
-def _is_sent(m: Message) -> bool:
-    return m.boundary is None and m.tag != "boundary"
-
-
 def _sendable(messages: Sequence[Message]) -> list[_Sent]:
-    return [(i, m) for i, m in enumerate(messages) if _is_sent(m)]
+    return [(i, m) for i, m in enumerate(messages) if is_sent(m)]
 
 
 def _label(i: int, m: Message) -> str:
@@ -250,7 +246,7 @@ class Validator:
         self._messages = seq
         for i in range(same, len(seq)):
             m = seq[i]
-            if _is_sent(m):
+            if is_sent(m):
                 self._add(i, m)
         return self._result()
 

@@ -36,6 +36,7 @@ from ..core.messages import (
     ToolSpec,
     ToolUseBlock,
     Transcript,
+    is_sent,
 )
 
 __all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported"]
@@ -48,9 +49,8 @@ def image_placeholder_url(image: ImageBlock) -> str:
     return image.url or f"{_PLACEHOLDER_URL}?media_type={image.media_type}&bytes={image.size_bytes}"
 
 
-def is_exported(message: Message) -> bool:
-    """Boundary markers stay in the lab's history but never reach a provider."""
-    return message.boundary is None and message.tag != "boundary"
+# Boundary markers stay in the lab's history but never reach a provider.
+is_exported = is_sent
 
 
 def _split_input(

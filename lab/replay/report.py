@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..core.messages import Message
+from ..core.messages import Message, is_sent
 from ..errors import LabError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -186,7 +186,7 @@ class Report(_Data):
         msgs = self._contexts[self._row(k)]  # type: ignore[index]
         if include_boundaries:
             return list(msgs)
-        return [m for m in msgs if m.boundary is None and m.tag != "boundary"]
+        return [m for m in msgs if is_sent(m)]
 
     def raw_at(self, k: int) -> list[Message]:
         """The raw, uncompacted history at request ``k``: every transcript message before it."""
@@ -197,7 +197,7 @@ class Report(_Data):
         """The context after the whole session: the last request's context plus everything after it."""
         if self._final is None:
             raise LabError("this report has no contexts (it was read from JSON); replay the transcript to get them")
-        return [m for m in self._final if m.boundary is None and m.tag != "boundary"]
+        return [m for m in self._final if is_sent(m)]
 
     # -- views and I/O ---------------------------------------------------------
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from ..core.replay_settings import RetentionWeights
 from ..core.store import SpillStore
 from ..core.summarizers.rules import tool_path, user_texts
@@ -153,7 +153,7 @@ class _Context:
         on_stubs: set[str] = set()
         self.stub_paths: dict[str, str] = {}
         for m in context:
-            if m.boundary is not None or m.tag == "boundary":
+            if not is_sent(m):
                 continue
             (summary if m.tag in _PIPELINE_TAGS else tail).extend(_strings(m))
             for b in m.content:

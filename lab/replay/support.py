@@ -19,7 +19,7 @@ from typing import Any, Generic, Sequence, TypeVar
 from pydantic import ValidationError
 
 from ..core.config import CompactionConfig, parse_config
-from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript
+from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript, is_sent
 from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
 from ..core.stats import PARTS, composition
@@ -129,7 +129,7 @@ def default_summarizer(cfg: CompactionConfig, given: Summarizer | None, notes: l
 
 
 def sendable(messages: Sequence[Message]) -> list[Message]:
-    return [m for m in messages if m.boundary is None and m.tag != "boundary"]
+    return [m for m in messages if is_sent(m)]
 
 
 def has_tool_result(messages: Sequence[Message]) -> bool:
@@ -252,7 +252,7 @@ class SentSums:
         nsent, tokens, parts, found = self._nsent[k], self._tokens[k], self._parts[k], self._found[k]
         first = self.first
         for m in seq[k:]:
-            if m.boundary is None and m.tag != "boundary":
+            if is_sent(m):
                 self._sent.append(m)
                 nsent += 1
                 tokens += self.counts(m)
