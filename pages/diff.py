@@ -10,7 +10,6 @@ import streamlit as st
 from lab.errors import LabError
 from lab.ui import state, views
 from lab.ui.diff import diff_context
-from lab.ui.summary import pipeline_input
 
 BEFORE = {
     "raw history": "everything the transcript holds up to this request, uncompacted",
@@ -31,7 +30,7 @@ if transcript is not None:
     k = views.request_picker(len(report.rows), key="lab.diff.request")
     mode = st.radio("Left side", list(BEFORE), horizontal=True, key="lab.diff.before", captions=list(BEFORE.values()))
     try:
-        before = report.raw_at(k) if mode == "raw history" else pipeline_input(report, k)
+        before = report.raw_at(k) if mode == "raw history" else report.input_at(k)
         diff = diff_context(before, report.context_at(k, include_boundaries=True))
     except LabError as e:
         st.error(str(e))

@@ -188,6 +188,20 @@ class Report(_Data):
             return list(msgs)
         return [m for m in msgs if is_sent(m)]
 
+    def input_at(self, k: int) -> list[Message]:
+        """The context request ``k``'s pipeline started from (boundary markers included).
+
+        The replay builds it this way: what was sent at ``k - 1``, then every raw
+        message from ``k - 1``'s response up to request ``k``.
+        """
+        n = len(self.rows)
+        if not isinstance(k, int) or not 0 <= k < n:
+            raise LabError(f"request {k!r} out of range: the replay has {n} request(s)")
+        raw = self.raw_at(k)
+        if k == 0:
+            return raw
+        return self.context_at(k - 1, include_boundaries=True) + raw[self.rows[k - 1].message_index :]
+
     def raw_at(self, k: int) -> list[Message]:
         """The raw, uncompacted history at request ``k``: every transcript message before it."""
         row = self.rows[self._row(k)]

@@ -28,7 +28,7 @@ from ..core.providers import DEFAULT_MODELS, KEY_ENV_VARS, ProviderSettings, set
 from ..core.summarizers.base import Summarizer
 from ..errors import LabError
 from . import state
-from .summary import SummaryComparison, pipeline_input, summarise_request
+from .summary import SummaryComparison, summarise_request
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replay import Report
@@ -143,7 +143,7 @@ def llm_summary_section(report: "Report", k: int, transcript: Transcript, settin
             with st.spinner("Asking the provider for a summary..."):
                 assert settings is not None
                 comparison = summarise_request(
-                    pipeline_input(report, k),
+                    report.input_at(k),
                     state.get_config(),
                     make_summarizer(settings, state.get_config()),
                     tools=transcript.tools,

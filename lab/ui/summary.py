@@ -5,9 +5,6 @@
   off the text it was appended to.
 - ``retention_table(report)``: the retention report as rows (part, item,
   where it went, and where in the final context it can be found).
-- ``pipeline_input(report, k)``: the context request ``k``'s pipeline started
-  from, rebuilt by the replay's own rule (what was sent at ``k - 1``, its
-  response, and the messages that arrived since).
 - ``summarise_request(messages, config, llm)``: what a compaction of
   ``messages`` would summarise, summarised once by the offline rules and once
   by ``llm``, from the very same ``SummaryRequest``.
@@ -24,7 +21,7 @@ from ..core.messages import Message, ToolResultBlock, ToolSpec, block_text
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
 from ..core.summarizers.rules import RuleSummarizer
 from ..core.tokens.base import get_counter
-from ..errors import LabError, SummaryError
+from ..errors import SummaryError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replay import Report
@@ -34,7 +31,6 @@ __all__ = [
     "SummaryComparison",
     "compaction_summaries",
     "retention_table",
-    "pipeline_input",
     "summarise_request",
 ]
 
@@ -134,22 +130,6 @@ def retention_table(report: "Report") -> list[dict[str, Any]]:
                 }
             )
     return rows
-
-
-def pipeline_input(report: "Report", k: int) -> list[Message]:
-    """The context request ``k`` started from, before its pipeline ran (boundary markers included).
-
-    The replay builds it the same way: what was sent at ``k - 1``, then every
-    raw message from ``k - 1``'s response up to request ``k``.
-    """
-    n = len(report.rows)
-    if not isinstance(k, int) or not 0 <= k < n:
-        raise LabError(f"request {k!r} out of range: the replay has {n} request(s)")
-    raw = report.raw_at(k)
-    if k == 0:
-        return raw
-    previous = report.context_at(k - 1, include_boundaries=True)
-    return previous + raw[report.rows[k - 1].message_index :]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from lab.core import CompactionConfig, preset
 from lab.formats import load
 from lab.replay import replay
 from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
-from lab.ui.summary import compaction_summaries, pipeline_input, retention_table, summarise_request
+from lab.ui.summary import compaction_summaries, retention_table, summarise_request
 from tests.builders import call_and_result, system, user
 from tests.conftest import ROOT, SAMPLES
 
@@ -87,13 +87,13 @@ class TestData:
 
     def test_pipeline_input_is_the_previous_context_plus_what_arrived(self, summarised: Any) -> None:
         k = next(r.index for r in summarised.rows if r.boundary_placed)
-        before = pipeline_input(summarised, k)
+        before = summarised.input_at(k)
         prev = summarised.context_at(k - 1, include_boundaries=True)
         assert before[: len(prev)] == prev
         assert before[len(prev):] == summarised.raw_at(k)[summarised.rows[k - 1].message_index:]
-        assert pipeline_input(summarised, 0) == summarised.raw_at(0)
+        assert summarised.input_at(0) == summarised.raw_at(0)
         with pytest.raises(Exception, match="out of range"):
-            pipeline_input(summarised, len(summarised.rows))
+            summarised.input_at(len(summarised.rows))
 
     def test_rules_and_llm_get_the_same_request(self) -> None:
         seen = []
