@@ -15,7 +15,6 @@ import pytest
 import lab.testing as testing_pkg
 import lab.testing.fake_provider as fp_module
 from lab.testing import CANNED_TEXT, FakeProvider, Reply, serve
-from tests.fake_provider_fixture import fake_provider  # noqa: F401 - fixture
 
 
 def _post(fake: FakeProvider, path: str, body: dict, headers: dict | None = None) -> httpx2.Response:

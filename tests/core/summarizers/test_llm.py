@@ -15,7 +15,6 @@ from lab.core.tokens.base import get_counter
 from lab.errors import ConfigError, PromptTooLongError, ProviderError, SummaryError
 from lab.testing import CANNED_SUMMARY, FakeProvider, FakeUsage, Reply
 from tests.builders import assistant, call_and_result, session, user
-from tests.fake_provider_fixture import fake_provider  # noqa: F401 - fixture
 
 KEY = "sk-test-SECRET-9f8e7d6c5b4a"
 PROVIDERS = ["anthropic", "openai"]

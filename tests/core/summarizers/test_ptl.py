@@ -23,7 +23,6 @@ from lab.core.tokens.base import get_counter
 from lab.errors import ConfigError, PromptTooLongError, SummaryError
 from lab.testing import CANNED_SUMMARY, FakeProvider
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
-from tests.fake_provider_fixture import fake_provider  # noqa: F401 - fixture
 
 
 def _turns(n: int, calls: int = 1) -> list[Message]:
