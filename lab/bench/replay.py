@@ -8,9 +8,9 @@
 - growth: one generated session of 500 and one of 5,000 requests (quick:
   200 and 2,000) replayed under a preset at a 64k window, so both runs spend
   most requests at a bounded context; the time ratio should be near 10.
-  "linear" is printed when it is <= 12. Each size is the best of three
-  runs, the two sizes taken in turn, each after ``gc.collect()`` and
-  ``gc.freeze()`` (``lab.bench.core.best_of_each``). Beside the ratio, the
+  "linear" is printed when it is <= 12. Each size runs five times, the two
+  sizes taken in turn, each after ``gc.collect()`` and ``gc.freeze()``, and
+  each request counts at its fastest of the five (``lab.bench.core.best_of_each``). Beside the ratio, the
   ms per request over the last 10% of each run's requests (the steady-state
   cost of one request) shows whether a request gets slower as the session
   grows: the short run spends a larger share of its requests while the
@@ -134,7 +134,7 @@ def bench_replay(quick: bool) -> tuple[list[str], dict]:
     small, large = (200, 2_000) if quick else (500, 5_000)
     presets = ("mewcode",) if quick else ("mewcode", "minicode")
     part, data["growth"] = bench_growth(small, large, presets)
-    lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time, best of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each)"] + part
+    lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time, each request at its fastest of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each)"] + part
     part, data["compare"] = bench_compare(default_corpus())
     lines += ["-- compare_folder throughput"] + part
     return lines, data

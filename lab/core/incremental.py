@@ -25,6 +25,7 @@ token totals over it, and the stages' caches.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
 
 from ..errors import TranscriptError
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .events import StageContext
     from .tokens.base import TokenCounter
 
-__all__ = ["Journal", "StageCache", "Track", "open_cache", "passthrough", "common_prefix", "drop_from", "is_sent"]
+__all__ = ["Journal", "StageCache", "Track", "open_cache", "passthrough", "common_prefix", "drop_from", "worth_rolling_back", "is_sent"]
 
 _MISSING = object()
 C = TypeVar("C", bound="StageCache")
@@ -88,10 +89,21 @@ class StageCache:
         """Drop position-keyed data (other than journalled dicts) at ``pos`` or later."""
 
 
-def drop_from(items: list, pos: int, key: Callable[[Any], int] = lambda item: item) -> None:
-    """Pop the entries of a position-sorted list whose position is ``pos`` or later."""
-    while items and key(items[-1]) >= pos:
-        items.pop()
+def drop_from(items: list, pos: int, key: Callable[[Any], int] | None = None) -> None:
+    """Delete the entries of a position-sorted list whose position is ``pos`` or later."""
+    if items and (key(items[-1]) if key is not None else items[-1]) >= pos:
+        del items[bisect_left(items, pos, key=key) :]
+
+
+# Undoing a journal costs a dict operation per entry; reading a message again costs several. Past this
+# ratio of entries to undo per message to re-read, a cache is dropped and rebuilt from the start instead
+# (after a summary, the settled prefix is a message or two and the journal spans the whole old context).
+REBUILD_RATIO = 8
+
+
+def worth_rolling_back(cache: "StageCache", pos: int) -> bool:
+    """Whether rolling ``cache`` back to ``pos`` is cheaper than building it again from position 0."""
+    return cache.upto - pos <= REBUILD_RATIO * max(pos, 1)
 
 
 def open_cache(stage: Any, ctx: "StageContext", factory: Callable[[], C]) -> tuple[C, int]:
@@ -104,7 +116,7 @@ def open_cache(stage: Any, ctx: "StageContext", factory: Callable[[], C]) -> tup
     if caches is None:
         return factory(), 0
     cache = caches.get(stage.name)
-    if cache is None or cache.owner is not stage or ctx.settled <= 0:
+    if cache is None or cache.owner is not stage or ctx.settled <= 0 or not worth_rolling_back(cache, min(ctx.settled, cache.upto)):
         cache = factory()
         caches[stage.name] = cache
         return cache, 0
@@ -177,8 +189,11 @@ class Track:
             if not isinstance(seq[i], Message):
                 self.__init__(self.counter)  # type: ignore[misc]  # nothing of a rejected request may linger
                 raise TranscriptError(f"not a Message: {type(seq[i]).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
-        for cache in self.caches.values():
-            cache.rollback(k)
+        for name, cache in list(self.caches.items()):
+            if worth_rolling_back(cache, k):
+                cache.rollback(k)
+            else:
+                del self.caches[name]
         self._recount(prev, k)
         return prev, k
 

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from lab.bench.core import Timing, agent_loop_seconds, agent_loop_times, best_of, best_of_each
+from lab.bench.core import Timing, agent_loop_seconds, agent_loop_times, best_of, best_of_each, fastest
 from lab.bench.replay import replay_timing
 from tests.builders import session
 
@@ -28,7 +28,7 @@ def test_best_of_keeps_the_fastest_run_and_unfreezes() -> None:
         s = next(runs)
         return Timing(seconds=s, requests=1, per_request=(s,))
 
-    assert best_of(run).seconds == 1.0
+    assert best_of(run, repeat=3).seconds == 1.0
     # Every run saw the heap frozen, and nothing stays frozen afterwards.
     assert len(frozen) == 3 and all(n > 0 for n in frozen)
     assert gc.get_freeze_count() == 0
@@ -46,10 +46,29 @@ def test_runs_take_turns_and_each_keeps_its_fastest() -> None:
 
         return run
 
-    best = best_of_each({"small": runner("small"), "big": runner("big")})
+    best = best_of_each({"small": runner("small"), "big": runner("big")}, repeat=3)
     # Alternating, so a slow spell of the machine hits both sides of the ratio.
     assert order == ["small", "big"] * 3
     assert best["small"].seconds == 0.1 and best["big"].seconds == 1.5
+
+
+def test_each_request_counts_at_its_fastest() -> None:
+    # Request 0 was slow in the first run, request 1 in the second: neither run is clean, their minima are.
+    a = Timing(seconds=0.5, requests=2, per_request=(0.3, 0.1))
+    b = Timing(seconds=0.45, requests=2, per_request=(0.1, 0.3))
+    both = fastest([a, b])
+    assert both.per_request == (0.1, 0.1)
+    # Time outside the requests (0.1 and 0.05 here) counts at its own fastest.
+    assert both.seconds == pytest.approx(0.25)
+    assert both.requests == 2
+
+
+def test_runs_of_different_lengths_fall_back_to_the_fastest_whole_run() -> None:
+    a = Timing(seconds=0.5, requests=2, per_request=(0.3, 0.2))
+    b = Timing(seconds=0.4, requests=1, per_request=(0.4,))
+    assert fastest([a, b]) is b
+    with pytest.raises(ValueError):
+        fastest([])
 
 
 def test_best_of_unfreezes_when_a_run_fails() -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "UserText",
     "PATH_KEYS",
     "user_texts",
+    "message_user_texts",
     "first_user_request",
     "message_plain_text",
     "render_user_messages",
@@ -72,21 +73,25 @@ def message_plain_text(message: Message) -> str:
     if len(content) == 1:
         b = content[0]
         return b.text if isinstance(b, TextBlock) else ""
-    return "\n".join(b.text for b in content if isinstance(b, TextBlock))
+    texts = [b.text for b in content if isinstance(b, TextBlock)]
+    return texts[0] if len(texts) == 1 else "\n".join(texts)
+
+
+def message_user_texts(m: Message, text: str) -> Iterator[UserText]:
+    """The user's words in one user message whose plain text (``message_plain_text``) is ``text``."""
+    if m.tag in ("summary", "memory", "truncation_note"):
+        for k, found in enumerate(_PRIMARY_RE.findall(text)):
+            yield UserText(f"{m.id}#primary{k}", found, carried=True)
+        for k, found in enumerate(_USER_RE.findall(text)):
+            yield UserText(f"{m.id}#user{k}", found, carried=True)
+    elif m.tag is None and text.strip():
+        yield UserText(m.id, text)
 
 
 def _iter_user_texts(messages: Iterable[Message]) -> Iterator[UserText]:
     for m in messages:
-        if m.role != "user":
-            continue
-        text = message_plain_text(m)
-        if m.tag in ("summary", "memory", "truncation_note"):
-            for k, found in enumerate(_PRIMARY_RE.findall(text)):
-                yield UserText(f"{m.id}#primary{k}", found, carried=True)
-            for k, found in enumerate(_USER_RE.findall(text)):
-                yield UserText(f"{m.id}#user{k}", found, carried=True)
-        elif m.tag is None and text.strip():
-            yield UserText(m.id, text)
+        if m.role == "user":
+            yield from message_user_texts(m, message_plain_text(m))
 
 
 def user_texts(messages: Iterable[Message]) -> list[UserText]:

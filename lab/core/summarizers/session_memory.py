@@ -19,7 +19,7 @@ from ...errors import SummaryError
 from ..messages import Message
 from ..tokens.base import TokenCounter
 from .base import SummaryRequest, SummaryResult
-from .rules import UserText, cut_to_tokens, message_plain_text, user_texts
+from .rules import UserText, cut_to_tokens, message_plain_text, message_user_texts
 
 __all__ = ["SessionMemorySummarizer", "MemoryItem", "extract_memory", "render_memory"]
 
@@ -120,27 +120,59 @@ def _text_cues(text: str) -> list[_Cue]:
     return [c for c in map(_cue, _sentences(text)) if c is not None]
 
 
-def extract_memory(messages: Iterable[Message]) -> list[MemoryItem]:
-    """Decision and convention sentences of the user and the assistant, oldest first, deduplicated."""
-    items: list[MemoryItem] = []
-    seen: set[str] = set()
-    order = 0
-    for m in messages:
-        if m.role == "system" or m.tag in ("placeholder", "boundary", "truncation_note"):
-            continue
-        text = message_plain_text(m)
-        if m.tag in ("summary", "memory"):
+_NOT_MEMORY = frozenset(("placeholder", "boundary", "truncation_note"))
+
+
+class _Memory:
+    """Collects cued sentences, oldest first, deduplicated, one message at a time."""
+
+    def __init__(self) -> None:
+        self.items: list[MemoryItem] = []
+        self.seen: set[str] = set()
+
+    def add(self, m: Message, text: str) -> None:
+        """Read message ``m``, whose plain text is ``text``; system messages and notes hold no memory."""
+        tag = m.tag
+        if not text or m.role == "system" or tag in _NOT_MEMORY:
+            return
+        if tag in ("summary", "memory"):
             cues: Iterable[_Cue] = (c for c in map(_cue, _carried_decisions(text)) if c is not None)
         else:
             cues = _text_cues(text)
         # Only a cued sentence marks its key as seen, so uncued ones can be left out up front.
         for key, sentence, kind in cues:
-            if key in seen:
-                continue
-            seen.add(key)
-            items.append(MemoryItem(kind, sentence, order))
-            order += 1
-    return items
+            if key not in self.seen:
+                self.seen.add(key)
+                self.items.append(MemoryItem(kind, sentence, len(self.items)))
+
+
+def extract_memory(messages: Iterable[Message]) -> list[MemoryItem]:
+    """Decision and convention sentences of the user and the assistant, oldest first, deduplicated."""
+    memory = _Memory()
+    for m in messages:
+        memory.add(m, message_plain_text(m))
+    return memory.items
+
+
+def _read(messages: Iterable[Message], with_memory: bool) -> tuple[bool, list[UserText], list[MemoryItem]]:
+    """One pass over the history: whether it holds a non-system message, the user's words, and the memory.
+
+    A summary reads the whole history before the tail; reading each message once
+    (rather than once for the user's words and once more for the memory) halves that.
+    """
+    any_message = False
+    texts: list[UserText] = []
+    memory = _Memory()
+    for m in messages:
+        if m.role == "system":
+            continue
+        any_message = True
+        text = message_plain_text(m)
+        if m.role == "user":
+            texts.extend(message_user_texts(m, text))
+        if with_memory:
+            memory.add(m, text)
+    return any_message, texts, memory.items
 
 
 def render_memory(first: UserText | None, later: list[UserText], items: list[MemoryItem], budget: int, counter: TokenCounter) -> str:
@@ -206,18 +238,16 @@ class SessionMemorySummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         counter = request.counter
-        msgs = [m for m in request.messages if m.role != "system"]
-        if not msgs:
-            raise SummaryError("nothing to summarise: no user or assistant messages before the kept tail")
-        texts = user_texts(msgs)
-        first = texts[0] if texts else None
         supplied = (request.memory or self.memory or "").strip()
+        any_message, texts, items = _read(request.messages, with_memory=not supplied)
+        if not any_message:
+            raise SummaryError("nothing to summarise: no user or assistant messages before the kept tail")
+        first = texts[0] if texts else None
         if supplied:
             body = cut_to_tokens(supplied, self.max_tokens, counter)
             if first is not None:
                 body = f"{body}\n\n### First user request (verbatim)\n<primary-request>\n{first.text}\n</primary-request>"
         else:
-            items = extract_memory(msgs)
             if not items:
                 raise SummaryError("no session memory: none supplied and no decision or convention found in the history")
             # The first request is kept whole outside the cap; the rest shares what is left.

@@ -7,6 +7,7 @@ recounting an unchanged block is one dict hit, and the cache needs no ids.
 from __future__ import annotations
 
 import math
+import re
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
 from ...errors import ConfigError
@@ -77,8 +78,8 @@ class BaseCounter:
         return sum(self.count_message(m) for m in messages)
 
 
-def _is_cjk(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff"
+# CJK Unified Ideographs, the range MiniCode's estimate weighs at 1.5 characters per token.
+_CJK = re.compile("[\u4e00-\u9fff]")
 
 
 class MiniCodeCounter(BaseCounter):
@@ -87,7 +88,8 @@ class MiniCodeCounter(BaseCounter):
     name = "minicode"
 
     def _count(self, text: str) -> int:
-        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff") if not text.isascii() else 0
+        # subn counts the matches in C; a per-character generator was a sixth of a replay's time.
+        cjk = _CJK.subn("", text)[1] if not text.isascii() else 0
         other = len(text) - cjk
         return math.ceil(cjk / 1.5 + other / 4)
 
