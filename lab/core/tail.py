@@ -30,7 +30,7 @@ __all__ = [
     "ASSISTANT_PLACEHOLDER",
     "USER_PLACEHOLDER",
     "LEAD_USER_PLACEHOLDER",
-    "leading_system_count",
+    "leading_system_messages",
     "select_tail",
     "adjust_for_pairs",
     "repair_roles",
@@ -47,8 +47,13 @@ USER_PLACEHOLDER = "(continue)"
 LEAD_USER_PLACEHOLDER = "(Earlier conversation was compacted. Please continue.)"
 
 
-def leading_system_count(messages: Sequence[Message]) -> int:
-    """How many messages at the start are system messages (the system prompt)."""
+def leading_system_messages(messages: Sequence[Message]) -> int:
+    """How many messages at the start have the system role, boundary markers included.
+
+    The tail helpers keep all of them in the head: a marker is never part of a
+    verbatim tail. ``stages.active.system_prompt_length`` is the other count,
+    which stops at the first marker because what follows it is the active context.
+    """
     n = 0
     for m in messages:
         if m.role != "system":
@@ -68,7 +73,7 @@ def select_tail(
     """Index in ``messages`` where the verbatim tail starts.
 
     Leading system messages are never part of the tail (they are kept anyway),
-    so the result is at least ``leading_system_count(messages)``; it equals
+    so the result is at least ``leading_system_messages(messages)``; it equals
     ``len(messages)`` only when there is nothing after them.
 
     ``"minicode"`` (6a): scan back from the end, adding a message while the
@@ -86,7 +91,7 @@ def select_tail(
         raise ConfigError(
             f"tail limits must be >= 0, got min_tokens={min_tokens}, max_tokens={max_tokens}, min_messages={min_messages}"
         )
-    first = leading_system_count(messages)
+    first = leading_system_messages(messages)
     start = len(messages)
     tokens = 0
     count = 0
@@ -248,7 +253,7 @@ def truncate_keep(
         raise ConfigError(f"keep ratios must be within 0..1, got keep_ratio={keep_ratio}, floor_ratio={floor_ratio}")
     if min_messages < 1:
         raise ConfigError(f"min_messages must be >= 1, got {min_messages}")
-    first = leading_system_count(messages)
+    first = leading_system_messages(messages)
     head, body = list(messages[:first]), list(messages[first:])
     keep = max(min_messages, int(len(body) * max(keep_ratio, floor_ratio)))
     if keep >= len(body):

@@ -14,7 +14,7 @@ from lab.core.tail import (
     LEAD_USER_PLACEHOLDER,
     USER_PLACEHOLDER,
     adjust_for_pairs,
-    leading_system_count,
+    leading_system_messages,
     repair_roles,
     select_tail,
     truncate_keep,
@@ -75,7 +75,7 @@ class TestSelectTailMiniCode:
     def test_never_includes_leading_system(self) -> None:
         msgs = [system(), system("more rules")] + turns(3, 100)[1:]
         assert select_tail(msgs, COUNTER, "minicode", 0, 1000, 1) >= 2
-        assert leading_system_count(msgs) == 2
+        assert leading_system_messages(msgs) == 2
 
 
 class TestSelectTailMewCode:

@@ -21,7 +21,7 @@ from ..incremental import StageCache, drop_from, open_cache, passthrough
 from ..messages import Message
 from .base import StageConfig
 
-__all__ = ["ActiveContextConfig", "ActiveContextStage", "is_boundary", "leading_system_count", "last_boundary_index"]
+__all__ = ["ActiveContextConfig", "ActiveContextStage", "is_boundary", "system_prompt_length", "last_boundary_index"]
 
 
 class ActiveContextConfig(StageConfig):
@@ -32,8 +32,11 @@ def is_boundary(message: Message) -> bool:
     return message.tag == "boundary" or (message.role == "system" and message.boundary is not None)
 
 
-def leading_system_count(messages: Sequence[Message]) -> int:
-    """How many messages at the start are the system prompt (boundaries are not part of it)."""
+def system_prompt_length(messages: Sequence[Message]) -> int:
+    """How many messages at the start are the system prompt: system messages up to the first boundary marker.
+
+    Unlike ``tail.leading_system_messages``, a marker ends the count, since the active context starts there.
+    """
     n = 0
     for m in messages:
         if m.role != "system" or is_boundary(m):

@@ -159,10 +159,10 @@ class RecoveryStage:
 
     def _truncate(self, messages: Sequence[Message], ctx: StageContext, attempt: int) -> StageResult:
         from ..tail import adjust_for_pairs, repair_roles
-        from .active import is_boundary, leading_system_count
+        from .active import is_boundary, system_prompt_length
 
         cfg = self.config
-        head_n = leading_system_count(messages)
+        head_n = system_prompt_length(messages)
         head = list(messages[:head_n])
         # Old boundaries and notes are superseded by this truncation's own.
         body = [m for m in messages[head_n:] if not is_boundary(m) and m.tag != "truncation_note"]

@@ -10,7 +10,7 @@ import pytest
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
 from lab.core.messages import Boundary, Message, TextBlock, tool_pairs
-from lab.core.stages.active import ActiveContextConfig, ActiveContextStage, is_boundary, leading_system_count
+from lab.core.stages.active import ActiveContextConfig, ActiveContextStage, is_boundary, system_prompt_length
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.errors import LabError
@@ -81,7 +81,7 @@ class TestBoundaries:
 
     def test_several_system_prompt_messages_are_kept(self) -> None:
         msgs = [system("a"), system("b"), user("x"), marker("b1"), user("y")]
-        assert leading_system_count(msgs) == 2
+        assert system_prompt_length(msgs) == 2
         assert [m.id for m in ActiveContextStage()(msgs, make_ctx()).messages] == [msgs[0].id, msgs[1].id, "b1", msgs[-1].id]
 
 
