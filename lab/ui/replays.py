@@ -1,0 +1,126 @@
+"""Cached computations on the loaded transcript: its replay, its token stats, a compare table.
+
+Imports and stats are keyed on the transcript's content key; the replay on
+that key + the config's JSON + a fingerprint of the summarizer settings, so
+moving one slider re-runs only the replay. Those caches are shared by
+browser sessions holding identical content, so replays spill into a memory
+store, never into one session's folder (which holds only uploads). Cached
+objects are shared between reruns and sessions: callers treat them as
+read-only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from ..core.config import CompactionConfig
+from ..core.messages import Transcript
+from . import keys
+from .settings import config_for_choice, get_config, llm_settings
+from .transcript import get_transcript, transcript_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
+    from ..core.providers import ProviderSettings
+    from ..core.stats import TranscriptStats
+    from ..replay import CompareTable, Report
+
+__all__ = [
+    "STATS_COUNTERS",
+    "summarizer_fingerprint",
+    "get_report",
+    "get_stats",
+    "get_compare",
+]
+
+# The overview's counters: the two designs' estimates, an exact tokenizer, and the lab's fitted one.
+STATS_COUNTERS = ("minicode", "chars/3.5", "o200k", "calibrated")
+
+
+# --- the summarizer ---------------------------------------------------------------------------
+
+
+def summarizer_fingerprint(config: CompactionConfig, settings: ProviderSettings | None) -> str:
+    """A cache-key part for the summarizer: provider settings and a hash of the key, never the key."""
+    if config.summary.summarizer == "rules" or settings is None:
+        return "rules"
+    secret = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+    return keys.digest(settings.model_dump_json() + "\x00" + keys.digest(secret))[:24]
+
+
+def _summarizer(config: CompactionConfig, settings: ProviderSettings | None) -> Any:
+    if config.summary.summarizer == "rules" or settings is None:
+        return None  # the Compactor's default: rule-based
+    from ..core.summarizers.factory import llm_summarizer
+
+    return llm_summarizer(settings, config)
+
+
+# --- replay -----------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=12, show_spinner="Replaying the transcript under this config...")
+def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _transcript: Transcript, _summarizer: Any) -> "Report":
+    # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
+    # objects, whose content those strings already identify. Report objects are shared between
+    # reruns (cache_resource does not copy), so callers treat them as read-only.
+    from ..replay import replay
+
+    return replay(_transcript, CompactionConfig.model_validate_json(config_json), summarizer=_summarizer)
+
+
+def get_report() -> "Report | None":
+    """The replay of the loaded transcript under the active config (None when nothing is loaded).
+
+    Raises the lab's errors (ConfigError, StageError...), which pages show with st.error.
+    """
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    cfg = get_config()
+    settings = llm_settings()
+    return _replay_cached(
+        transcript_key() or "",
+        cfg.model_dump_json(),
+        summarizer_fingerprint(cfg, settings),
+        transcript,
+        _summarizer(cfg, settings),
+    )
+
+
+# --- stats ------------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=12, show_spinner="Counting tokens...")
+def _stats_cached(transcript_key: str, _transcript: Transcript) -> "TranscriptStats":
+    from ..core.stats import transcript_stats
+
+    return transcript_stats(_transcript, STATS_COUNTERS)
+
+
+def get_stats() -> "TranscriptStats | None":
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    return _stats_cached(transcript_key() or "", transcript)
+
+
+# --- compare ----------------------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
+def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> "CompareTable":
+    from ..replay import compare
+
+    return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
+
+
+def get_compare(choices: list[str]) -> "CompareTable | None":
+    """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report."""
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    labelled = tuple((c, config_for_choice(c).model_dump_json()) for c in choices)
+    return _compare_cached(transcript_key() or "", labelled, transcript)

@@ -1,0 +1,186 @@
+"""The session's one loaded transcript, and the ways to load it: sample, upload, generator.
+
+A transcript is stored with a label (what the sidebar shows), the format
+detection chose, and a content key the caches use: ``f:`` + the hash of a
+file's bytes, ``g:`` + the hash of the generator's knobs, or ``t:`` + the
+hash of the transcript itself. Uploads are written under the browser
+session's private folder (``session_dir``), removed with the session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from ..core.messages import Transcript
+from ..errors import LabError, TranscriptError
+from . import keys
+from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
+from .files import sample_files as _sample_files
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..generate import GeneratorConfig
+
+__all__ = [
+    "ROOT",
+    "SAMPLES_DIR",
+    "DEFAULT_SAMPLE",
+    "get_transcript",
+    "set_transcript",
+    "clear_transcript",
+    "transcript_label",
+    "transcript_key",
+    "transcript_format",
+    "session_dir",
+    "sample_files",
+    "load_sample",
+    "load_upload",
+    "accept_upload",
+    "upload_error",
+    "generate_session",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES_DIR = ROOT / "sample_sessions"
+DEFAULT_SAMPLE = "generated-small.lab.json"
+
+# Old session folders are swept once per server process, on the first folder created.
+_swept = False
+
+
+# --- the transcript ---------------------------------------------------------------------------
+
+
+def get_transcript() -> Transcript | None:
+    transcript = st.session_state.get(keys.TRANSCRIPT)
+    if transcript is not None and not isinstance(transcript, Transcript):
+        # Streamlit re-imports the project's modules when a source file changes (a dev server):
+        # objects kept in the session are then instances of the old class. Rebuild once.
+        transcript = Transcript.model_validate(transcript.model_dump())
+        st.session_state[keys.TRANSCRIPT] = transcript
+    return transcript
+
+
+def set_transcript(transcript: Transcript, label: str, *, key: str | None = None, format: str | None = None) -> None:
+    """Make ``transcript`` the session's one loaded transcript.
+
+    ``key`` identifies its content for the caches (a hash of the uploaded bytes,
+    of a sample file, or of the generator's knobs); without one it is hashed here.
+    ``format`` is the importer detection chose (defaults to the transcript's own record).
+    """
+    st.session_state[keys.TRANSCRIPT] = transcript
+    st.session_state[keys.LABEL] = label
+    st.session_state[keys.FORMAT] = format or transcript.meta.source_format
+    st.session_state[keys.TKEY] = key or "t:" + keys.digest(transcript.model_dump_json())
+    # Request numbers of the previous transcript mean nothing for this one.
+    st.session_state.pop(keys.REQUEST, None)
+
+
+def clear_transcript() -> None:
+    for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST):
+        st.session_state.pop(k, None)
+
+
+def transcript_label() -> str:
+    return st.session_state.get(keys.LABEL, "")
+
+
+def transcript_key() -> str | None:
+    return st.session_state.get(keys.TKEY)
+
+
+def transcript_format() -> str:
+    """The format the importer detected (or "generated")."""
+    return st.session_state.get(keys.FORMAT, "")
+
+
+# --- the session's temp folder ----------------------------------------------------------------
+
+
+def session_dir() -> Path:
+    """This browser session's private folder (uploads, spill files); created on first use."""
+    global _swept
+    holder = st.session_state.get(keys.DIR)
+    if holder is None or not holder.alive:
+        root = temp_root()
+        if not _swept:
+            _swept = True
+            sweep_old_dirs(root)
+        holder = SessionDir(root)
+        st.session_state[keys.DIR] = holder
+    return holder.path
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def sample_files() -> list[str]:
+    """The files of sample_sessions/, the one-click default first."""
+    return _sample_files(SAMPLES_DIR, DEFAULT_SAMPLE)
+
+
+@st.cache_resource(max_entries=32, show_spinner="Importing...")
+def _load_sample_cached(path: str, digest: str) -> tuple[Transcript, str]:
+    return import_file(Path(path))
+
+
+def load_sample(name: str | None = None) -> Transcript:
+    """Load a file of sample_sessions/ (the default one when ``name`` is None) and make it current."""
+    names = sample_files()
+    if not names:
+        raise TranscriptError("no sample sessions found", file=str(SAMPLES_DIR))
+    name = name or names[0]
+    if name not in names:
+        raise TranscriptError("not a sample session", file=name, expected=f"one of: {', '.join(names)}")
+    path = SAMPLES_DIR / name
+    digest = keys.digest(path.read_bytes())
+    transcript, fmt = _load_sample_cached(str(path), digest)
+    set_transcript(transcript, name, key="f:" + digest, format=fmt)
+    return transcript
+
+
+def load_upload(name: str, data: bytes) -> Transcript:
+    """Save uploaded bytes under the session folder with a sanitised name and import them.
+
+    Errors name the file as the user called it, not the temp path.
+    """
+    return _load_upload(name, data)[0]
+
+
+def _load_upload(name: str, data: bytes) -> tuple[Transcript, str]:
+    path = save_upload(session_dir() / "uploads", name, data)
+    return import_file(path, shown_as=name)
+
+
+def accept_upload(name: str, data: bytes, upload_id: str | None = None) -> Transcript | None:
+    """Import an upload once per file id: on success it becomes current, on failure the error is kept."""
+    marker = upload_id or keys.digest(data)
+    if st.session_state.get(keys.UPLOAD_ID) == marker:
+        return None
+    st.session_state[keys.UPLOAD_ID] = marker
+    try:
+        transcript, fmt = _load_upload(name, data)
+    except LabError as e:
+        st.session_state[keys.UPLOAD_ERROR] = str(e)
+        return None
+    st.session_state.pop(keys.UPLOAD_ERROR, None)
+    set_transcript(transcript, sanitize_name(name), key="f:" + keys.digest(data), format=fmt)
+    return transcript
+
+
+def upload_error() -> str | None:
+    return st.session_state.get(keys.UPLOAD_ERROR)
+
+
+def generate_session(config: "GeneratorConfig") -> Transcript:
+    from ..generate import generate
+
+    transcript = generate(config)
+    set_transcript(
+        transcript,
+        f"generated (seed {config.seed}, {config.requests} requests)",
+        key="g:" + keys.digest(config.model_dump_json()),
+    )
+    return transcript
