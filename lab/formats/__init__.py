@@ -6,8 +6,8 @@ or a provider request body. Importing this package registers every format:
 
     lab              the lab's own JSON (lossless)
     claude_code      Claude Code session JSONL
-    anthropic        Anthropic Messages request bodies and request/response logs
-    openai_chat      OpenAI chat completions and trajectories built on them
+    anthropic        Anthropic Messages request bodies, request/response logs, message-per-line JSONL
+    openai_chat      OpenAI chat completions, trajectories built on them, message-per-line JSONL
     openai_responses OpenAI Responses API and Codex CLI rollouts
     openhands        OpenHands event histories
     minicode         MiniCode sessions

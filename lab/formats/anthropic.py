@@ -7,7 +7,9 @@ Accepted inputs:
 - ``{"request": body, "response": message}``;
 - a log, as JSONL or as one JSON array, whose records are request bodies,
   ``{request, response}`` pairs or bare responses (``{"type": "message",
-  "role": "assistant", ...}``).
+  "role": "assistant", ...}``);
+- JSONL with one message per line, bare or wrapped one level (see
+  ``message_lines``), when no request body is among its first records.
 
 A log repeats the conversation: each request carries the whole history so
 far. The importer keeps the request with the most messages (the later one on a
@@ -44,6 +46,7 @@ from ..core.messages import (
 )
 from ..errors import TranscriptError
 from .jsonio import iter_jsonl_lines, make_probe, read_json
+from .message_lines import collect_messages, line_scores, message_of
 from .registry import Format, Probe, register
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "tools_from",
     "request_to_transcript",
     "read",
+    "read_lines",
     "sniff",
 ]
 
@@ -261,7 +265,7 @@ def _system_messages(system: Any, notes: ImportNotes) -> list[Message]:
     return [Message(role="system", content=tuple(blocks), id="system-0")] if blocks else []
 
 
-def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: str) -> Message | None:
+def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: str, timestamp: Any = None) -> Message | None:
     if not isinstance(raw, dict):
         raise TranscriptError(f"message is {type(raw).__name__}, not an object", file=file, where=where, expected="{role, content}")
     role = raw.get("role")
@@ -274,7 +278,8 @@ def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: 
         return None
     mid = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"m{index}"
     # One validation for the message and all its blocks.
-    return Message.model_validate({"role": role, "content": blocks, "id": mid, "usage": usage_fields(raw.get("usage"))})
+    fields = {"role": role, "content": blocks, "id": mid, "usage": usage_fields(raw.get("usage")), "timestamp": timestamp}
+    return Message.model_validate(fields)
 
 
 def request_to_transcript(
@@ -364,10 +369,29 @@ def _jsonl_records(path: Path) -> Iterator[tuple[str, Any]]:
         yield f"line {line_no}", value
 
 
+def read_lines(path: Path) -> Transcript:
+    """Import a JSONL file of Messages-API messages, one per line (bare or wrapped one level)."""
+    file = str(path)
+    notes = ImportNotes()
+    messages, model = collect_messages(path, notes, lambda line, i: _message(line.message, i, notes, file, line.where, line.timestamp))
+    meta = TranscriptMeta(source_format="anthropic", model=model, source_path=file)
+    return Transcript(meta=meta, messages=messages, notes=notes)
+
+
+def _message_lines(records: list[Any] | None) -> bool:
+    """Records of a message log, not of a request log: messages and no request body among them."""
+    if not records or any(_split(rec)[0] is not None for rec in records):
+        return False
+    return any(message_of(rec) is not None for rec in records)
+
+
 def read(path: Path) -> Transcript:
     path = Path(path)
     file = str(path)
-    if make_probe(path).shape == "jsonl":
+    probe = make_probe(path)
+    if _message_lines(probe.records):
+        return read_lines(path)
+    if probe.shape == "jsonl":
         return _from_log(_jsonl_records(path), file)
     doc = read_json(path)
     if isinstance(doc, list):
@@ -410,6 +434,10 @@ def _request_score(body: Any) -> int:
 
 
 def sniff(probe: Probe) -> int:
+    if _message_lines(probe.records):
+        lines = line_scores(probe.records)["anthropic"]
+        if lines:
+            return lines
     candidates: list[Any] = []
     if isinstance(probe.document, list):
         candidates = probe.document[:20]
@@ -436,7 +464,7 @@ def sniff(probe: Probe) -> int:
 FORMAT = register(
     Format(
         name="anthropic",
-        description="Anthropic Messages API request bodies, or a JSON/JSONL log of requests and responses",
+        description="Anthropic Messages API request bodies, a JSON/JSONL log of requests and responses, or one message per JSONL line",
         sniff=sniff,
         read=read,
     )

@@ -12,7 +12,9 @@ Accepted documents:
   text-command agents have no ``tool_calls``: they import as plain text;
 * a mini-swe-agent trajectory (``.traj.json``): ``{"messages": [...], "info":
   ..., "instance_id": ..., "trajectory_format": "mini-swe-agent-..."}``; its
-  final ``role: exit`` entry is skipped and counted.
+  final ``role: exit`` entry is skipped and counted;
+* JSONL with one message per line, bare or wrapped one level (see
+  ``message_lines``); lines that are not messages are skipped and counted.
 
 Mapping: ``system`` and ``developer`` -> system; ``assistant`` ``tool_calls``
 (function name + JSON-string arguments; unparseable arguments are kept as
@@ -31,16 +33,20 @@ Detection (``sniff``), highest first; Anthropic Messages bodies also carry
 * 60: messages with a ``system`` role (Anthropic keeps the system prompt
   outside ``messages``);
 * 30: only user/assistant messages (as valid for Anthropic as for OpenAI);
-* 0: anything with Anthropic blocks, Responses items, MiniCode
-  ``tool_result`` roles or JSONL shape.
+* 0: anything with Anthropic blocks, Responses items or MiniCode
+  ``tool_result`` roles.
+
+JSONL (and a one-line file holding one message) is scored by
+``message_lines.line_scores``: 90 for Chat-only traits, 55 for plain text.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
@@ -56,9 +62,10 @@ from ._build import (
     tool_specs,
 )
 from .jsonio import read_json
+from .message_lines import MessageLine, is_message_lines, iter_messages, line_scores, message_of
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "read", "from_document", "from_messages", "sniff", "content_blocks", "content_text"]
+__all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text"]
 
 NAME = "openai_chat"
 
@@ -123,7 +130,7 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
+def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetime | None = None) -> None:
     m = need_dict(m, loc, "message")
     notes = b.notes
     if m.get("is_demo") is True or m.get("message_type") == "demonstration":
@@ -134,7 +141,7 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
         raise loc.error("message without a role", expected="a string 'role'")
     key = f"m{index}"
     extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
-    stamp = parse_timestamp(m.get("timestamp") or extra.get("timestamp"))
+    stamp = parse_timestamp(m.get("timestamp") or extra.get("timestamp")) or timestamp
     if role in ("system", "developer"):
         b.add("system", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
     elif role == "user":
@@ -199,6 +206,23 @@ def from_messages(messages: list[Any], *, file: str | None = None, path: str = "
     return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=b.finish(), notes=notes)
 
 
+def _from_lines(lines: Iterable[MessageLine], notes: ImportNotes, file: str | None) -> Transcript:
+    b = HistoryBuilder(notes)
+    model: str | None = None
+    for index, line in enumerate(lines):
+        _message(b, line.message, Loc(file, line.path, line=line.line), index, line.timestamp)
+        if model is None and isinstance(line.message.get("model"), str):
+            model = line.message["model"]
+    meta = TranscriptMeta(source_format=NAME, source_path=file, model=model)
+    return Transcript(meta=meta, messages=b.finish(), notes=notes)
+
+
+def read_lines(path: Path) -> Transcript:
+    """Import a JSONL file of Chat messages, one per line (bare or wrapped one level)."""
+    notes = ImportNotes()
+    return _from_lines(iter_messages(path, notes), notes, str(path))
+
+
 def _dig(value: Any, *keys: str) -> Any:
     for k in keys:
         if isinstance(value, str) and value.lstrip().startswith("{"):
@@ -223,6 +247,11 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
         messages, path = doc["messages"], "$.messages"
         if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or _dig(doc, "info", "mini_version"):
             title = "mini-swe-agent trajectory"
+    elif (hit := message_of(doc)) is not None:
+        # A message log that has a single line so far.
+        where, message, stamp = hit
+        notes = ImportNotes(records_read=1)
+        return _from_lines([MessageLine(1, where, message, parse_timestamp(stamp))], notes, file)
     else:
         raise TranscriptError(
             "no chat messages found", file=file, where="$", expected="a list of messages or an object with 'messages' or 'history'"
@@ -241,6 +270,8 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
 
 
 def read(path: Path) -> Transcript:
+    if is_message_lines(path):
+        return read_lines(path)
     return from_document(read_json(path), file=str(path))
 
 
@@ -284,8 +315,10 @@ def _score_messages(messages: list[Any]) -> int:
 
 def sniff(probe: Probe) -> int:
     if probe.shape == "jsonl":
-        return 0
+        return line_scores(probe.records)[NAME]
     doc = probe.document
+    if probe.records and message_of(doc) is not None:
+        return line_scores(probe.records)[NAME]
     if doc is not None:
         if isinstance(doc, dict):
             if isinstance(doc.get("history"), list) and "trajectory" in doc:
@@ -315,7 +348,7 @@ def sniff(probe: Probe) -> int:
 FORMAT = register(
     Format(
         name=NAME,
-        description="OpenAI Chat Completions messages (also SWE-agent .traj and mini-swe-agent .traj.json)",
+        description="OpenAI Chat Completions messages (also SWE-agent .traj, mini-swe-agent .traj.json, one message per JSONL line)",
         sniff=sniff,
         read=read,
     )

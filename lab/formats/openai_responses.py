@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
+from ..core.messages import Block, Boundary, ImportNotes, block_text, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import (
     HistoryBuilder,
@@ -115,6 +115,12 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
             b.add("user", blocks, key=key, timestamp=stamp)
         elif role == "assistant":
             b.add("assistant", blocks, key=key, timestamp=stamp, merge=True)
+            _chat_calls(b, item, loc, key, stamp)
+        elif role in ("tool", "function") and isinstance(item.get("tool_call_id") or item.get("name"), str):
+            # A Chat Completions tool message in a {"type": "message"} wrapper (home-made logs).
+            call_id = item.get("tool_call_id") or f"call_{item.get('name')}"
+            text = "\n".join(block_text(x) for x in blocks)
+            b.result(call_id, text, key=key, timestamp=stamp)
         else:
             notes.skip(f"role:{role}")
     elif kind == "reasoning":
@@ -151,6 +157,30 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         b.result(call_id, text, key=key, is_error=is_error, timestamp=stamp)
     else:
         notes.skip(f"item:{kind}")
+
+
+def _chat_calls(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    """The Chat Completions ``tool_calls`` (or legacy ``function_call``) of an assistant message item.
+
+    Home-made logs wrap Chat messages as ``{"type": "message", ...}``, which is
+    also a Responses item; their calls must not be dropped on the way.
+    """
+    calls = item.get("tool_calls")
+    legacy = item.get("function_call")
+    if calls is None and isinstance(legacy, dict):
+        calls = [{"id": f"call_{legacy.get('name')}", "function": legacy}]
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of {id, function: {name, arguments}}")
+    for k, call in enumerate(calls):
+        where = loc.at(f"tool_calls[{k}]")
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise where.error("tool call without a function name", expected="{id, function: {name, arguments}}")
+        call_id = call.get("id") if isinstance(call.get("id"), str) else None
+        use = b.use(call_id, fn["name"], parse_arguments(fn.get("arguments"), b.notes, where.at("function.arguments")), key=f"{key}.{k}")
+        b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
 
 
 def from_items(

@@ -278,3 +278,29 @@ def test_arbitrary_json_raises_only_transcript_error(value: Any) -> None:
             resp.from_document(doc)
         except TranscriptError:
             pass
+
+
+def test_chat_messages_in_message_wrappers_keep_their_tool_calls(tmp_path: Path) -> None:
+    # A home-made log: Chat Completions messages tagged {"type": "message"}, which also reads as Responses items.
+    records: list[Any] = [{"type": "message", "role": "user", "content": "fix the bug"}]
+    records += [{"type": "message", "role": "assistant", "content": "looking"}, {"type": "message", "role": "user", "content": "ok"}] * 12
+    records += [
+        {"type": "message", "role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]},
+        {"type": "message", "role": "tool", "tool_call_id": "c1", "content": "print(1)"},
+        {"type": "message", "role": "assistant", "content": None, "function_call": {"name": "ls", "arguments": "{}"}},
+        {"type": "message", "role": "function", "name": "ls", "content": "a.py"},
+    ]
+    t = resp.read_rollout(_jsonl(tmp_path, records, "chat.jsonl"))
+    uses = [b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
+    results = [b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert [(u.name, u.input) for u in uses] == [("read_file", {"path": "a.py"}), ("ls", {})]
+    assert [r.content for r in results] == ["print(1)", "a.py"]
+    assert len(tool_pairs(t.messages)) == 2
+    assert not t.notes.skipped
+
+
+def test_chat_tool_calls_that_are_not_a_list_are_a_clear_error(tmp_path: Path) -> None:
+    records = [{"type": "message", "role": "user", "content": "hi"}, {"type": "message", "role": "assistant", "content": "", "tool_calls": {"id": "x"}}]
+    with pytest.raises(TranscriptError, match="tool_calls"):
+        resp.read_rollout(_jsonl(tmp_path, records, "chat.jsonl"))

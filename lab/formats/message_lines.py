@@ -1,0 +1,266 @@
+"""Transcripts written as one chat message per JSON line: the part both chat importers share.
+
+Home-made agents often log their history as JSONL, one message a line, in the
+shape of the API they call: OpenAI Chat Completions (``{"role", "content",
+"tool_calls", "tool_call_id"}``) or Anthropic Messages (``{"role", "content":
+[blocks]}``). ``openai_chat`` and ``anthropic`` convert the messages; this
+module finds them in the lines and decides which of the two shapes a file is.
+
+A line holds a message when it is one of:
+
+* the message itself, ``{"role": ..., ...}`` (a ``type`` of ``message`` or of
+  the role itself is allowed, as some loggers add one);
+* a message wrapped one level, ``{"message": {"role": ...}, ...}``.
+
+The role must be a chat role (system, developer, user, assistant, tool,
+function). A ``timestamp`` or ``created_at`` on the line (else on the
+message) becomes the message's timestamp. Every other line (metadata, usage
+records, events) is skipped and counted as ``record:<type>``. Blank lines are
+ignored; a last line cut off mid-write (a log still being written) is a
+warning once some record before it parsed; any other broken line is a
+``TranscriptError`` naming its line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable, Iterator
+
+from ..core.messages import ImportNotes, Message
+from ..errors import TranscriptError
+from ._build import parse_timestamp
+from .jsonio import iter_jsonl_lines
+
+__all__ = [
+    "MESSAGE_ROLES",
+    "MessageLine",
+    "message_of",
+    "record_kind",
+    "iter_messages",
+    "collect_messages",
+    "is_message_lines",
+    "line_scores",
+]
+
+MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+_STAMP_KEYS = ("timestamp", "created_at")
+# What jsonio says about a last line that ends mid-value; only that error is forgiven.
+_TRUNCATED = "truncated last line"
+# The first line is parsed to decide JSONL or document; a longer one is left to the document reader.
+_FIRST_LINE_CAP = 8 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
+# Content parts only the Responses API writes: such lines belong to the Responses importer.
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image"})
+_OPENAI_ROLES = frozenset({"tool", "function", "developer"})
+# Keys of records that carry a whole conversation; lines holding them are not message lines.
+_CONVERSATION_KEYS = frozenset({"messages", "request", "history", "input"})
+
+
+@dataclass(frozen=True)
+class MessageLine:
+    line: int
+    # JSON path of the message inside its line: "$" or "$.message".
+    path: str
+    message: dict[str, Any]
+    timestamp: datetime | None
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.path == "$" else f"line {self.line}, {self.path}"
+
+
+def _stamp(*sources: dict[str, Any]) -> Any:
+    for source in sources:
+        for key in _STAMP_KEYS:
+            value = source.get(key)
+            if value is not None and value != "":
+                return value
+    return None
+
+
+def message_of(record: Any) -> tuple[str, dict[str, Any], Any] | None:
+    """``(path, message, raw timestamp)`` when a JSONL record holds a chat message, else None."""
+    if not isinstance(record, dict):
+        return None
+    role = record.get("role")
+    if isinstance(role, str):
+        kind = record.get("type")
+        if role in MESSAGE_ROLES and (kind is None or kind == "message" or kind == role):
+            return "$", record, _stamp(record)
+        return None
+    inner = record.get("message")
+    if isinstance(inner, dict) and inner.get("role") in MESSAGE_ROLES:
+        return "$.message", inner, _stamp(record, inner)
+    return None
+
+
+def record_kind(record: Any) -> str:
+    """How a line that is not a message is counted: its type (or event/kind) name."""
+    if not isinstance(record, dict):
+        return "non_object"
+    for key in ("type", "event", "kind", "record_type"):
+        value = record.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return "unknown"
+
+
+def iter_messages(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator[MessageLine]:
+    """Stream the messages of a JSONL file, counting every line read and every line skipped.
+
+    Raises ``TranscriptError`` for a broken line (with its number) and for a
+    file without a single message.
+    """
+    file = str(path)
+    lines = iter_jsonl_lines(path)
+    found = 0
+    while True:
+        try:
+            line_no, record = next(lines)
+        except StopIteration:
+            break
+        except TranscriptError as exc:
+            # A running agent's log may end mid-record; what was written before it still stands.
+            if notes.records_read and exc.reason.startswith(_TRUNCATED):
+                notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
+                break
+            raise
+        notes.records_read += 1
+        hit = message_of(record)
+        if hit is None:
+            notes.skip(f"record:{record_kind(record)}")
+            continue
+        where, message, raw_stamp = hit
+        found += 1
+        yield MessageLine(line_no, where, message, parse_timestamp(raw_stamp))
+    if not found:
+        raise TranscriptError(
+            "no chat messages found", file=file, expected="JSON lines holding {role, content} messages"
+        )
+
+
+def collect_messages(
+    path: str | os.PathLike[str], notes: ImportNotes, convert: Callable[[MessageLine, int], Message | None]
+) -> tuple[list[Message], str | None]:
+    """Convert every message line (``convert`` gets the line and its message index; None drops it).
+
+    Returns the messages, ids made unique the way request bodies do it
+    (``id#index`` for a repeat), and the first model a message names.
+    """
+    messages: list[Message] = []
+    seen: set[str] = set()
+    model: str | None = None
+    for index, line in enumerate(iter_messages(path, notes)):
+        msg = convert(line, index)
+        if model is None and isinstance(line.message.get("model"), str):
+            model = line.message["model"]
+        if msg is None:
+            continue
+        if msg.id in seen:
+            msg = msg.model_copy(update={"id": f"{msg.id}#{index}"})
+        seen.add(msg.id)
+        messages.append(msg)
+    return messages, model
+
+
+def is_message_lines(path: str | os.PathLike[str]) -> bool:
+    """True when the file is JSONL: its first line a whole JSON object, and another line after it.
+
+    Cheap on documents: a pretty-printed one fails at its first line (``{``)
+    and a one-line one is never parsed here, as nothing follows it.
+    """
+    try:
+        with open(path, "rb") as fh:
+            first = _next_nonblank(fh)
+            if first is None:
+                return False
+            first = first.removeprefix(_BOM).strip()
+            if not (first.startswith(b"{") and first.endswith(b"}")):
+                return False
+            if _next_nonblank(fh) is None:
+                return False
+    except OSError:
+        return False  # the reader that follows reports the file's problem properly
+    try:
+        return isinstance(json.loads(first), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _next_nonblank(fh: Any) -> bytes | None:
+    while True:
+        raw = fh.readline(_FIRST_LINE_CAP)
+        if not raw:
+            return None
+        if len(raw) >= _FIRST_LINE_CAP and not raw.endswith(b"\n"):
+            return None
+        if raw.strip():
+            return raw
+
+
+# -- detection -------------------------------------------------------------------
+
+
+def _traits(message: dict[str, Any]) -> set[str]:
+    """Which API only could have written this message: "openai", "anthropic", or "foreign" for neither."""
+    traits: set[str] = set()
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        first = calls[0]
+        if isinstance(first, dict) and "function" not in first and first.get("type") != "custom":
+            traits.add("foreign")  # MiniCode's flat {id, name, input} calls
+        traits.add("openai")
+    if message["role"] in _OPENAI_ROLES or "tool_call_id" in message or isinstance(message.get("function_call"), dict):
+        traits.add("openai")
+    content = message.get("content")
+    if isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind in _ANTHROPIC_BLOCKS or (kind == "image" and isinstance(part.get("source"), dict)):
+                traits.add("anthropic")
+            elif kind == "image_url":
+                traits.add("openai")
+            elif kind in _RESPONSES_PARTS:
+                traits.add("foreign")
+    return traits
+
+
+def line_scores(records: list[Any] | None) -> dict[str, int]:
+    """Confidence (0..100) of ``openai_chat`` and ``anthropic`` that these JSONL records are messages.
+
+    Lines only Chat writes score 90 for Chat, lines with Anthropic blocks 90
+    for Anthropic; plain user/assistant text fits both, and goes to Chat (55).
+    Scores stay under the formats that own other JSONL (Claude Code 95, Codex
+    95, Responses items 80) unless a line carries traits those never write.
+    When most records are not messages the claim is weak (20): any format
+    that knows the records better wins. Records carrying a whole conversation
+    (``messages``, ``request``, ``history``, ``input``) make a log of requests
+    or trajectories, never a message log: 0.
+    """
+    scores = {"openai_chat": 0, "anthropic": 0}
+    if not records:
+        return scores
+    if any(isinstance(rec, dict) and _CONVERSATION_KEYS & rec.keys() for rec in records):
+        return scores  # a log of whole conversations (request bodies, trajectories), not of messages
+    messages = [hit[1] for hit in map(message_of, records) if hit is not None]
+    if not messages:
+        return scores
+    traits: set[str] = set()
+    for m in messages:
+        traits |= _traits(m)
+    if "foreign" in traits or {"openai", "anthropic"} <= traits:
+        return scores
+    weak = len(messages) * 2 < len(records)
+    if "anthropic" in traits:
+        scores["anthropic"] = 20 if weak else 90
+    else:
+        scores["openai_chat"] = 20 if weak else 90 if "openai" in traits else 55
+    return scores
+
