@@ -12,6 +12,16 @@ A write or edit of P, or a shell command that mentions P and may write
 (anything but a pipeline of known read-only commands), invalidates P's entry. Partial reads are keyed with their offset/limit/range, so different
 slices never dedup against each other.
 
+Paths are keyed by file, not by spelling: a relative path is resolved against
+the working directory when it is known (``DedupConfig.cwd``, then the newest
+``cd DIR`` prefix of a shell call), so ``Read /repo/a.py`` and
+``cd /repo && cat a.py`` are the same file, and a write through either form
+invalidates a read through the other. Where the directory is unknown, a
+relative path stays as written and every match that may be the same file
+counts as one (dedup_paths.py). The directory is part of the journalled
+cache, so incremental runs follow it exactly as a run from scratch does. The
+stub shows the path as the read wrote it.
+
 Decisions are frozen: ``state.dedup_ledger`` keeps each stub byte for byte
 and ``state.dedup_seen`` the reads that were kept. The index of sources
 (``state.dedup_index``) always describes exactly the history given, so a read
@@ -28,17 +38,16 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-import shlex
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ..events import Event, StageContext, StageResult
 from ..incremental import Journal, StageCache, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
+from .dedup_paths import command_text, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
 __all__ = ["DedupConfig", "DedupStage", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 
@@ -58,7 +67,7 @@ class DedupConfig(StageConfig):
     )
     shell_tools: list[str] = Field(
         default_factory=lambda: ["Bash", "bash", "shell", "execute_bash", "run_shell_command", "exec_command", "local_shell", "terminal"],
-        description="Shell tools: a plain 'cat PATH' counts as a read of PATH; any other command mentioning a read path invalidates it.",
+        description="Shell tools: a plain 'cat PATH' (alone or after 'cd DIR &&') counts as a read of PATH, 'cd DIR' moves the working directory, and any other command that may write and names a read file invalidates it.",
     )
     readonly_commands: list[str] = Field(
         default_factory=lambda: ["cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ls", "wc", "nl", "file", "stat", "diff", "find", "tree", "echo", "pwd", "cd", "which", "sort", "uniq", "cut", "sed", "awk", "less", "more"],
@@ -68,19 +77,30 @@ class DedupConfig(StageConfig):
         default_factory=lambda: ["offset", "limit", "view_range", "start_line", "end_line", "line_range", "pages"],
         description="Input keys that make a read partial; a partial read is keyed with them so different slices never dedup.",
     )
+    cwd: str | None = Field(
+        None,
+        max_length=4096,
+        description="The agent's starting working directory (absolute, e.g. /repo): relative paths are resolved against it, and against later 'cd DIR' commands. Empty: relative paths count as written until an absolute cd.",
+    )
 
-
-_COMMAND_KEYS = ("command", "cmd")
-# Shell syntax that makes a command more than a plain file read.
-_SHELL_META = set("|&;<>()$`*?[]{}~\n")
+    @field_validator("cwd")
+    @classmethod
+    def _absolute_cwd(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith("/") or is_windows_path(value):
+            raise ValueError(f"cwd must be an absolute POSIX path such as /repo, got {value!r}")
+        return posixpath.normpath(value)
 
 
 @dataclass(frozen=True)
 class ReadTarget:
     path: str
-    # Stable key: normalised path plus the partial-read parameters, if any.
+    # Stable key: the path resolved against the working directory (when known) and normalised, plus the
+    # partial-read parameters, if any.
     key: str
-    # What the stub shows: the path, plus the slice for partial reads.
+    # What the stub shows: the path as the call wrote it, plus the slice for partial reads.
     display: str
 
 
@@ -109,82 +129,11 @@ def _path(use: ToolUseBlock, keys: Sequence[str]) -> str | None:
 
 
 def _command(use: ToolUseBlock) -> str | None:
-    for key in _COMMAND_KEYS:
-        value = use.input.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            # Codex style ["bash", "-lc", "cat x"]: the script is the last item.
-            if len(value) >= 3 and value[-2] in ("-c", "-lc"):
-                return value[-1]
-            return shlex.join(value)
-    return None
+    return command_text(use.input)
 
 
-# Pure string functions over commands that recur on every request of a replay: memoised.
-@lru_cache(maxsize=8192)
-def parse_cat(command: str) -> tuple[str, tuple[str, ...]] | None:
-    """``(path, flags)`` when ``command`` is a plain ``cat [flags] PATH``, else None."""
-    if not command or any(ch in _SHELL_META for ch in command):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if len(words) < 2 or words[0] != "cat":
-        return None
-    flags = tuple(w for w in words[1:-1])
-    if not all(f.startswith("-") and f != "-" for f in flags) or words[-1].startswith("-"):
-        return None
-    return words[-1], flags
-
-
-_WRITE_FLAGS = {"sed": ("-i", "--in-place"), "find": ("-delete", "-exec", "-execdir", "-fprint", "-ok"), "awk": ("-i",)}
-_PUNCTUATION = set("();<>|&")
-
-
-def may_write(command: str, readonly: Sequence[str]) -> bool:
-    """False only when every part of a shell command is a known read-only command."""
-    return _may_write(command, tuple(readonly))
-
-
-@lru_cache(maxsize=8192)
-def _may_write(command: str, readonly: tuple[str, ...]) -> bool:
-    if "$" in command or "`" in command:
-        return True  # substitutions can run anything
-    # An unquoted newline separates commands like ';' does; shlex would treat it as a space.
-    lexer = shlex.shlex(command.replace("\n", ";\n"), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        words = list(lexer) + [";"]
-    except ValueError:
-        return True
-    allowed = set(readonly)
-    segment: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        # punctuation_chars splits unquoted operators into their own words; quoted text stays inside one.
-        if word and set(word) <= _PUNCTUATION:
-            if word in (">", ">>", ">&", "&>") and i + 1 < len(words) and (words[i + 1].isdigit() or words[i + 1] == "/dev/null"):
-                i += 2  # 2>&1, >/dev/null: no file is written
-                continue
-            if set(word) & set("<>()"):
-                return True
-            if segment:
-                name = next((w for w in segment if "=" not in w), "")
-                flags = _WRITE_FLAGS.get(name, ())
-                if name not in allowed or any(w.startswith(f) for w in segment[1:] for f in flags):
-                    return True
-            segment = []
-        else:
-            segment.append(word)
-        i += 1
-    return False
-
-
-def _key(path: str, params: dict[str, Any]) -> tuple[str, str]:
-    norm = posixpath.normpath(path)
+def _key(path: str, params: dict[str, Any], cwd: str | None) -> tuple[str, str]:
+    norm = resolve(path, cwd)
     if not params:
         return norm, path
     # NUL never occurs in a path, so a slice key can never collide with a whole-file key.
@@ -194,21 +143,31 @@ def _key(path: str, params: dict[str, Any]) -> tuple[str, str]:
 
 
 def read_target(use: ToolUseBlock, config: DedupConfig) -> ReadTarget | None:
-    """The file a tool call reads, or None when it is not a read the stage understands."""
+    """The file a tool call reads, or None when it is not a read the stage understands.
+
+    Relative paths resolve against ``config.cwd`` (and a ``cd DIR &&`` prefix of
+    the call's own command); the stage also follows the ``cd`` of earlier calls.
+    """
+    return _target(use, config, config.cwd)
+
+
+def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
+    """``read_target`` for a call made while the shell was in ``cwd``."""
     if _matches(config.read_tools, use):
         path = _path(use, config.path_keys)
         if path is None:
             return None
         params = {k: use.input[k] for k in config.partial_keys if use.input.get(k) is not None}
     elif use.name in config.shell_tools:
-        parsed = parse_cat(_command(use) or "")
+        cwd, _, body = shell_cwd(_command(use) or "", cwd)
+        parsed = parse_cat(body)
         if parsed is None:
             return None
         path, flags = parsed
         params = {"cat_flags": list(flags)} if flags else {}
     else:
         return None
-    key, display = _key(path, params)
+    key, display = _key(path, params, cwd)
     return ReadTarget(path=path, key=key, display=display)
 
 
@@ -216,8 +175,8 @@ def is_write(use: ToolUseBlock, config: DedupConfig) -> bool:
     return _matches(config.write_tools, use)
 
 
-def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0) -> None:
-    """Drop the index entries a write (or possibly-writing shell command) may have made stale."""
+def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0, cwd: str | None = None) -> None:
+    """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale."""
     def drop(key: str) -> None:
         if journal is None:
             del index[key]
@@ -231,25 +190,29 @@ def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: De
             for key in list(index):
                 drop(key)
             return
-        norm = posixpath.normpath(path)
-        for key in [k for k in index if k == norm or k.startswith(norm + "\x00")]:
+        written = resolve(path, cwd)
+        for key in [k for k in index if same_file(k.split("\x00", 1)[0], written)]:
             drop(key)
     elif use.name in config.shell_tools:
         command = _command(use) or ""
-        if parse_cat(command) is not None or not may_write(command, config.readonly_commands):
+        run, _, body = shell_cwd(command, cwd)
+        if parse_cat(body) is not None or not may_write(command, config.readonly_commands):
             return
         for key in list(index):
-            if key.split("\x00", 1)[0] in command:
+            if named_in(key.split("\x00", 1)[0], command, run):
                 drop(key)
 
 
 class _DedupCache(StageCache):
-    """The index of sources, the calls and the message positions seen so far, all journalled."""
+    """The index of sources, the reads called, the shell's directory and the message positions seen so far, all journalled."""
 
-    def __init__(self, owner: object) -> None:
+    def __init__(self, owner: "DedupStage") -> None:
         super().__init__(owner)
         self.index: dict[str, tuple[str, str]] = {}
-        self.uses: dict[str, ToolUseBlock] = {}
+        # tool_use id -> what the call reads, decided when it was made (in the directory of that moment).
+        self.targets: dict[str, ReadTarget | None] = {}
+        # "cwd" -> the shell's working directory after the calls seen so far (None: unknown).
+        self.shell: dict[str, str | None] = {"cwd": owner.config.cwd}
         # message id -> index of its first occurrence, for the stub's "message index N".
         self.positions: dict[str, int] = {}
 
@@ -266,12 +229,11 @@ class DedupStage:
             return StageResult(passthrough(messages, ctx), unchanged=n)
         state, count = ctx.state, ctx.counter.count_text
         cache, start = open_cache(self, ctx, lambda: _DedupCache(self))
-        journal, index, uses, positions = cache.journal, cache.index, cache.uses, cache.positions
+        journal, index, targets, shell, positions = cache.journal, cache.index, cache.targets, cache.shell, cache.positions
         for i in range(start, n):
             mid = messages[i].id
             if mid not in positions:
                 journal.set(i, positions, mid, i)
-        targets: dict[str, ReadTarget | None] = {}
         ledger: dict[str, str] = {}
         seen: set[str] = set()
         fresh_ids: list[str] = []
@@ -284,8 +246,7 @@ class DedupStage:
             blocks: list | None = None
             for j, b in enumerate(m.content):
                 if isinstance(b, ToolUseBlock):
-                    journal.set(i, uses, b.id, b)
-                    _invalidate(index, b, self.config, journal, i)
+                    self._call(b, journal, i, index, targets, shell)
                     continue
                 if not isinstance(b, ToolResultBlock):
                     continue
@@ -298,14 +259,9 @@ class DedupStage:
                         reapplied.append(tid)
                         freed += count(b.content) - count(stub)
                     continue
-                use = uses.get(tid)
+                target = targets.get(tid)
                 # A result the spill stage already replaced is sent as its stub: never a source, never a dedup.
-                if b.compacted is not None or b.is_error or use is None or state.spill_ledger.get(tid) is not None:
-                    continue
-                if tid not in targets:
-                    targets[tid] = read_target(use, self.config)
-                target = targets[tid]
-                if target is None:
+                if b.compacted is not None or b.is_error or target is None or state.spill_ledger.get(tid) is not None:
                     continue
                 digest = content_hash(b.content)
                 entry = index.get(target.key)
@@ -346,6 +302,18 @@ class DedupStage:
         )
         assert out is not None
         return StageResult(out, (event,), unchanged=first)
+
+    def _call(self, use: ToolUseBlock, journal: Journal, pos: int, index: dict[str, tuple[str, str]], targets: dict[str, ReadTarget | None], shell: dict[str, str | None]) -> None:
+        """A tool call: note what it reads, drop what it may write, follow its ``cd``."""
+        cwd = shell["cwd"]
+        target = _target(use, self.config, cwd)
+        if target is not None or use.id in targets:
+            journal.set(pos, targets, use.id, target)
+        _invalidate(index, use, self.config, journal, pos, cwd)
+        if use.name in self.config.shell_tools:
+            after = shell_cwd(_command(use) or "", cwd)[1]
+            if after != cwd:
+                journal.set(pos, shell, "cwd", after)
 
     @staticmethod
     def _replace(block: ToolResultBlock, stub: str) -> ToolResultBlock:
