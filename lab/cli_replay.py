@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,8 +63,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .formats import load
     from .replay import replay
 
+    from .core.diagnostics import config_warnings
     from .core.stages.spill import cleanup_spills
     from .core.summarizers.factory import build_summarizer
+    from .replay import resolve_config
 
     cfg = _config(args)
     if args.summarizer:
@@ -74,6 +77,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     store = FolderStore(args.spill_dir) if args.spill_dir else MemoryStore()
     # MewCode removes spilled sessions after 30 days; a spill folder reused across runs ages the same way.
     cleanup_spills(store, cfg.spill)
+    # Settings that cannot work at this window are said up front; the replay still runs, it is an experiment.
+    for warning in config_warnings(resolve_config(cfg, args.window)):
+        print(f"warning: {warning}", file=sys.stderr)
     report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer)
     report.write(args.report)
     if args.dump_requests:

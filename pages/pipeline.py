@@ -6,6 +6,7 @@ a value changed from the preset carries a marker.
 
 import streamlit as st
 
+from lab.core.diagnostics import config_warnings
 from lab.core.presets import preset, preset_description, preset_names
 from lab.errors import LabError
 from lab.ui import state, widgets
@@ -39,6 +40,9 @@ widgets.config_form(
     baseline=preset(current),
     on_change=widgets.update_config,
 )
+# Settings that cannot work at the chosen window (e.g. MewCode's 10k tail at 40k): said here, next to the sliders.
+for warning in config_warnings(state.get_config()):
+    st.warning(warning)
 
 st.subheader("Effect on the loaded session")
 if state.require_transcript() is not None:

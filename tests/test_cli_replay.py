@@ -63,6 +63,20 @@ class TestReplay:
         assert report.summary_calls == len(calls) >= 1
         assert report.summary_cost > 0 and report.config["summary"]["summarizer"] == "openai"
 
+    def test_config_warnings_go_to_stderr_before_the_table(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        # MewCode at 40k: its 10k tail covers the 7k auto threshold, so auto-compaction can never remove anything.
+        rc = main(["replay", str(SMALL), "--preset", "mewcode", "--window", "40000", "--report", str(tmp_path / "r.json")])
+        assert rc == 0
+        captured = capsys.readouterr()
+        warnings = captured.err.splitlines()
+        assert warnings and all(line.startswith("warning: ") for line in warnings)
+        assert any("summary.tail_min_tokens (10,000)" in line and "nothing to summarise" in line for line in warnings)
+        assert "requests: 40" in captured.out and "warning: " not in captured.out
+
+    def test_no_warning_for_a_preset_at_200k(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["replay", str(SMALL), "--preset", "mewcode", "--report", str(tmp_path / "r.json")]) == 0
+        assert capsys.readouterr().err == ""
+
     @pytest.mark.parametrize(
         "args, message",
         [

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     )
     from .compactor import CompactionOutcome, Compactor
     from .config import STAGE_FIELDS, CompactionConfig, dump_config, load_config, parse_config
+    from .diagnostics import config_warnings
     from .events import CompactorState, Event, Stage, StageContext, StageResult
     from .messages import (
         Block,
@@ -76,6 +77,7 @@ __all__ = [
     "load_config",
     "dump_config",
     "parse_config",
+    "config_warnings",
     "PRESETS",
     "preset",
     "preset_description",
@@ -147,6 +149,7 @@ _WHERE = {
     **dict.fromkeys(["STAGES", "build_stages", "fold"], "lab.core.pipeline"),
     **dict.fromkeys(["threshold", "estimate"], "lab.core.stages.watermark"),
     "is_prompt_too_long": "lab.core.ptl",
+    "config_warnings": "lab.core.diagnostics",
     **dict.fromkeys(["Event", "Stage", "StageContext", "StageResult", "CompactorState"], "lab.core.events"),
     **dict.fromkeys(
         ["Message", "Block", "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "ImageBlock", "Usage", "Boundary",

@@ -50,6 +50,7 @@ class SummaryConfig(StageConfig):
     summary_max_tokens: int = Field(20_000, ge=500, le=200_000, description="Budget for the summary text.")
     attachment_files: int = Field(5, ge=0, le=50, description="Recovery attachment: most recently read files (MewCode 5).")
     attachment_file_tokens: int = Field(5000, ge=100, le=100_000, description="Recovery attachment: tokens per file (MewCode 5000).")
+    attachment_max_window_share: float = Field(0.25, ge=0.0, le=1.0, description="Recovery attachment: at most this share of the context window, in tokens; over it, tool schemas go first, then files oldest first, the newest kept being cut (MewCode has no cap; 25% of 200k leaves its 5 x 5000 whole; 0 = no attachment).")
     keep_user_messages_tokens: int = Field(0, ge=0, le=200_000, description="Codex-style: also keep the most recent user messages, verbatim, up to this many tokens inside the summary message (0 = off).")
     llm_model: str = Field("", max_length=200, description="Model for an LLM summarizer; empty picks the provider's default.")
     llm_base_url: str | None = Field(None, max_length=2000, description="Base URL for an LLM summarizer (OpenAI-compatible local servers: include /v1). The API key never goes in a config; it comes from the environment or the app's session.")
@@ -60,9 +61,13 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def _visible(messages: Sequence[Message]) -> list[Message]:
-    # Boundary markers are never sent to a provider, so they cost nothing.
-    return [m for m in messages if m.tag != "boundary"]
+def _visible_tokens(messages: Sequence[Message], ctx: StageContext) -> int:
+    """Tokens of ``messages`` without boundary markers (never sent, so they cost nothing).
+
+    ``ctx.tokens`` reads the settled prefix from the running totals instead of recounting it.
+    """
+    markers = [m for m in messages if m.tag == "boundary"]
+    return ctx.tokens(messages) - (ctx.counter.count_messages(markers) if markers else 0)
 
 
 def _is_pipeline(m: Message) -> bool:
@@ -83,7 +88,7 @@ class SummaryStage:
         if not cfg.enabled:
             return StageResult(msgs)
         counter = ctx.counter
-        tokens_before = counter.count_messages(_visible(msgs))
+        tokens_before = _visible_tokens(msgs, ctx)
         n_head = 0
         while n_head < len(msgs) and msgs[n_head].role == "system" and msgs[n_head].tag != "boundary":
             n_head += 1
@@ -134,9 +139,11 @@ class SummaryStage:
     def _summary_text(self, removed: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
         cfg = self.config
         llm = result.strategy not in _MINICODE_STRATEGIES
+        cap = int(cfg.attachment_max_window_share * ctx.config.window)
         attachment = result.attachment
-        if not attachment and (llm or cfg.attachment_for_rules):
-            attachment = build_attachment(removed, ctx.tools, ctx.counter, cfg.attachment_files, cfg.attachment_file_tokens)
+        # An LLM summarizer builds its attachment without knowing the window: rebuilt within the cap when over it.
+        if (not attachment and (llm or cfg.attachment_for_rules)) or (attachment and ctx.counter.count_text(attachment) > cap):
+            attachment = build_attachment(removed, ctx.tools, ctx.counter, cfg.attachment_files, cfg.attachment_file_tokens, max_tokens=cap)
         text = f"## Session summary\n{result.text}" if llm else result.text
         if cfg.keep_user_messages_tokens:
             # A rule summary may already hold a message verbatim; do not pay for it twice.

@@ -10,6 +10,13 @@ MewCode reads those files fresh from disk. The lab replays a recorded
 transcript and has no disk of that session, so a file's content is taken
 from the latest successful read result in the messages; the attachment says
 when the file was edited after that read.
+
+MewCode's sizes assume a large window: 5 files x 5000 tokens plus the tool
+list can be larger than a 16k window on its own. ``max_tokens`` caps the
+whole attachment; what gives way, in order: full tool descriptions and
+schemas (the request's own tool definitions carry them anyway), then files,
+oldest first, the newest one left being cut to what remains. The text is
+never cut blindly, so every fence and heading stays closed.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from ..messages import Message, ToolResultBlock, ToolSpec, ToolUseBlock
 from ..tokens.base import TokenCounter
 from .rules import cut_to_tokens, tool_path
 
-__all__ = ["build_attachment", "strip_line_numbers", "ReadFile", "recent_reads", "LOSSY_NOTICE"]
+__all__ = ["build_attachment", "strip_line_numbers", "ReadFile", "recent_reads", "LOSSY_NOTICE", "MIN_FILE_TOKENS"]
 
 LOSSY_NOTICE = (
     "Notice: the summary above is lossy. The file excerpts below are as last read in this conversation and may be "
@@ -145,8 +152,10 @@ def _fence(content: str) -> str:
     return ticks
 
 
-def _tool_lines(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[str]:
+def _tool_lines(tools: Sequence[ToolSpec], messages: Sequence[Message], full: bool = True) -> list[str]:
     if tools:
+        if not full:
+            return [_TOOLS_SHORT] + [f"- {t.name}" for t in tools]
         out: list[str] = []
         for t in tools:
             schema = json.dumps(t.input_schema, ensure_ascii=False, sort_keys=True)
@@ -158,28 +167,95 @@ def _tool_lines(tools: Sequence[ToolSpec], messages: Sequence[Message]) -> list[
     return ["(the transcript does not record tool descriptions or schemas; tools seen in use:)"] + [f"- {n}" for n in names]
 
 
+# Below this a file excerpt is mostly its own heading; better to leave the file out (the config's own floor).
+MIN_FILE_TOKENS = 100
+_TOOLS_SHORT = "(descriptions and schemas left out to fit the attachment budget; the request's own tool definitions carry them)"
+_TOOLS_NONE = "(tool list left out to fit the attachment budget)"
+_HEAD = ["## Recovery attachment", "", LOSSY_NOTICE, "", "### Recently read files (newest first)"]
+
+
+def _file_section(f: ReadFile, content: str, cut_note: str | None) -> list[str]:
+    notes = [f"as last read in message {f.message_id}", "line numbers stripped"]
+    if f.partial:
+        notes.append("partial read")
+    if f.edited_after:
+        notes.append("EDITED after this read: re-read before use")
+    if cut_note:
+        notes.append(cut_note)
+    fence = _fence(content)
+    return ["", f"#### {f.path}", f"({'; '.join(notes)})", fence, content, fence]
+
+
+def _assemble(sections: Sequence[list[str]], n_reads: int, tool_lines: list[str], budget: int | None) -> str:
+    parts = list(_HEAD)
+    if not n_reads:
+        parts.append("(no file reads to restore)")
+    for section in sections:
+        parts += section
+    left_out = n_reads - len(sections)
+    if left_out:
+        parts += ["", f"({left_out} older file(s) left out to fit the attachment budget of {budget} tokens)"]
+    parts += ["", "### Tools available", *tool_lines]
+    return "\n".join(parts)
+
+
+def _fit(reads: list[ReadFile], cut: list[str], tools: Sequence[ToolSpec], messages: Sequence[Message], counter: TokenCounter, file_tokens: int, budget: int) -> str:
+    """The attachment within ``budget`` tokens, or "" when not even the notice fits.
+
+    Token counts are not additive (a counter rounds, a tokenizer merges across
+    joins), so every candidate is measured whole rather than summed from parts.
+    """
+    for tool_lines in (_tool_lines(tools, messages, full=False), [_TOOLS_NONE]):
+        # The skeleton with every file left out must fit, or there is nothing to build on.
+        if counter.count_text(_assemble([], len(reads), tool_lines, budget)) <= budget:
+            break
+    else:
+        return ""
+    kept: list[list[str]] = []
+    for f, content in zip(reads, cut):
+        note = f"cut to {file_tokens} tokens" if content != f.content else None
+        section = _file_section(f, content, note)
+        over = counter.count_text(_assemble([*kept, section], len(reads), tool_lines, budget)) - budget
+        # A few rounds absorb the counter's rounding and the cut's snap to a line end;
+        # each round measures what the excerpt holds now, so it always shrinks.
+        for _ in range(6):
+            if over <= 0:
+                break
+            limit = counter.count_text(content) - over
+            if limit < MIN_FILE_TOKENS:
+                break
+            content = cut_to_tokens(content, limit, counter)
+            section = _file_section(f, content, f"cut to {limit} tokens to fit the attachment budget")
+            over = counter.count_text(_assemble([*kept, section], len(reads), tool_lines, budget)) - budget
+        if over > 0:
+            break  # this file and every older one are left out
+        kept.append(section)
+    text = _assemble(kept, len(reads), tool_lines, budget)
+    # The "left out" line changes with the count; drop files until the whole fits (the bare skeleton did).
+    while kept and counter.count_text(text) > budget:
+        kept.pop()
+        text = _assemble(kept, len(reads), tool_lines, budget)
+    return text
+
+
 def build_attachment(
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
     counter: TokenCounter,
     max_files: int = 5,
     file_tokens: int = 5000,
+    max_tokens: int | None = None,
 ) -> str:
-    """The recovery attachment text: recent files, tools, and the lossy-summary notice."""
-    parts = ["## Recovery attachment", "", LOSSY_NOTICE, "", "### Recently read files (newest first)"]
+    """The recovery attachment text: recent files, tools, and the lossy-summary notice.
+
+    ``max_tokens`` caps the whole text (None: MewCode's sizes, uncapped). Over
+    the cap, the tool list shrinks to names, then files are left out oldest
+    first and the newest remaining one is cut; "" when not even the notice fits.
+    """
     reads = recent_reads(messages, max(0, max_files))
-    if not reads:
-        parts.append("(no file reads to restore)")
-    for f in reads:
-        content = cut_to_tokens(f.content, max(0, file_tokens), counter)
-        notes = [f"as last read in message {f.message_id}", "line numbers stripped"]
-        if f.partial:
-            notes.append("partial read")
-        if f.edited_after:
-            notes.append("EDITED after this read: re-read before use")
-        if content != f.content:
-            notes.append(f"cut to {file_tokens} tokens")
-        fence = _fence(content)
-        parts += ["", f"#### {f.path}", f"({'; '.join(notes)})", fence, content, fence]
-    parts += ["", "### Tools available", *_tool_lines(tools, messages)]
-    return "\n".join(parts)
+    cut = [cut_to_tokens(f.content, max(0, file_tokens), counter) for f in reads]
+    sections = [_file_section(f, c, f"cut to {file_tokens} tokens" if c != f.content else None) for f, c in zip(reads, cut)]
+    text = _assemble(sections, len(reads), _tool_lines(tools, messages), max_tokens)
+    if max_tokens is None or counter.count_text(text) <= max_tokens:
+        return text
+    return _fit(reads, cut, tools, messages, counter, file_tokens, max(0, max_tokens))

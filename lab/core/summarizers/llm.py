@@ -20,6 +20,7 @@ import openai
 from ...errors import ConfigError, SummaryError
 from ..messages import Usage
 from ..providers import ProviderSettings, classify_error, make_client
+from .attachment import build_attachment
 from .base import SummaryRequest, SummaryResult
 from .prompt import SummaryPrompt, build_summary_prompt, extract_summary
 
@@ -30,16 +31,10 @@ log = logging.getLogger(__name__)
 _SDK_ERRORS = (anthropic.AnthropicError, openai.OpenAIError)
 
 
-def _attachment(request: SummaryRequest, max_files: int, file_tokens: int) -> str:
-    # Imported late: the attachment builder reads files from disk and is owned
-    # by its own module; a summary is still useful without it.
-    try:
-        from .attachment import build_attachment
-    except ModuleNotFoundError as e:  # pragma: no cover - only while the module is missing
-        if e.name != f"{__package__}.attachment":
-            raise
-        return ""
-    return build_attachment(list(request.messages), list(request.tools), request.counter, max_files=max_files, file_tokens=file_tokens)
+def _attachment(request: SummaryRequest, max_files: int, file_tokens: int, max_tokens: int | None) -> str:
+    return build_attachment(
+        list(request.messages), list(request.tools), request.counter, max_files=max_files, file_tokens=file_tokens, max_tokens=max_tokens
+    )
 
 
 class LLMSummarizer:
@@ -48,7 +43,14 @@ class LLMSummarizer:
     name = "llm"
     provider = "anthropic"
 
-    def __init__(self, settings: ProviderSettings, *, attachment_files: int = 5, attachment_file_tokens: int = 5000) -> None:
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        *,
+        attachment_files: int = 5,
+        attachment_file_tokens: int = 5000,
+        attachment_max_tokens: int | None = None,
+    ) -> None:
         if settings.provider != self.provider:
             settings = settings.model_copy(update={"provider": self.provider})
         if attachment_files < 0:
@@ -58,6 +60,8 @@ class LLMSummarizer:
         self.settings = settings
         self.attachment_files = attachment_files
         self.attachment_file_tokens = attachment_file_tokens
+        # The whole attachment's cap (the summary stage's share of the window); None: files x tokens only.
+        self.attachment_max_tokens = attachment_max_tokens
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings.describe()})"
@@ -95,7 +99,7 @@ class LLMSummarizer:
                     f"the summary output budget of {request.max_tokens} tokens ran out before the <summary> was written"
                 ) from None
             raise
-        attachment = _attachment(request, self.attachment_files, self.attachment_file_tokens)
+        attachment = _attachment(request, self.attachment_files, self.attachment_file_tokens, self.attachment_max_tokens)
         return SummaryResult(
             text=summary,
             strategy="llm",

@@ -39,3 +39,11 @@ def test_key_argument_is_used_but_never_in_the_config(monkeypatch: pytest.Monkey
     s = build_summarizer(cfg, api_key="sk-test-secret-123")
     assert s.name == "openai"
     assert "sk-test-secret-123" not in cfg.model_dump_json()
+
+
+def test_llm_attachment_is_capped_at_the_configured_share_of_the_window() -> None:
+    cfg = _config("openai", llm_base_url="http://127.0.0.1:9/v1", llm_model="m", attachment_max_window_share=0.1)
+    cfg = cfg.model_copy(update={"window": 64_000})
+    s = build_summarizer(cfg)
+    assert isinstance(s, PTLRetrySummarizer)
+    assert s.inner.attachment_max_tokens == 6_400
