@@ -10,6 +10,7 @@ or a provider request body. Importing this package registers every format:
     openai_chat      OpenAI chat completions, trajectories built on them, message-per-line JSONL
     openai_responses OpenAI Responses API and Codex CLI rollouts
     openhands        OpenHands event histories
+    openhands_v1     OpenHands V1 conversations (software-agent-sdk events)
     minicode         MiniCode sessions
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
@@ -24,7 +25,7 @@ from typing import Any, Literal
 
 from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
-from . import anthropic, claude_code, labjson, minicode, openai_chat, openai_responses, openhands  # noqa: F401  (they register)
+from . import anthropic, claude_code, labjson, minicode, openai_chat, openai_responses, openhands, openhands_v1  # noqa: F401  (they register)
 from .detect import detect
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
@@ -36,7 +37,13 @@ DumpTarget = Literal["lab", "anthropic", "openai"]
 
 
 def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
-    """Import a transcript file, detecting its format unless ``format`` names one."""
+    """Import a transcript file, detecting its format unless ``format`` names one.
+
+    A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event).
+    """
+    folder = Path(path)
+    if folder.is_dir() and format in (None, openhands_v1.NAME) and openhands_v1.event_files(folder):
+        return openhands_v1.read_folder(folder)
     p = check_file(path)
     name = format if format is not None else detect(p)
     fmt = FORMATS.get(name)

@@ -28,6 +28,11 @@ key), with ``id``, ``source`` (agent / user / environment), ``timestamp``.
   observations and failed commands (``success: false``) have ``is_error``.
   An error observation that links to nothing is shown to the model as user
   text (as OpenHands does) and noted.
+* A ``condensation`` action that carries a ``summary`` (the LLM summarizing
+  condenser's ``CondensationAction``: ``forgotten_event_ids`` or
+  ``forgotten_events_start_id``/``end_id``, ``summary``, ``summary_offset``)
+  becomes a boundary followed by the summary as a user message tagged
+  ``summary``; one without a summary only forgot events and is counted.
 * ``recall`` and other bookkeeping actions, their observations, and unknown
   event kinds are skipped and counted.
 
@@ -38,10 +43,11 @@ Detection (``sniff``): 95 for records with a ``history`` of events that have
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import Block, ImportNotes, Message, TextBlock, ToolSpec, Transcript, TranscriptMeta
+from ..core.messages import Block, Boundary, ImportNotes, Message, TextBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import (
     HistoryBuilder,
@@ -57,12 +63,14 @@ from ._build import (
 from .jsonio import iter_jsonl, read_json
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "read", "read_output_jsonl", "from_events", "from_document", "sniff"]
+__all__ = ["FORMAT", "read", "read_output_jsonl", "from_events", "from_document", "sniff", "add_condensation", "CONDENSATION_STRATEGY"]
 
 NAME = "openhands"
 
 # Actions that only steer the agent loop; they never reach the model as a tool call.
 _BOOKKEEPING = {"recall", "change_agent_state", "null", "condensation", "condensation_request", "system_info"}
+# The strategy name of the boundary an imported OpenHands condensation leaves (V0 and V1).
+CONDENSATION_STRATEGY = "openhands_condensation"
 # args keys that describe how OpenHands ran an action, not what the model asked for.
 _INTERNAL_ARGS = {"thought", "is_input", "blocking", "is_static", "cwd", "hidden", "confirmation_state", "impl_source", "security_risk"}
 
@@ -79,6 +87,35 @@ class _Session:
         self.tools: list[ToolSpec] = []
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def add_condensation(b: HistoryBuilder, key: str, stamp: datetime | None, summary: str, forgotten: int | None) -> None:
+    """An OpenHands condensation with a summary: a boundary marker, then the summary as user text.
+
+    OpenHands keeps some events verbatim around the summary (the first few and the most recent
+    ones); the import cannot tell which from the event stream alone, so the boundary sits where
+    the condensation happened, as the Claude Code and Codex importers place theirs.
+    """
+    count = f"{forgotten} event(s) forgotten" if forgotten is not None else "events forgotten"
+    boundary = Boundary(trigger="import", strategy=CONDENSATION_STRATEGY, timestamp=stamp)
+    marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}]")
+    b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+    b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+
+
+def _forgotten(args: dict[str, Any]) -> int | None:
+    """How many events a V0 CondensationAction forgot (an id list, or an inclusive id range)."""
+    ids = args.get("forgotten_event_ids")
+    if isinstance(ids, list):
+        return len(ids)
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool) and not isinstance(end, bool) and end >= start:
+        return end - start + 1
+    return None
+
+
 def _response(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     """(response id, the model's message) from tool_call_metadata.model_response."""
     resp = meta.get("model_response")
@@ -92,7 +129,7 @@ def _response(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
 
 def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
     kind = ev["action"]
-    args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    args = _dict(ev.get("args"))
     stamp = parse_timestamp(ev.get("timestamp"))
     source = ev.get("source")
     b = s.b
@@ -100,6 +137,10 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
         text = args.get("content") if isinstance(args.get("content"), str) else ev.get("message")
         b.add("system", text_block(text), key=key, timestamp=stamp)
         s.tools = tool_specs(args.get("tools"))
+        return
+    if kind == "condensation" and isinstance(args.get("summary"), str) and args["summary"]:
+        add_condensation(b, key, stamp, args["summary"], _forgotten(args))
+        s.response_id = None
         return
     if kind in _BOOKKEEPING:
         if isinstance(ev.get("id"), (int, str)):
@@ -109,7 +150,7 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
     if kind == "message":
         text = args.get("content") if isinstance(args.get("content"), str) else ev.get("message")
         if source == "user":
-            blocks: list[Block] = text_block(text)
+            blocks: list[Block] = list(text_block(text))
             urls = args.get("image_urls")
             for url in urls if isinstance(urls, list) else []:
                 blocks.append(image_from_url(url))
@@ -118,7 +159,8 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
             b.add("assistant", text_block(text), key=key, timestamp=stamp)
         s.response_id = None
         return
-    meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else None
+    raw_meta = ev.get("tool_call_metadata")
+    meta = raw_meta if isinstance(raw_meta, dict) else None
     thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
     if meta is None and kind in ("think", "finish"):
         text = thought or args.get("final_thought") or ev.get("message")
@@ -164,9 +206,10 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
 def _observation(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
     kind = ev["observation"]
     stamp = parse_timestamp(ev.get("timestamp"))
-    content = ev.get("content")
-    text = content if isinstance(content, str) else (ev.get("message") if isinstance(ev.get("message"), str) else "")
-    meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else None
+    content, message = ev.get("content"), ev.get("message")
+    text: str = content if isinstance(content, str) else (message if isinstance(message, str) else "")
+    raw_meta = ev.get("tool_call_metadata")
+    meta = raw_meta if isinstance(raw_meta, dict) else None
     call_id = meta.get("tool_call_id") if meta else None
     cause = ev.get("cause")
     if not isinstance(cause, (int, str)):

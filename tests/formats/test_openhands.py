@@ -177,6 +177,49 @@ class TestMapping:
         assert self._t(tmp_path) == self._t(tmp_path)
 
 
+def _condensation(eid: int, **args: Any) -> dict[str, Any]:
+    # A V0 CondensationAction as event_to_dict writes it: its fields under ``args``
+    # (All-Hands-AI/OpenHands, openhands/events/action/agent.py and openhands/events/serialization/event.py).
+    full = {"forgotten_event_ids": None, "forgotten_events_start_id": None, "forgotten_events_end_id": None, "summary": None, "summary_offset": None}
+    return _act(eid, "condensation", {**full, **args}, message="Summary: ...")
+
+
+class TestCondensation:
+    def _t(self, *events: dict[str, Any]) -> Any:
+        return openhands.from_document([EVENTS[0], EVENTS[1], EVENTS[4], EVENTS[6], *events], file="x.json")
+
+    @pytest.mark.parametrize(
+        ("args", "count"),
+        [
+            ({"forgotten_events_start_id": 2, "forgotten_events_end_id": 6, "summary_offset": 2}, "5 event(s)"),
+            ({"forgotten_event_ids": [2, 3, 4]}, "3 event(s)"),
+            ({}, "events forgotten"),
+        ],
+        ids=["range", "id-list", "no-ids"],
+    )
+    def test_summary_becomes_boundary_and_summary(self, args: dict[str, Any], count: str) -> None:
+        t = self._t(_condensation(20, summary="USER_CONTEXT: fix the bug", **args), _act(21, "message", {"content": "next"}))
+        marker, summary, after = t.messages[-3:]
+        assert marker.role == "system" and marker.tag == "boundary" and marker.boundary is not None
+        assert marker.boundary.strategy == openhands.CONDENSATION_STRATEGY and marker.boundary.trigger == "import"
+        assert count in marker.content[0].text
+        assert summary.role == "user" and summary.tag == "summary" and summary.content == (TextBlock(text="USER_CONTEXT: fix the bug"),)
+        assert after.role == "assistant" and after.content[0].text == "next"
+        assert "action:condensation" not in t.notes.skipped
+
+    @pytest.mark.parametrize("summary", [None, ""], ids=["none", "empty"])
+    def test_without_summary_it_is_counted(self, summary: str | None) -> None:
+        t = self._t(_condensation(20, forgotten_event_ids=[2, 3], summary=summary))
+        assert t.notes.skipped == {"action:condensation": 1}
+        assert all(m.boundary is None for m in t.messages)
+
+    def test_next_actions_do_not_merge_into_the_previous_turn(self) -> None:
+        same_response = _act(22, "run", {"command": "pwd"}, tool_call_metadata=_tcm("t9", "execute_bash", {"command": "pwd"}, rid="r1"))
+        t = self._t(_condensation(20, summary="s"), same_response)
+        assert [m.tag for m in t.messages[-3:]] == ["boundary", "summary", None]
+        assert isinstance(t.messages[-1].content[-1], ToolUseBlock) and t.messages[-1].content[-1].id == "t9"
+
+
 class TestErrors:
     def _jsonl(self, tmp_path: Path, records: list[Any]) -> Path:
         path = tmp_path / "output.jsonl"

@@ -1,0 +1,390 @@
+"""OpenHands V1 conversations (the software-agent-sdk event model).
+
+V1 persists a conversation as one JSON file per event (``events/event-NNNNN-<id>.json``
+next to ``base_state.json``); the agent server, the CLI's JSON mode and exports
+hand the same events over as lists or streams. Every event names its class in
+``kind`` and has ``id``, ``timestamp``, ``source`` (agent / user / environment).
+
+Accepted sources: a JSON list of events, a JSONL file with one event per line, a
+``{"events": [...]}`` document, the agent server's event page ``{"items": [...]}``
+and a single event file. A folder of event files cannot be passed as such:
+``lab.formats.load`` takes files only (concatenate the files into a JSON list).
+
+* ``SystemPromptEvent`` -> system message (``system_prompt``, then
+  ``dynamic_context``); its ``tools`` -> ``Transcript.tools``.
+* ``MessageEvent`` -> user or assistant text from ``llm_message`` (image parts as
+  placeholders, ``extended_content`` appended as the SDK does when it sends the
+  message); thinking blocks, ``reasoning_content`` or a Responses reasoning
+  summary -> ``ThinkingBlock``.
+* ``ActionEvent`` -> a tool_use with the event's ``tool_call_id`` and
+  ``tool_name``; its input is the model's ``tool_call.arguments`` (else the
+  ``action`` minus its ``kind``). The model's ``thought`` text and reasoning
+  lead the assistant message; actions of one model response (same
+  ``llm_response_id``) share one assistant message.
+* ``ObservationEvent`` -> a tool_result paired by ``tool_call_id`` (else by
+  ``action_id``): the observation's text content (images as markers, older
+  ``output``/``error`` fields too), ``is_error`` from the observation.
+* ``AgentErrorEvent`` and ``UserRejectObservation`` -> an error tool_result when
+  their ``tool_call_id`` is a call of this history; otherwise counted.
+* ``Condensation`` with a ``summary`` -> a boundary followed by the summary as a
+  user message tagged ``summary``; without one it is counted.
+* Every other kind (``CondensationRequest``, ``PauseEvent``,
+  ``ConversationStateUpdateEvent``, ``TokenEvent``, ...) is skipped and counted
+  by kind.
+
+Detection (``sniff``): 95 when the first event has a known V1 ``kind``; for a
+document too large to parse while probing, 90 when its head shows V1 event
+kinds and fields, 85 when it shows only a SystemPromptEvent's prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from itertools import chain
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta
+from ..errors import TranscriptError
+from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
+from .anthropic import image_marker
+from .jsonio import iter_jsonl, leading_char, read_json
+from .openhands import add_condensation
+from .registry import Format, Probe, register
+
+__all__ = ["FORMAT", "KINDS", "read", "from_events", "from_document", "read_folder", "event_files", "sniff"]
+
+NAME = "openhands_v1"
+
+# Event classes of openhands-sdk (openhands/sdk/event/) and the agent server; any of them
+# identifies a V1 history.
+KINDS = frozenset(
+    {
+        "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
+        "UserRejectObservation", "Condensation", "CondensationRequest", "CondensationSummaryEvent",
+        "PauseEvent", "InterruptEvent", "ConversationStateUpdateEvent", "ConversationErrorEvent",
+        "TokenEvent", "LLMCompletionLogEvent", "HookExecutionEvent", "StreamingDeltaEvent",
+        "ACPToolCallEvent", "ServerErrorEvent",
+    }
+)  # fmt: skip
+# Keys of a document that wraps the event list: an export, and the agent server's event page.
+_CONTAINERS = ("events", "items")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _parts(content: Any) -> list[Block]:
+    """SDK content (a string, or a list of TextContent / ImageContent dicts) as blocks."""
+    if isinstance(content, str):
+        return [TextBlock(text=content)] if content else []
+    blocks: list[Block] = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, str) and part:
+            blocks.append(TextBlock(text=part))
+        elif isinstance(part, dict):
+            if part.get("type") == "image" or "image_urls" in part:
+                urls = part.get("image_urls")
+                blocks += [image_from_url(u) for u in (urls if isinstance(urls, list) else [])]
+            elif isinstance(part.get("text"), str) and part["text"]:
+                blocks.append(TextBlock(text=part["text"]))
+    return blocks
+
+
+def _text(content: Any) -> str:
+    """Content flattened to the text of a tool result; images become markers."""
+    texts: list[str] = []
+    for b in _parts(content):
+        if isinstance(b, TextBlock):
+            texts.append(b.text)
+        elif isinstance(b, ImageBlock):
+            texts.append(image_marker(b))
+    return "\n".join(texts)
+
+
+def _thinking(source: dict[str, Any], notes: ImportNotes) -> list[Block]:
+    """The model's reasoning: Anthropic thinking blocks, else reasoning_content, else a Responses summary."""
+    blocks: list[Block] = []
+    for tb in source.get("thinking_blocks") or []:
+        if isinstance(tb, dict) and isinstance(tb.get("thinking"), str) and tb["thinking"]:
+            sig = tb.get("signature")
+            blocks.append(ThinkingBlock(thinking=tb["thinking"], signature=sig if isinstance(sig, str) else None))
+        elif isinstance(tb, dict) and tb.get("type") == "redacted_thinking":
+            notes.skip("redacted_thinking")
+    if blocks:
+        return blocks
+    reasoning = source.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        return [ThinkingBlock(thinking=reasoning)]
+    item = _dict(source.get("responses_reasoning_item"))
+    texts = [t for key in ("summary", "content") for t in (item.get(key) or []) if isinstance(t, str) and t]
+    return [ThinkingBlock(thinking="\n".join(texts))] if texts else []
+
+
+def _tools(raw: Any) -> list[ToolSpec]:
+    """Tool definitions: SDK ToolDefinition dumps (``title``, no schema) or OpenAI tool params."""
+    specs: list[ToolSpec] = []
+    for t in raw if isinstance(raw, list) else []:
+        if not isinstance(t, dict):
+            continue
+        if isinstance(t.get("function"), dict) or isinstance(t.get("name"), str):
+            specs += tool_specs([t])
+        elif isinstance(t.get("title"), str):
+            # The tool's name is a class attribute in the SDK, so a dump carries only its title.
+            specs.append(ToolSpec(name=t["title"], description=_str(t.get("description"))))
+    return specs
+
+
+class _Session:
+    """One V1 history being converted, event by event."""
+
+    def __init__(self, notes: ImportNotes) -> None:
+        self.b = HistoryBuilder(notes)
+        self.notes = notes
+        self.tools: list[ToolSpec] = []
+        self.calls: set[str] = set()  # tool call ids of the actions seen so far
+        self.by_action: dict[str, str] = {}  # action event id -> tool call id
+        self.response_id: str | None = None
+        self.events = 0
+
+    def event(self, ev: Any, loc: Loc) -> None:
+        ev = need_dict(ev, loc, "event")
+        n, self.events = self.events, self.events + 1
+        eid = ev.get("id")
+        key = eid if isinstance(eid, str) and eid else (f"e{eid}" if isinstance(eid, int) else f"e{n}")
+        kind = ev.get("kind")
+        stamp = parse_timestamp(ev.get("timestamp"))
+        if kind != "ActionEvent":
+            self.response_id = None
+        if kind == "SystemPromptEvent":
+            blocks = _parts([ev.get("system_prompt"), ev.get("dynamic_context")])
+            self.b.add("system", blocks, key=key, timestamp=stamp)
+            self.tools = _tools(ev.get("tools"))
+        elif kind == "MessageEvent":
+            self._message(ev, key, stamp)
+        elif kind == "ActionEvent":
+            self._action(ev, loc, key, stamp)
+        elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
+            self._observation(ev, kind, key, stamp)
+        elif kind == "Condensation" and isinstance(ev.get("summary"), str) and ev["summary"]:
+            ids = ev.get("forgotten_event_ids")
+            add_condensation(self.b, key, stamp, ev["summary"], len(ids) if isinstance(ids, list) else None)
+        else:
+            self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
+
+    def _message(self, ev: dict[str, Any], key: str, stamp: datetime | None) -> None:
+        msg = _dict(ev.get("llm_message"))
+        raw_role = msg.get("role")
+        role: Role = raw_role if raw_role in ("user", "assistant", "system") else ("user" if ev.get("source") == "user" else "assistant")
+        blocks = _thinking(msg, self.notes) if role == "assistant" else []
+        blocks += _parts(msg.get("content")) + _parts(ev.get("extended_content"))
+        if not blocks:
+            self.notes.skip("MessageEvent (empty)")
+            return
+        self.b.add(role, blocks, key=key, timestamp=stamp)
+
+    def _action(self, ev: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+        call = _dict(ev.get("tool_call"))
+        name = ev.get("tool_name") if isinstance(ev.get("tool_name"), str) and ev["tool_name"] else call.get("name")
+        if not isinstance(name, str) or not name:
+            raise loc.at("tool_name").error("action event without a tool name", expected="'tool_name': a string")
+        call_id = ev.get("tool_call_id") if isinstance(ev.get("tool_call_id"), str) else call.get("id")
+        if "arguments" in call:
+            inputs = parse_arguments(call["arguments"], self.notes, loc.at("tool_call").at("arguments"))
+        else:
+            inputs = {k: v for k, v in _dict(ev.get("action")).items() if k != "kind"}
+        rid = ev.get("llm_response_id") if isinstance(ev.get("llm_response_id"), str) else None
+        merge = rid is not None and rid == self.response_id
+        blocks: list[Block] = [] if merge else _thinking(ev, self.notes)
+        blocks += _parts(ev.get("thought"))
+        use = self.b.use(call_id if isinstance(call_id, str) and call_id else None, name, inputs, key=key)
+        blocks.append(use)
+        # Observations answer the call id as the source spelled it; a derived id answers itself.
+        source_id = call_id if isinstance(call_id, str) and call_id else use.id
+        self.calls.add(source_id)
+        if isinstance(ev.get("id"), str):
+            self.by_action[ev["id"]] = source_id
+        self.b.add("assistant", blocks, key=key, timestamp=stamp, merge=merge)
+        self.response_id = rid
+
+    def _observation(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None) -> None:
+        call_id = ev.get("tool_call_id")
+        if not (isinstance(call_id, str) and call_id in self.calls):
+            action_id = ev.get("action_id")
+            call_id = self.by_action.get(action_id) if isinstance(action_id, str) else None
+        if call_id is None:
+            self.notes.skip(f"{kind} (unlinked)")
+            return
+        if kind == "AgentErrorEvent":
+            text, is_error = _str(ev.get("error")), True
+        elif kind == "UserRejectObservation":
+            # The text the SDK sends the model for a rejected action.
+            text, is_error = f"Action rejected: {_str(ev.get('rejection_reason')) or 'User rejected the action'}", True
+        else:
+            text, is_error = _observation_text(ev.get("observation"))
+            extra = _text(ev.get("extended_content"))
+            text = f"{text}\n{extra}" if text and extra else text or extra
+        self.b.result(call_id, text, key=key, is_error=is_error, timestamp=stamp)
+
+
+def _observation_text(obs: Any) -> tuple[str, bool]:
+    """(text, is_error) of an observation; older SDK observations kept text in output/error."""
+    if isinstance(obs, str):
+        return obs, False
+    obs = _dict(obs)
+    text = _text(obs.get("content"))
+    error = obs.get("error")
+    if not text:
+        text = "\n".join(t for t in (_str(obs.get("output")), _str(error)) if t)
+    is_error = obs.get("is_error") is True or error is True or (isinstance(error, str) and bool(error))
+    return text, is_error
+
+
+def _convert(events: Iterable[tuple[Any, Loc]], meta: TranscriptMeta) -> Transcript:
+    t = Transcript(meta=meta)
+    s = _Session(t.notes)
+    for ev, loc in events:
+        s.event(ev, loc)
+    t.messages, t.tools = s.b.finish(), s.tools
+    t.notes.records_read = s.events
+    return t
+
+
+def _meta(file: str | None, doc: dict[str, Any] | None = None) -> TranscriptMeta:
+    meta = TranscriptMeta(source_format=NAME, source_path=file, title="OpenHands V1 conversation")
+    for k in ("conversation_id", "id"):
+        if doc is not None and isinstance(doc.get(k), str) and doc[k]:
+            meta.session_id = doc[k]
+            break
+    return meta
+
+
+def _container(doc: dict[str, Any]) -> tuple[str, list[Any]] | None:
+    if "kind" in doc:
+        return None
+    for k in _CONTAINERS:
+        if isinstance(doc.get(k), list):
+            return k, doc[k]
+    return None
+
+
+def from_events(events: list[Any], *, file: str | None = None) -> Transcript:
+    """Convert a list of V1 events."""
+    base = Loc(file, "$")
+    return _convert(((ev, base.at(i)) for i, ev in enumerate(events)), _meta(file))
+
+
+def from_document(doc: Any, *, file: str | None = None) -> Transcript:
+    """A list of events, ``{"events": [...]}`` / ``{"items": [...]}``, or a single event."""
+    if isinstance(doc, list):
+        return from_events(doc, file=file)
+    if isinstance(doc, dict):
+        found = _container(doc)
+        if found is not None:
+            k, events = found
+            base = Loc(file, "$").at(k)
+            return _convert(((ev, base.at(i)) for i, ev in enumerate(events)), _meta(file, doc))
+        if isinstance(doc.get("kind"), str):
+            return _convert([(doc, Loc(file, "$"))], _meta(file))
+    raise TranscriptError("not an OpenHands V1 history", file=file, where="$", expected="a list of events, or a document with 'events'")
+
+
+def read(path: Path) -> Transcript:
+    file = str(path)
+    if leading_char(path) == "[":
+        return from_document(read_json(path), file=file)
+    records = iter_jsonl(path)
+    try:
+        lineno, first = next(records)
+    except TranscriptError as exc:
+        if exc.where != "line 1":
+            raise
+        # A pretty-printed document is not JSONL.
+        return from_document(read_json(path), file=file)
+    if _container(first) is not None:
+        # A one-line {"events": [...]} document: read as a document, so any line after it is an error.
+        del records  # the generator closes its file when dropped
+        return from_document(read_json(path), file=file)
+    events = chain([(lineno, first)], records)
+    return _convert(((rec, Loc(file, "$", n)) for n, rec in events), _meta(file))
+
+
+def event_files(folder: Path) -> list[Path]:
+    """The event files of a persisted conversation folder (or its ``events/`` subfolder), in order.
+
+    The SDK names them ``event-NNNNN-<id>.json`` with a zero-padded index, so
+    name order is event order. An empty list: the folder is not a conversation.
+    """
+    for where in (folder / "events", folder):
+        if where.is_dir():
+            files = sorted(p for p in where.glob("event-*.json") if p.is_file())
+            if files:
+                return files
+    return []
+
+
+def read_folder(folder: Path) -> Transcript:
+    """A persisted V1 conversation: ``base_state.json`` beside an ``events/`` folder of one event per file."""
+    files = event_files(folder)
+    if not files:
+        raise TranscriptError("a folder that holds no OpenHands V1 event files", file=str(folder),
+                              expected="a conversation folder with events/event-*.json, or a transcript file")
+    pairs = []
+    for f in files:
+        doc = read_json(f)
+        if not isinstance(doc, dict):
+            raise TranscriptError("an event file that is not a JSON object", file=str(f), where="$", expected="one V1 event")
+        pairs.append((doc, Loc(str(f), "$")))
+    return _convert(pairs, _meta(str(folder)))
+
+
+# -- detection -------------------------------------------------------------------
+
+_HEAD_KIND = re.compile(r'"kind"\s*:\s*"(' + "|".join(sorted(KINDS)) + r')"')
+_HEAD_EVENT = re.compile(r'"(?:tool_call_id|llm_message|system_prompt|llm_response_id)"\s*:')
+# A first SystemPromptEvent can outgrow the head (prompt plus tool descriptions) before its "kind"
+# (pydantic writes it last) shows; its prompt as a TextContent object is distinctive enough.
+_HEAD_PROMPT = re.compile(r'"system_prompt"\s*:\s*\{\s*"(?:cache_prompt|type|text)"')
+
+
+def _is_event(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("kind") in KINDS
+
+
+def _score(value: Any) -> int:
+    if isinstance(value, list):
+        return 95 if value and _is_event(value[0]) else 0
+    if isinstance(value, dict):
+        found = _container(value)
+        if found is not None:
+            events = found[1]
+            return 95 if events and _is_event(events[0]) else 0
+        return 95 if _is_event(value) else 0
+    return 0
+
+
+def sniff(probe: Probe) -> int:
+    if probe.records:
+        return _score(probe.records[0])
+    if probe.document is not None:
+        return _score(probe.document)
+    head = probe.head
+    if _HEAD_KIND.search(head) and _HEAD_EVENT.search(head):
+        return 90
+    return 85 if _HEAD_PROMPT.search(head) else 0
+
+
+FORMAT = register(
+    Format(
+        name=NAME,
+        description="OpenHands V1 conversations (software-agent-sdk events: JSON list, JSONL or {events: [...]})",
+        sniff=sniff,
+        read=read,
+    )
+)
