@@ -1,33 +1,33 @@
-"""OpenAI Responses API items and Codex CLI rollouts.
+"""OpenAI Responses API items, and detection of Codex CLI rollouts.
 
-Accepted sources:
+Accepted sources: a Responses request body ``{"model", "instructions",
+"input": [...] | "text", "tools"}`` or a bare list of input items (JSON); a
+TypeScript Codex CLI rollout (spring 2025), one document ``{"session": {id,
+timestamp, instructions}, "items": [...]}``; a Codex CLI rollout (JSONL),
+current or older, read by ``lab.formats.codex`` (``read_rollout``, importable
+from here too), which builds on ``add_item``.
 
-* a Responses request body ``{"model", "instructions", "input": [...] | "text",
-  "tools"}`` or a bare list of input items (JSON);
-* a Codex CLI rollout (JSONL): records ``{timestamp, type, payload}``.
-  ``session_meta`` gives the session id, cli version and ``instructions`` (a
-  system message); ``response_item`` payloads are Responses items;
-  ``compacted`` (``{message, replacement_history?}``) becomes a boundary
-  followed by the summary, or by the replacement history when Codex recorded
-  one; ``turn_context`` (model taken from the first), ``event_msg`` (usage
-  taken from ``token_count``) and unknown record types are skipped and counted;
-* an older Codex rollout (JSONL): a first line ``{id, timestamp,
-  instructions}`` and then bare Responses items (``record_type`` state lines
-  are skipped).
+Item mapping (``add_item``): ``message`` (input_text / output_text / refusal /
+input_image parts; roles system and developer -> system) -> text;
+``reasoning`` -> thinking (summary text, else reasoning content;
+encrypted-only reasoning is counted, not kept); ``function_call`` (a
+``namespace`` prefixes the name, as Codex does), ``custom_tool_call`` (its
+freeform ``input``, e.g. an apply_patch body), ``local_shell_call`` (the exec
+action as the arguments of Codex's shell tool: ``command`` array, ``workdir``,
+``timeout_ms``), ``computer_call`` and client-side ``tool_search_call`` ->
+tool_use; their outputs -> tool_result (consecutive ones in one user message).
+An output is a string, a list of content items or ``{content, success}``;
+``success: false`` marks an error, and so does a Codex shell output reporting
+a non-zero exit code (Codex records no success flag). Consecutive assistant
+items form one assistant message. Items run by the provider or opaque
+(web_search_call, image_generation_call, ghost_snapshot, encrypted compaction,
+...) and unknown types are skipped and counted as ``item:<type>``.
 
-Item mapping: ``message`` (input_text / output_text / refusal / input_image
-parts; roles system and developer -> system) -> text; ``reasoning`` ->
-thinking (summary text, else reasoning content; encrypted-only reasoning is
-counted, not kept); ``function_call``, ``custom_tool_call``,
-``local_shell_call``, ``computer_call`` -> tool_use; their ``*_output`` items
--> tool_result (consecutive ones in one user message). Consecutive assistant
-items (reasoning, text, calls) form one assistant message. Server-side tool
-items (web_search_call, ...) and unknown types are skipped and counted.
-
-Detection (``sniff``): 95 for a Codex rollout (``session_meta`` /
-``response_item`` records with ``payload``), 85 for an older rollout, 90 for
+Detection (``sniff``): 95 for a Codex rollout (records ``{type, payload}``),
+85 for an older rollout (a bare session header, then bare items), 90 for
 documents whose items carry Responses types or ``input_text``/``output_text``
-parts, 0 otherwise (plain ``{role, content}`` lists belong to Chat).
+parts (a TypeScript CLI rollout too), 80 for JSONL of bare items, 0 otherwise
+(plain ``{role, content}`` lists belong to Chat).
 """
 
 from __future__ import annotations
@@ -38,35 +38,37 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.messages import Block, Boundary, ImportNotes, block_text, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
+from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, block_text
 from ..errors import TranscriptError
-from ._build import (
-    HistoryBuilder,
-    Loc,
-    image_from_url,
-    need_dict,
-    openai_usage,
-    parse_arguments,
-    parse_timestamp,
-    text_block,
-    tool_specs,
-)
-from .jsonio import iter_jsonl, read_json
+from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, text_block, tool_specs
+from .jsonio import read_json
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "ITEM_TYPES", "read", "read_rollout", "from_document", "from_items", "add_item", "sniff"]
+__all__ = [
+    "FORMAT", "ITEM_TYPES", "SERVER_ITEMS", "ROLLOUT_RECORDS", "read", "read_rollout", "from_document", "from_items",
+    "add_item", "is_rollout_header", "sniff",
+]
 
 NAME = "openai_responses"
 
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "computer_call_output"}
+_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
+_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "computer_call_output", "tool_search_output"}
 ITEM_TYPES = {"message", "reasoning"} | _CALLS | _OUTPUTS
-_CODEX_RECORDS = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
+# Items the lab has no block for (the provider ran the tool, or the item is opaque): counted, not kept.
+SERVER_ITEMS = {
+    "web_search_call", "image_generation_call", "file_search_call", "code_interpreter_call", "mcp_call",
+    "mcp_list_tools", "ghost_snapshot", "compaction", "compaction_summary",
+}
+# Record types of a Codex rollout line ``{timestamp, type, payload}``, older and newer.
+ROLLOUT_RECORDS = {
+    "session_meta", "response_item", "turn_context", "event_msg", "compacted",
+    "world_state", "inter_agent_communication", "inter_agent_communication_metadata",
+}
 
 
 def _parts(content: Any, notes: ImportNotes, loc: Loc) -> list[Block]:
     if isinstance(content, str):
-        return text_block(content)
+        return list[Block](text_block(content))
     if content is None:
         return []
     if not isinstance(content, list):
@@ -86,15 +88,64 @@ def _parts(content: Any, notes: ImportNotes, loc: Loc) -> list[Block]:
     return blocks
 
 
+# Codex's freeform shell output starts "Exit code: N", then "Wall time: ...".
+_EXIT_LINE = re.compile(r"Exit code: (-?\d+)\r?\n")
+# Its structured one is {"output": ..., "metadata": {"exit_code": N, ...}}. Inside a JSON string every
+# quote is escaped, so this unescaped text can only be the object's own key: no second parse is needed.
+_EXIT_KEY = '"metadata":{"exit_code":'
+_INT = re.compile(r"-?\d+")
+
+
+def _reports_failure(text: str) -> bool:
+    """Whether a tool output Codex recorded says the tool failed.
+
+    Codex records outputs as plain strings and drops its success flag, so
+    what is left is the output's own words: the structured shell output's
+    exit code, the freeform one's ``Exit code: N`` line, or an MCP result's
+    ``"isError":true``.
+    """
+    if text.startswith('{"output"'):
+        at = text.rfind(_EXIT_KEY)
+        m = _INT.match(text, at + len(_EXIT_KEY)) if at >= 0 else None
+        return m is not None and int(m.group()) != 0
+    if text.startswith('{"content"'):
+        return '"isError":true' in text
+    m = _EXIT_LINE.match(text)
+    return m is not None and int(m.group(1)) != 0
+
+
 def _output_text(output: Any, notes: ImportNotes, loc: Loc) -> tuple[str, bool]:
-    """A call output as (text, is_error); Codex once wrote ``{content, success}``."""
+    """A call output as (text, is_error), whatever shape it was recorded in."""
     if isinstance(output, dict):
-        text = output.get("content") if isinstance(output.get("content"), str) else output.get("output")
-        return (text if isinstance(text, str) else ""), output.get("success") is False
+        # The Responses API's input schema spells a failure {content, success: false}; some clients log it.
+        inner = output["content"] if "content" in output else output.get("output")
+        text = _output_text(inner, notes, loc)[0] if isinstance(inner, (str, list)) else ""
+        return text, output.get("success") is False
     if isinstance(output, list):
         texts = [b.text if isinstance(b, TextBlock) else "[image]" for b in _parts(output, notes, loc)]
         return "\n".join(texts), False
-    return (output if isinstance(output, str) else ""), False
+    if isinstance(output, str):
+        return output, _reports_failure(output)
+    if output is None:
+        return "", False
+    return json.dumps(output, ensure_ascii=False), False
+
+
+def _shell_args(action: Any) -> dict[str, Any]:
+    """A local_shell_call exec action as the arguments of Codex's ``shell`` tool: command array, workdir, timeout."""
+    if not isinstance(action, dict):
+        return {}
+    args = {k: v for k, v in action.items() if v is not None and k != "working_directory" and (k, v) != ("type", "exec")}
+    if action.get("working_directory") is not None:
+        args["workdir"] = action["working_directory"]
+    return args
+
+
+def _call_id(item: dict[str, Any], kind: str, loc: Loc) -> str:
+    call_id = item.get("call_id") or item.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        raise loc.error(f"{kind} without a call_id", expected="a string 'call_id'")
+    return call_id
 
 
 def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime | None = None) -> None:
@@ -105,24 +156,7 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
     if not isinstance(kind, str):
         raise loc.at("type").error("item without a string type", expected="a Responses item type such as 'message'")
     if kind == "message":
-        role = item.get("role")
-        if not isinstance(role, str):
-            raise loc.error("message item without a role", expected="a string 'role'")
-        blocks = _parts(item.get("content"), notes, loc.at("content"))
-        if role in ("system", "developer"):
-            b.add("system", blocks, key=key, timestamp=stamp)
-        elif role == "user":
-            b.add("user", blocks, key=key, timestamp=stamp)
-        elif role == "assistant":
-            b.add("assistant", blocks, key=key, timestamp=stamp, merge=True)
-            _chat_calls(b, item, loc, key, stamp)
-        elif role in ("tool", "function") and isinstance(item.get("tool_call_id") or item.get("name"), str):
-            # A Chat Completions tool message in a {"type": "message"} wrapper (home-made logs).
-            call_id = item.get("tool_call_id") or f"call_{item.get('name')}"
-            text = "\n".join(block_text(x) for x in blocks)
-            b.result(call_id, text, key=key, timestamp=stamp)
-        else:
-            notes.skip(f"role:{role}")
+        _message(b, item, loc, key, stamp)
     elif kind == "reasoning":
         texts = [t.text for t in _parts(item.get("summary") or [], notes, loc.at("summary")) if isinstance(t, TextBlock)]
         if not texts:
@@ -131,32 +165,58 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
             b.add("assistant", [ThinkingBlock(thinking="\n\n".join(texts))], key=key, timestamp=stamp, merge=True)
         else:
             notes.skip("reasoning:encrypted")
+    elif kind in ("tool_search_call", "tool_search_output") and not item.get("call_id"):
+        notes.skip(f"item:{kind}")  # run by the provider: no call id, nothing for the client to answer
     elif kind in _CALLS:
-        call_id = item.get("call_id") or item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            raise loc.error(f"{kind} without a call_id", expected="a string 'call_id'")
+        call_id = _call_id(item, kind, loc)
         if kind == "function_call":
-            name = item.get("name")
+            name, namespace = item.get("name"), item.get("namespace")
+            if isinstance(name, str) and isinstance(namespace, str):
+                name = namespace + name  # how Codex names a namespaced (MCP) tool
             args = parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
         elif kind == "custom_tool_call":
             name, raw = item.get("name"), item.get("input")
             args = {"input": raw if isinstance(raw, str) else ""}
+        elif kind == "local_shell_call":
+            name, args = "local_shell", _shell_args(item.get("action"))
+        elif kind == "tool_search_call":
+            name, args = "tool_search", parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
         else:
-            name = "local_shell" if kind == "local_shell_call" else "computer"
             action = item.get("action")
-            args = action if isinstance(action, dict) else {}
+            name, args = "computer", action if isinstance(action, dict) else {}
         if not isinstance(name, str) or not name:
             raise loc.error(f"{kind} without a name", expected="a string 'name'")
         use = b.use(call_id, name, args, key=key)
         b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
     elif kind in _OUTPUTS:
-        call_id = item.get("call_id") or item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            raise loc.error(f"{kind} without a call_id", expected="a string 'call_id'")
-        text, is_error = _output_text(item.get("output"), notes, loc.at("output"))
+        call_id = _call_id(item, kind, loc)
+        if kind == "tool_search_output":
+            text, is_error = json.dumps(item.get("tools"), ensure_ascii=False), False
+        else:
+            text, is_error = _output_text(item.get("output"), notes, loc.at("output"))
         b.result(call_id, text, key=key, is_error=is_error, timestamp=stamp)
     else:
         notes.skip(f"item:{kind}")
+
+
+def _message(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    role = item.get("role")
+    if not isinstance(role, str):
+        raise loc.error("message item without a role", expected="a string 'role'")
+    blocks = _parts(item.get("content"), b.notes, loc.at("content"))
+    if role in ("system", "developer"):
+        b.add("system", blocks, key=key, timestamp=stamp)
+    elif role == "user":
+        b.add("user", blocks, key=key, timestamp=stamp)
+    elif role == "assistant":
+        b.add("assistant", blocks, key=key, timestamp=stamp, merge=True)
+        _chat_calls(b, item, loc, key, stamp)
+    elif role in ("tool", "function") and isinstance(item.get("tool_call_id") or item.get("name"), str):
+        # A Chat Completions tool message in a {"type": "message"} wrapper (home-made logs).
+        call_id = item.get("tool_call_id") or f"call_{item.get('name')}"
+        b.result(call_id, "\n".join(block_text(x) for x in blocks), key=key, timestamp=stamp)
+    else:
+        b.notes.skip(f"role:{role}")
 
 
 def _chat_calls(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
@@ -199,10 +259,26 @@ def from_items(
     return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=b.finish(), notes=notes)
 
 
+def _instructions(value: Any) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("text")
+    return value if isinstance(value, str) and value else None
+
+
+def _is_ts_rollout(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("session"), dict) and isinstance(doc.get("items"), list)
+
+
 def from_document(doc: Any, *, file: str | None = None) -> Transcript:
-    """A Responses request body or a bare list of input items."""
+    """A Responses request body, a bare list of input items, or a TypeScript Codex CLI rollout."""
     if isinstance(doc, list):
         return from_items(doc, file=file)
+    if _is_ts_rollout(doc) and "input" not in doc:
+        session = doc["session"]
+        t = from_items(doc["items"], file=file, path="$.items", instructions=_instructions(session.get("instructions")))
+        t.meta.session_id = session.get("id") if isinstance(session.get("id"), str) else None
+        t.meta.title = "Codex CLI rollout (TypeScript CLI)"
+        return t
     if not isinstance(doc, dict) or "input" not in doc:
         raise TranscriptError("no Responses input found", file=file, where="$", expected="a list of items or an object with 'input'")
     raw = doc["input"]
@@ -215,85 +291,22 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
     return t
 
 
-# -- Codex rollouts ----------------------------------------------------------------
+# -- Codex rollouts (read in lab.formats.codex) -------------------------------------
 
 
-def _instructions(value: Any) -> str | None:
-    if isinstance(value, dict):
-        value = value.get("text")
-    return value if isinstance(value, str) and value else None
-
-
-def _compacted(b: HistoryBuilder, payload: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
-    boundary = Boundary(trigger="import", strategy="codex_compact", timestamp=stamp)
-    b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
-    history = payload.get("replacement_history")
-    if isinstance(history, list) and history:
-        for j, item in enumerate(history):
-            add_item(b, item, loc.at("replacement_history").at(j), f"{key}.{j}", stamp)
-        b.notes.warnings.append(f"{loc.where}: compaction replaced the history with {len(history)} item(s)")
-        return
-    message = payload.get("message")
-    if isinstance(message, str) and message:
-        b.add("user", [TextBlock(text=message)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+def is_rollout_header(rec: Any) -> bool:
+    """The first line of an older Codex rollout: ``{id, timestamp, instructions?, git?}``, no type."""
+    if not isinstance(rec, dict) or "type" in rec or "role" in rec or "payload" in rec:
+        return False
+    return "instructions" in rec or (isinstance(rec.get("id"), str) and "timestamp" in rec)
 
 
 def read_rollout(path: Path) -> Transcript:
-    file = str(path)
-    notes = ImportNotes()
-    b = HistoryBuilder(notes)
-    meta = TranscriptMeta(source_format=NAME, source_path=file)
-    first = True
-    n = 0
-    for lineno, rec in iter_jsonl(path):
-        n += 1
-        loc = Loc(file, "$", lineno)
-        rec = need_dict(rec, loc, "record")
-        key = f"l{lineno}"
-        stamp = parse_timestamp(rec.get("timestamp"))
-        kind = rec.get("type")
-        if kind is not None and not isinstance(kind, str):
-            raise loc.at("type").error("record type is not a string", expected="a Codex record type such as 'response_item'")
-        if kind in _CODEX_RECORDS and "payload" in rec:
-            payload = need_dict(rec["payload"], loc.at("payload"), "payload")
-            if kind == "session_meta":
-                meta.session_id = payload.get("id") if isinstance(payload.get("id"), str) else meta.session_id
-                version, cwd = payload.get("cli_version"), payload.get("cwd")
-                meta.title = " ".join(str(x) for x in ("Codex CLI", version, cwd) if x)
-                text = _instructions(payload.get("instructions")) or _instructions(payload.get("base_instructions"))
-                if text:
-                    b.add("system", [TextBlock(text=text)], key=key, timestamp=stamp)
-            elif kind == "response_item":
-                add_item(b, payload, loc.at("payload"), key, stamp)
-            elif kind == "compacted":
-                _compacted(b, payload, loc.at("payload"), key, stamp)
-            elif kind == "turn_context":
-                if meta.model is None and isinstance(payload.get("model"), str):
-                    meta.model = payload["model"]
-                notes.skip("turn_context")
-            else:
-                sub = payload.get("type")
-                if sub == "token_count" and isinstance(payload.get("info"), dict):
-                    usage = openai_usage(payload["info"].get("last_token_usage"))
-                    if usage is not None:
-                        b.set_last_usage(usage)
-                notes.skip(f"event_msg:{sub}")
-        elif first and "type" not in rec and ("instructions" in rec or "id" in rec):
-            # Older rollouts: a bare session header, then bare items.
-            meta.session_id = rec.get("id") if isinstance(rec.get("id"), str) else None
-            meta.title = "Codex CLI rollout"
-            text = _instructions(rec.get("instructions"))
-            if text:
-                b.add("system", [TextBlock(text=text)], key=key, timestamp=parse_timestamp(rec.get("timestamp")))
-        elif "record_type" in rec:
-            notes.skip(f"record_type:{rec['record_type']}")
-        elif kind in ITEM_TYPES or (kind is None and "role" in rec):
-            add_item(b, rec, loc, key, stamp)
-        else:
-            notes.skip(f"record:{kind}")
-        first = False
-    notes.records_read = n
-    return Transcript(meta=meta, messages=b.finish(), notes=notes)
+    """A Codex CLI rollout (JSONL), current or older: see ``lab.formats.codex``."""
+    # codex.py builds on this module's item mapping, so it is imported when a rollout is read.
+    from .codex import read_rollout as read_codex
+
+    return read_codex(path)
 
 
 def _is_rollout(path: Path) -> bool:
@@ -305,7 +318,7 @@ def _is_rollout(path: Path) -> bool:
         rec = json.loads(first)
     except ValueError:
         return False
-    return isinstance(rec, dict) and (more or (_type_in(rec, _CODEX_RECORDS) and "payload" in rec))
+    return isinstance(rec, dict) and (more or (_type_in(rec, ROLLOUT_RECORDS) and "payload" in rec))
 
 
 def read(path: Path) -> Transcript:
@@ -324,6 +337,7 @@ _HEAD_CODEX = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item)"\s*,\s*"
 _HEAD_ITEMS = re.compile(
     r'"type"\s*:\s*"(?:function_call|function_call_output|input_text|output_text|reasoning|custom_tool_call|local_shell_call)"'
 )
+_HEAD_TS_ROLLOUT = re.compile(r'\A\s*\{\s*"session"\s*:\s*\{')
 
 
 def _type_in(d: dict[str, Any], options: set[str] | tuple[str, ...]) -> bool:
@@ -346,22 +360,26 @@ def _items_score(items: Any) -> int:
 def sniff(probe: Probe) -> int:
     if probe.shape == "jsonl" and probe.records:
         recs = [r for r in probe.records if isinstance(r, dict)]
-        if any(_type_in(r, _CODEX_RECORDS) and isinstance(r.get("payload"), dict) for r in recs):
+        if any(_type_in(r, ROLLOUT_RECORDS) and isinstance(r.get("payload"), dict) for r in recs):
             return 95
-        if recs and "type" not in recs[0] and "instructions" in recs[0]:
-            return 85 if any(_type_in(r, ITEM_TYPES) for r in recs[1:]) or len(recs) == 1 else 0
-        return 80 if recs and all(_type_in(r, ITEM_TYPES) or "record_type" in r for r in recs) else 0
+        items = ITEM_TYPES | SERVER_ITEMS
+        if recs and is_rollout_header(recs[0]):
+            rest = recs[1:]
+            return 85 if any(_type_in(r, items) for r in rest) or (not rest and "instructions" in recs[0]) else 0
+        return 80 if recs and all(_type_in(r, items) or "record_type" in r for r in recs) else 0
     doc = probe.document
     if doc is not None:
         if isinstance(doc, dict):
-            if _type_in(doc, _CODEX_RECORDS) and isinstance(doc.get("payload"), dict):
+            if _type_in(doc, ROLLOUT_RECORDS) and isinstance(doc.get("payload"), dict):
                 return 95  # a rollout of a single record
+            if _is_ts_rollout(doc) and "input" not in doc:
+                return _items_score(doc["items"])
             return _items_score(doc.get("input")) if "messages" not in doc else 0
         return _items_score(doc)
     head = probe.head
     if _HEAD_CODEX.search(head):
         return 95
-    if re.search(r'"input"\s*:\s*\[', head) and _HEAD_ITEMS.search(head):
+    if (re.search(r'"input"\s*:\s*\[', head) or _HEAD_TS_ROLLOUT.match(head)) and _HEAD_ITEMS.search(head):
         return 90
     if head.lstrip().startswith("[") and _HEAD_ITEMS.search(head):
         return 80
@@ -371,7 +389,7 @@ def sniff(probe: Probe) -> int:
 FORMAT = register(
     Format(
         name=NAME,
-        description="OpenAI Responses API items and Codex CLI rollout JSONL",
+        description="OpenAI Responses API items and Codex CLI rollouts (JSONL, older JSONL, TypeScript CLI JSON)",
         sniff=sniff,
         read=read,
     )

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, tool_pairs
+from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, message_text, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import openai_responses as resp
+from lab.formats.codex import is_injected_context
 from lab.formats.jsonio import make_probe
 from lab.formats.registry import Probe
 from tests.conftest import CORPUS, CORPUS_FILES, corpus_id
@@ -75,11 +76,15 @@ class TestCorpus:
         items = [r["payload"] for r in records if r["type"] == "response_item"]
         raw_calls = sum(1 for i in items if i.get("type") in CALL_TYPES)
         raw_messages = sum(1 for i in items if i.get("type") == "message")
+        injected = sum(1 for i in items if i.get("type") == "message" and all(is_injected_context(p["text"]) for p in i["content"]))
+        instructions = records[0]["payload"].get("instructions") or ""
         t = resp.read(path)
         assert len(tool_pairs(t.messages)) == raw_calls
-        # instructions become the one system message; every user message item stays a message
-        assert [m.role for m in t.messages].count("system") == 1
-        assert sum(1 for m in t.messages if m.role != "system") == raw_messages
+        # injected context (AGENTS.md, environment) becomes system messages; every other message item stays a message
+        assert sum(1 for m in t.messages if m.role != "system") == raw_messages - injected
+        assert [m.role for m in t.messages].count("system") in (injected, injected + 1)
+        # the header's instructions, which the AGENTS.md message repeats, are in the history once
+        assert sum(message_text(m).count(instructions.strip()) for m in t.messages) == (1 if instructions.strip() else 0)
         assert t.notes.records_read == len(records)
         assert t.notes.skipped.get("turn_context") == sum(1 for r in records if r["type"] == "turn_context")
 
@@ -139,7 +144,8 @@ class TestRollout:
     def test_replacement_history_follows_the_boundary(self, tmp_path: Path) -> None:
         recs = [_rec("response_item", _msg("user", "old")), _rec("compacted", {"message": "s", "replacement_history": [_msg("user", "kept"), _msg("user", "s")]})]
         t = resp.read(_jsonl(tmp_path, recs))
-        assert [(m.role, m.tag) for m in t.messages] == [("user", None), ("system", "boundary"), ("user", None), ("user", None)]
+        # the replacement history's last message is the record's summary: tagged as one
+        assert [(m.role, m.tag) for m in t.messages] == [("user", None), ("system", "boundary"), ("user", None), ("user", "summary")]
         assert t.messages[2].content[0].text == "kept"
 
     def test_skipped_records_are_counted(self, tmp_path: Path) -> None:
