@@ -169,6 +169,8 @@ class TranscriptMeta(BaseModel):
     model: str | None = None
     title: str | None = None
     source_path: str | None = None
+    # The agent's working directory when the source records it, to resolve relative tool paths.
+    cwd: str | None = None
     # Facts planted by the generator, so retention can be scored on them.
     planted_facts: list[str] = Field(default_factory=list)
 

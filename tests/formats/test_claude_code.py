@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from lab.core.messages import ImageBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import claude_code, dump
+from lab.formats import claude_code, claude_code_import, dump
 from tests.conftest import CORPUS
 
 GRPC = CORPUS / "claude-code" / "enterprisebench-grpc-metadata-mcp-native.jsonl"
@@ -358,7 +358,7 @@ def test_timestamp_spellings_read_as_with_the_plus_zero_spelling(value: str) -> 
 
 def test_a_message_that_fails_validation_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The importer checks every value before building a message, so only an importer bug gets here.
-    monkeypatch.setattr(claude_code, "block_dicts", lambda content, notes, where: [{"type": "text", "text": 5}])
+    monkeypatch.setattr(claude_code_import, "block_dicts", lambda content, notes, where: [{"type": "text", "text": 5}])
     entries = [_user("go", uuid="u-first"), _user("again", uuid="u-second")]
     with pytest.raises(TranscriptError) as err:
         _load(tmp_path, entries)
