@@ -84,6 +84,7 @@ from .support import (
     request_points,
     resolve_config,
     sendable,
+    with_session_cwd,
     summary_numbers,
 )
 
@@ -142,10 +143,10 @@ def replay(
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
     t = as_transcript(transcript)
-    cfg = resolve_config(config, window)
+    notes: list[str] = []
+    cfg = with_session_cwd(resolve_config(config, window), t, notes)
     counter = counter if counter is not None else get_counter(cfg.counter)
     store = store if store is not None else MemoryStore()
-    notes: list[str] = []
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools)
     run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor, incremental)

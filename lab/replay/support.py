@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Generic, Sequence, TypeVar
+from typing import Any, Generic, Sequence, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -34,6 +34,7 @@ __all__ = [
     "ConfigLike",
     "request_points",
     "resolve_config",
+    "with_session_cwd",
     "as_transcript",
     "prompt_too_long_error",
     "RecordingSummarizer",
@@ -89,7 +90,8 @@ def as_transcript(source: Transcript | str | os.PathLike[str] | Sequence[Message
 
         return load(source)
     if isinstance(source, Sequence) and all(isinstance(m, Message) for m in source):
-        return Transcript(messages=list(source))
+        # str was returned above; mypy's isinstance(Sequence) narrowing brings it back from the declared type.
+        return Transcript(messages=list(cast(Sequence[Message], source)))
     raise TranscriptError(f"cannot replay a {type(source).__name__}", expected="a Transcript, a path, or a list of messages")
 
 
@@ -126,6 +128,24 @@ def default_summarizer(cfg: CompactionConfig, given: Summarizer | None, notes: l
         # A replay reaches a provider only when the caller hands it an LLM summarizer on purpose.
         notes.append(f"config asks for the {cfg.summary.summarizer} summarizer but none was given: rule-based summaries used")
     return RuleSummarizer()
+
+
+def with_session_cwd(cfg: CompactionConfig, t: Transcript, notes: list[str]) -> CompactionConfig:
+    """``cfg`` with read dedup resolving relative paths against the session's recorded working directory.
+
+    Only when the config names no ``dedup.cwd`` and the transcript recorded an
+    absolute POSIX one (Claude Code and Codex do): the agent's own config would
+    name it, so a replay of its session should resolve paths as it would.
+    """
+    cwd = getattr(t.meta, "cwd", None)
+    if cfg.dedup.cwd is not None or not isinstance(cwd, str) or not cwd.startswith("/"):
+        return cfg
+    try:
+        dedup = type(cfg.dedup).model_validate({**cfg.dedup.model_dump(), "cwd": cwd})
+    except ValidationError:
+        return cfg
+    notes.append(f"read dedup resolves relative paths against the session's working directory {dedup.cwd} (dedup.cwd was not set)")
+    return cfg.model_copy(update={"dedup": dedup})
 
 
 def sendable(messages: Sequence[Message]) -> list[Message]:

@@ -297,3 +297,31 @@ class TestInvariants:
         times = [r.time for r in report.rows]
         assert times == sorted(times)
         assert report.invalid_requests == 0
+
+
+class TestSessionWorkingDirectory:
+    @staticmethod
+    def _transcript(cwd: str | None) -> Transcript:
+        body = "def f():\n    return 1\n" * 100  # under the spill threshold: a source dedup can point at
+        msgs = [system(), user("read it twice"), *call_and_result("Read", body, tool_id="r1", file_path="/repo/app.py")]
+        msgs += [*call_and_result("Bash", body, tool_id="c1", command="cat app.py"), assistant("done")]
+        return Transcript(meta=TranscriptMeta(cwd=cwd), messages=msgs)
+
+    @staticmethod
+    def _deduped(report: object) -> bool:
+        return any(e["stage"] == "dedup" and e["success"] and e["tokens_freed"] > 0 for r in report.rows for e in r.events)  # type: ignore[attr-defined]
+
+    def test_the_recorded_cwd_resolves_relative_reads_when_the_config_names_none(self) -> None:
+        report = replay(self._transcript("/repo"), "minicode", window=200_000)
+        assert report.config["dedup"]["cwd"] == "/repo"
+        assert any("working directory /repo" in n for n in report.notes)
+        assert self._deduped(report)
+
+    def test_the_config_wins_and_odd_directories_are_ignored(self) -> None:
+        cfg = preset("minicode")
+        cfg = cfg.model_copy(update={"dedup": cfg.dedup.model_copy(update={"cwd": "/elsewhere"})})
+        assert replay(self._transcript("/repo"), cfg).config["dedup"]["cwd"] == "/elsewhere"
+        for odd in (None, "C:\\repo", "relative/dir"):
+            report = replay(self._transcript(odd), "minicode")
+            assert report.config["dedup"]["cwd"] is None and not any("working directory" in n for n in report.notes)
+            assert not self._deduped(report)

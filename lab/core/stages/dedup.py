@@ -47,7 +47,7 @@ from ..events import Event, StageContext, StageResult
 from ..incremental import Journal, StageCache, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
-from .dedup_paths import command_text, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
+from .dedup_paths import change_dir, command_text, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
 __all__ = ["DedupConfig", "DedupStage", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 
@@ -151,8 +151,22 @@ def read_target(use: ToolUseBlock, config: DedupConfig) -> ReadTarget | None:
     return _target(use, config, config.cwd)
 
 
+# Input keys naming the directory one call runs in (Codex's shell tool: workdir), without moving the shell.
+_WORKDIR_KEYS = ("workdir", "working_directory", "cwd")
+
+
+def _workdir(use: ToolUseBlock, cwd: str | None) -> str | None:
+    """The directory ``use`` runs in: its own workdir input when it names one, else ``cwd``."""
+    for key in _WORKDIR_KEYS:
+        value = use.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return change_dir(cwd, value.strip())
+    return cwd
+
+
 def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     """``read_target`` for a call made while the shell was in ``cwd``."""
+    cwd = _workdir(use, cwd)
     if _matches(config.read_tools, use):
         path = _path(use, config.path_keys)
         if path is None:
@@ -177,6 +191,7 @@ def is_write(use: ToolUseBlock, config: DedupConfig) -> bool:
 
 def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0, cwd: str | None = None) -> None:
     """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale."""
+    cwd = _workdir(use, cwd)
     def drop(key: str) -> None:
         if journal is None:
             del index[key]

@@ -204,6 +204,19 @@ class TestResolution:
         _, state = run([*read("r1", path)], cwd="/repo")
         assert list(state.dedup_index) == [posixpath.normpath(path)]
 
+    def test_a_call_workdir_applies_to_that_call_only(self) -> None:
+        # Codex's shell tool runs each command in its "workdir"; the shell itself does not move.
+        codex = call_and_result("shell", FILE, tool_id="c1", command=["bash", "-lc", "cat src/app.py"], workdir="/repo")
+        later = call_and_result("shell", FILE, tool_id="c2", command=["bash", "-lc", "cat src/app.py"])
+        out, state = run([*read("r1", "/repo/src/app.py"), *codex, *later])
+        assert out["c1"].compacted == "dedup"
+        assert out["c2"].compacted is None and set(state.dedup_index) == {"/repo/src/app.py", "src/app.py"}
+
+    def test_a_write_in_a_workdir_invalidates_the_absolute_read(self) -> None:
+        edit = call_and_result("shell", "", tool_id="w1", command=["bash", "-lc", "sed -i s/1/2/ src/app.py"], workdir="/repo")
+        out, state = run([*read("r1", "/repo/src/app.py"), *edit, *read("r2", "/repo/src/app.py")])
+        assert out["r2"].compacted is None
+
     def test_partial_reads_keep_their_slice_under_any_form(self) -> None:
         msgs = [*call_and_result("Read", FILE, tool_id="r1", file_path="/repo/a.py", offset=5), *call_and_result("Read", FILE, tool_id="r2", file_path="a.py", offset=5), *read("r3", "a.py")]
         out, _ = run(msgs, cwd="/repo")
