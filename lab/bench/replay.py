@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def bench_growth(small: int, large: int, presets: tuple[str, ...]) -> tuple[list
     lines: list[str] = []
     data: dict[str, Any] = {"small": small, "large": large, "window": GROWTH_WINDOW, "repeat": REPEAT, "presets": {}}
     for name in presets:
-        times = best_of_each({n: (lambda t=t: replay_timing(t, name, GROWTH_WINDOW)) for n, t in sessions.items()})
+        times = best_of_each({n: partial(replay_timing, t, name, GROWTH_WINDOW) for n, t in sessions.items()})
         s, b = times[small], times[large]
         ratio = b.seconds / s.seconds if s.seconds else float("inf")
         verdict = "linear" if ratio <= LINEAR_LIMIT else "NOT linear"

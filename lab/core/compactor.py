@@ -149,6 +149,7 @@ class Compactor:
         cheap = self._guarded(fold, self._cheap, msgs, ctx, path="auto")
         self._keep_anchor_if_unchanged(msgs, cheap.messages, cheap.unchanged)
         events = list(cheap.events)
+        gated_events: tuple[Event, ...]
         try:
             # The gate and the summary keep no caches: a failure here leaves the incremental memory sound.
             gated = fold(self._gated, cheap.messages, ctx)
@@ -280,7 +281,7 @@ class Compactor:
             self.state.first_request = first_user_request(messages)
         return StageContext(
             config=self.config,
-            counter=self._counts,  # type: ignore[arg-type]
+            counter=self._counts,
             store=self.store,
             summarizer=self.summarizer,
             state=self.state,

@@ -76,12 +76,19 @@ def _format_of(path: Path, fmt: str | None) -> str:
 
 def load_config(source: str | Path | bytes, fmt: ConfigFormat | None = None) -> CompactionConfig:
     """Read a config from a path, or from bytes/str content when ``fmt`` is given."""
-    if isinstance(source, (bytes, str)) and fmt is not None:
-        text = source.decode("utf-8", errors="strict") if isinstance(source, bytes) else source
-        kind = fmt
+    if isinstance(source, bytes):
+        if fmt is None:
+            raise ConfigError("config content given as bytes needs its format: json, yaml or toml")
+        try:
+            source = source.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"<config>: not UTF-8 text: {e}") from None
+    if isinstance(source, str) and fmt is not None:
+        text = source
+        kind: str = fmt
         where = "<config>"
     else:
-        path = Path(source)  # type: ignore[arg-type]
+        path = Path(source)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:

@@ -76,7 +76,8 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
     """
     # An incremental run's list belongs to the Compactor: no copy needed.
     owned = ctx.caches is not None and isinstance(messages, list)
-    current = messages if owned else list(messages)
+    # The repeated isinstance is for mypy: owned already implies a list.
+    current = messages if owned and isinstance(messages, list) else list(messages)
     unchanged = len(current)
     events: list[Event] = []
     boundary: Boundary | None = None

@@ -74,7 +74,7 @@ def composition(messages: Sequence[Message], counter: TokenCounter) -> dict[str,
 
 def transcript_stats(transcript: Transcript, counters: Iterable[str | TokenCounter] = ("minicode", "chars/3.5")) -> TranscriptStats:
     msgs = transcript.messages
-    by_role = Counter(m.role for m in msgs)
+    by_role: Counter[str] = Counter(m.role for m in msgs)
     tools: Counter[str] = Counter()
     errors = images = 0
     for m in msgs:

@@ -328,7 +328,9 @@ def tool_specs(raw: Any) -> list[ToolSpec]:
     for t in raw:
         if not isinstance(t, dict):
             continue
-        fn = t.get("function") if isinstance(t.get("function"), dict) else t
+        fn = t.get("function")
+        if not isinstance(fn, dict):
+            fn = t
         name = fn.get("name")
         if not isinstance(name, str):
             continue
@@ -344,6 +346,6 @@ def tool_specs(raw: Any) -> list[ToolSpec]:
     return specs
 
 
-def text_block(text: Any) -> list[TextBlock]:
+def text_block(text: Any) -> list[Block]:
     return [TextBlock(text=text)] if isinstance(text, str) and text else []
 

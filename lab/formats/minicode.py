@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Sequence, get_args
+from typing import Any, Sequence, cast, get_args
 
 from pydantic import ValidationError
 
@@ -52,6 +52,7 @@ from ..core.messages import (
     ImportNotes,
     Message,
     MessageTag,
+    Role,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -204,10 +205,11 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
             b.add("user", blocks, key=sid, timestamp=stamp, tag="summary", usage=usage)
         return
     if role in ("system", "user"):
-        b.add(role, _blocks(m.get("content"), b, loc.at("content"), key, False), key=key, timestamp=stamp, tag=tag, usage=usage)
+        # The test above is what narrows it; mypy cannot narrow a str by membership.
+        b.add(cast(Role, role), _blocks(m.get("content"), b, loc.at("content"), key, False), key=key, timestamp=stamp, tag=tag, usage=usage)
         return
     if role == "assistant":
-        blocks: list[Block] = []
+        blocks = []
         if isinstance(m.get("_thinking"), str) and m["_thinking"]:
             blocks.append(ThinkingBlock(thinking=m["_thinking"]))
         blocks += _blocks(m.get("content"), b, loc.at("content"), key, True)

@@ -163,7 +163,9 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetim
                 raise loc.at("function_call").error("function_call without a name", expected="a string 'name'")
             args = parse_arguments(fc.get("arguments"), notes, loc.at("function_call").at("arguments"))
             blocks.append(b.use(None, fc["name"], args, key=f"{key}.fc"))
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        response = extra.get("response")
+        if not isinstance(response, dict):
+            response = {}
         usage = openai_usage(m.get("usage") or response.get("usage"))
         b.add("assistant", blocks, key=key, timestamp=stamp, usage=usage)
     elif role == "tool":

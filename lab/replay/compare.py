@@ -137,7 +137,7 @@ class CompareTable:
 
 def _labelled(configs: Sequence[ConfigSpec], window: int | None) -> list[tuple[str, CompactionConfig]]:
     if isinstance(configs, (str, CompactionConfig)) or not isinstance(configs, Sequence):
-        configs = [configs]  # type: ignore[list-item]
+        configs = [configs]
     if not configs:
         raise ConfigError("compare needs at least one config")
     out: list[tuple[str, CompactionConfig]] = []

@@ -26,7 +26,7 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
 __all__ = [
     "FakeUsage",
@@ -106,7 +106,7 @@ class Reply:
     def of(cls, value: Reply | str) -> Reply:
         if isinstance(value, Reply):
             return value
-        shortcuts = {"ok": cls.ok, "ptl": cls.ptl, "429": cls.rate_limited, "500": cls.server_error, "auth": cls.auth}
+        shortcuts: dict[str, Callable[[], Reply]] = {"ok": cls.ok, "ptl": cls.ptl, "429": cls.rate_limited, "500": cls.server_error, "auth": cls.auth}
         if value in shortcuts:
             return shortcuts[value]()
         if value == "slow":

@@ -21,6 +21,7 @@ import types
 import typing
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import annotated_types as at
@@ -358,8 +359,8 @@ def config_form(
     changed = set(changed)
     values = _flat_values(config, specs)
     base = _flat_values(baseline, specs) if baseline is not None else {}
-    kw = {"key_prefix": key_prefix, "changed": changed, "baseline": base, "on_change": on_change}
-    out = render_fields([s for s in specs if not s.group], values, columns=2, **kw)
+    draw = partial(render_fields, key_prefix=key_prefix, changed=changed, baseline=base, on_change=on_change)
+    out = draw([s for s in specs if not s.group], values, columns=2)
     for group in (*STAGE_FIELDS, "replay"):
         inner = [s for s in specs if s.group == group]
         n = sum(1 for s in inner if s.path in changed)
@@ -374,5 +375,5 @@ def config_form(
                 if parent != group and parent != last_parent:
                     st.caption(humanize(parent.split(".")[-1]))
                 last_parent = parent
-                out.update(render_fields([spec], values, **kw))
+                out.update(draw([spec], values))
     return out

@@ -115,3 +115,11 @@ class TestAccess:
 def test_every_preset_round_trips(name: str, fmt: str) -> None:
     config = preset(name)
     assert load_config(dump_config(config, fmt), fmt=fmt) == config  # type: ignore[arg-type]
+
+
+def test_config_bytes_without_a_format_or_not_utf8_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="needs its format"):
+        load_config(b'{"window": 64000}')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(b"\xff\xfe window = 1", fmt="toml")
+    assert load_config(b'{"window": 64000}', fmt="json").window == 64_000

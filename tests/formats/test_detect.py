@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import json
 from pathlib import Path
 
@@ -112,7 +113,10 @@ def test_dump_to_an_unknown_target() -> None:
 
 # --- public API -------------------------------------------------------------------------------------
 
-_MODULES = ["lab.formats", "lab.formats.jsonio", "lab.formats.detect", "lab.formats.claude_code", "lab.formats.anthropic", "lab.formats.labjson", "lab.formats.export", "lab.core.validate"]
+# Every module of the formats package (new importers included), and the validator they feed.
+_MODULES = ["lab.formats", "lab.core.validate"] + sorted(
+    f"lab.formats.{m.name}" for m in pkgutil.iter_modules(importlib.import_module("lab.formats").__path__)
+)
 
 
 @pytest.mark.parametrize("name", _MODULES)

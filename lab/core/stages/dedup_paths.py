@@ -183,6 +183,7 @@ def shell_cwd(command: str, cwd: str | None) -> tuple[str | None, str | None, st
     stayed there we cannot tell.
     """
     parsed = parse_cd(command)
+    dirs: tuple[str | None, ...]
     if parsed is None:
         dirs, body = (), command
     else:

@@ -88,9 +88,9 @@ def first_user_request(messages: Sequence[Message]) -> str | None:
     for m in messages:
         if m.tag == "truncation_note":
             text = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
-            found = _REQUEST_RE.search(text)
-            if found:
-                return found.group(1)
+            match = _REQUEST_RE.search(text)
+            if match:
+                return match.group(1)
     return None
 
 

@@ -22,11 +22,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError, ProviderError
 from ..messages import ImageBlock, Message, block_text
 from .base import IMAGE_TOKENS, MESSAGE_OVERHEAD, BaseCounter
+
+if TYPE_CHECKING:
+    # Types only: the SDK itself is imported when a counter is built, so the package stays optional at import.
+    from anthropic.types import TextBlockParam
 
 __all__ = ["AnthropicCounter", "DEFAULT_MODEL"]
 
@@ -78,7 +82,7 @@ class AnthropicCounter(BaseCounter):
     def __repr__(self) -> str:
         return f"AnthropicCounter(model={self.model!r}, base_url={self.base_url!r})"
 
-    def _request(self, content: list[dict[str, Any]]) -> int:
+    def _request(self, content: list[TextBlockParam]) -> int:
         self.requests += 1
         try:
             result = self._client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": content}])
@@ -99,7 +103,7 @@ class AnthropicCounter(BaseCounter):
         images = sum(1 for b in message.content if isinstance(b, ImageBlock))
         if not texts:
             return MESSAGE_OVERHEAD + images * IMAGE_TOKENS
-        content = [{"type": "text", "text": t} for t in texts]
+        content: list[TextBlockParam] = [{"type": "text", "text": t} for t in texts]
         key = hashlib.sha256(json.dumps(content, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
         n = self._message_cache.get(key)
         if n is None:
