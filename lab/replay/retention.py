@@ -169,6 +169,7 @@ class _Context:
         self.spill_paths = spill_paths
         self._on_stubs = on_stubs
         self._named: dict[str, bool] = {}
+        self._spilled_joined: str | None = None
         self._texts: dict[str, str] = {}
 
     def where(self, text: str, *, spills: bool = False) -> str:
@@ -176,7 +177,7 @@ class _Context:
             return "tail"
         if text in self.summary:
             return "summary"
-        if spills and any(text in content for content in self.spilled_texts()):
+        if spills and text in self._spilled():
             return "spill"
         return "nowhere"
 
@@ -191,6 +192,12 @@ class _Context:
             hit = named and self.store is not None and self.store.exists(path)
             self._named[path] = hit
         return hit
+
+    def _spilled(self) -> str:
+        # Every reachable spill file's text, read once per context and searched in one C-speed pass per item.
+        if self._spilled_joined is None:
+            self._spilled_joined = "\n\x00\n".join(self.spilled_texts())
+        return self._spilled_joined
 
     def spilled_texts(self) -> list[str]:
         if self.store is None:

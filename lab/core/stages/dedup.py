@@ -39,7 +39,8 @@ import hashlib
 import json
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Sequence
+from functools import lru_cache
+from typing import Any, Callable, Sequence
 
 from pydantic import Field, field_validator
 
@@ -112,12 +113,31 @@ def dedup_stub(display: str, index: int, message_id: str) -> str:
     return f"[Read deduplicated: {display}] File unchanged since last read. Original content at message index {index} (id {message_id})"
 
 
-def _matches(entries: Sequence[str], use: ToolUseBlock) -> bool:
+@lru_cache(maxsize=64)
+def _tool_table(entries: tuple[str, ...]) -> dict[str, frozenset[str] | None]:
+    """Tool name -> the 'command' inputs that match it (None: any), from entries like 'Read' or 'tool:command'."""
+    table: dict[str, set[str] | None] = {}
     for entry in entries:
         name, _, command = entry.partition(":")
-        if use.name == name and (not command or use.input.get("command") == command):
-            return True
-    return False
+        if not command:
+            table[name] = None
+        else:
+            commands = table.setdefault(name, set())
+            if commands is not None:
+                commands.add(command)
+    return {name: None if commands is None else frozenset(commands) for name, commands in table.items()}
+
+
+def _matches(entries: Sequence[str], use: ToolUseBlock) -> bool:
+    # Called for every tool call a scan meets, twice: a table lookup instead of a walk over the entries.
+    table = _tool_table(tuple(entries))
+    if use.name not in table:
+        return False
+    commands = table[use.name]
+    if commands is None:
+        return True
+    command = use.input.get("command")
+    return isinstance(command, str) and command in commands
 
 
 def _path(use: ToolUseBlock, keys: Sequence[str]) -> str | None:
@@ -164,8 +184,41 @@ def _workdir(use: ToolUseBlock, cwd: str | None) -> str | None:
     return cwd
 
 
+class _ByCall:
+    """What one tool call means to the stage, remembered by the call object's identity.
+
+    The answer depends only on the call, the config and the directory it ran
+    in, all immutable, so it is a pure function's cache. Scans meet the same
+    call objects again and again: each trigger path scans them, and the tail
+    a summary keeps (or the part after a clearing) is scanned anew. Entries
+    hold the call and the config, so their ids cannot be reused while cached.
+    """
+
+    max_entries = 50_000
+
+    def __init__(self, decide: Callable[[ToolUseBlock, DedupConfig, str | None], Any]) -> None:
+        self.decide = decide
+        self._cache: dict[tuple[int, int, str | None], tuple[ToolUseBlock, DedupConfig, Any]] = {}
+
+    def __call__(self, use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> Any:
+        key = (id(use), id(config), cwd)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is use and hit[1] is config:
+            return hit[2]
+        value = self.decide(use, config, cwd)
+        if len(self._cache) >= self.max_entries:
+            self._cache.clear()
+        self._cache[key] = (use, config, value)
+        return value
+
+
 def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     """``read_target`` for a call made while the shell was in ``cwd``."""
+    target: ReadTarget | None = _targets(use, config, cwd)
+    return target
+
+
+def _decide_target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     cwd = _workdir(use, cwd)
     if _matches(config.read_tools, use):
         path = _path(use, config.path_keys)
@@ -189,33 +242,51 @@ def is_write(use: ToolUseBlock, config: DedupConfig) -> bool:
     return _matches(config.write_tools, use)
 
 
+# What a call may have written: ("all",) a write whose target is not visible, ("file", resolved path),
+# ("shell", command, directory it ran in) for a shell command that may write; None: nothing.
+_WritePlan = tuple[str, ...] | tuple[str, str, str | None] | None
+
+
+def _decide_write(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> _WritePlan:
+    cwd = _workdir(use, cwd)
+    if is_write(use, config):
+        path = _path(use, config.path_keys)
+        return ("all",) if path is None else ("file", resolve(path, cwd))
+    if use.name in config.shell_tools:
+        command = _command(use) or ""
+        run, _, body = shell_cwd(command, cwd)
+        if parse_cat(body) is not None or not may_write(command, config.readonly_commands):
+            return None
+        return ("shell", command, run)
+    return None
+
+
+_targets = _ByCall(_decide_target)
+_writes = _ByCall(_decide_write)
+
+
 def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0, cwd: str | None = None) -> None:
     """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale."""
-    cwd = _workdir(use, cwd)
+    plan: _WritePlan = _writes(use, config, cwd)
+    if plan is None or not index:
+        return
+
     def drop(key: str) -> None:
         if journal is None:
             del index[key]
         else:
             journal.delete(pos, index, key)
 
-    if is_write(use, config):
-        path = _path(use, config.path_keys)
-        if path is None:
-            # A write whose target we cannot see (a patch, say) may have touched anything.
-            for key in list(index):
-                drop(key)
-            return
-        written = resolve(path, cwd)
-        for key in [k for k in index if same_file(k.split("\x00", 1)[0], written)]:
-            drop(key)
-    elif use.name in config.shell_tools:
-        command = _command(use) or ""
-        run, _, body = shell_cwd(command, cwd)
-        if parse_cat(body) is not None or not may_write(command, config.readonly_commands):
-            return
-        for key in list(index):
-            if named_in(key.split("\x00", 1)[0], command, run):
-                drop(key)
+    if plan[0] == "all":
+        # A write whose target we cannot see (a patch, say) may have touched anything.
+        stale = list(index)
+    elif plan[0] == "file":
+        stale = [k for k in index if same_file(k.split("\x00", 1)[0], plan[1])]
+    else:
+        command, run = plan[1], plan[2]
+        stale = [k for k in index if named_in(k.split("\x00", 1)[0], command, run)]
+    for key in stale:
+        drop(key)
 
 
 class _DedupCache(StageCache):
