@@ -40,7 +40,7 @@ import json
 import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from pydantic import Field, field_validator
 
@@ -184,41 +184,8 @@ def _workdir(use: ToolUseBlock, cwd: str | None) -> str | None:
     return cwd
 
 
-class _ByCall:
-    """What one tool call means to the stage, remembered by the call object's identity.
-
-    The answer depends only on the call, the config and the directory it ran
-    in, all immutable, so it is a pure function's cache. Scans meet the same
-    call objects again and again: each trigger path scans them, and the tail
-    a summary keeps (or the part after a clearing) is scanned anew. Entries
-    hold the call and the config, so their ids cannot be reused while cached.
-    """
-
-    max_entries = 50_000
-
-    def __init__(self, decide: Callable[[ToolUseBlock, DedupConfig, str | None], Any]) -> None:
-        self.decide = decide
-        self._cache: dict[tuple[int, int, str | None], tuple[ToolUseBlock, DedupConfig, Any]] = {}
-
-    def __call__(self, use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> Any:
-        key = (id(use), id(config), cwd)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is use and hit[1] is config:
-            return hit[2]
-        value = self.decide(use, config, cwd)
-        if len(self._cache) >= self.max_entries:
-            self._cache.clear()
-        self._cache[key] = (use, config, value)
-        return value
-
-
 def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     """``read_target`` for a call made while the shell was in ``cwd``."""
-    target: ReadTarget | None = _targets(use, config, cwd)
-    return target
-
-
-def _decide_target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     cwd = _workdir(use, cwd)
     if _matches(config.read_tools, use):
         path = _path(use, config.path_keys)
@@ -261,13 +228,21 @@ def _decide_write(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> _W
     return None
 
 
-_targets = _ByCall(_decide_target)
-_writes = _ByCall(_decide_write)
+def _invalidate(
+    index: dict[str, tuple[str, str]],
+    use: ToolUseBlock,
+    config: DedupConfig,
+    journal: Journal | None = None,
+    pos: int = 0,
+    cwd: str | None = None,
+    plan: _WritePlan | str = "decide",
+) -> None:
+    """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale.
 
-
-def _invalidate(index: dict[str, tuple[str, str]], use: ToolUseBlock, config: DedupConfig, journal: Journal | None = None, pos: int = 0, cwd: str | None = None) -> None:
-    """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale."""
-    plan: _WritePlan = _writes(use, config, cwd)
+    ``plan``: what the call may have written (``_decide_write``), when the caller already knows it.
+    """
+    if plan == "decide":
+        plan = _decide_write(use, config, cwd)
     if plan is None or not index:
         return
 
@@ -306,8 +281,26 @@ class _DedupCache(StageCache):
 class DedupStage:
     name = "dedup"
 
+    # Bound on remembered calls (see ``_decode``); past it the memory starts again.
+    max_calls = 20_000
+
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
+        # id(call) -> (call, directory, what it reads, what it may write). A pure function of the call,
+        # the config and the directory, kept because a scan meets the same calls again after a rewrite
+        # (the tail a summary keeps, the part after a clearing). The entry holds the call, so its id
+        # cannot be reused while remembered.
+        self._calls: dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]] = {}
+
+    def _decode(self, use: ToolUseBlock, cwd: str | None) -> tuple[ReadTarget | None, _WritePlan]:
+        hit = self._calls.get(id(use))
+        if hit is not None and hit[0] is use and hit[1] == cwd:
+            return hit[2], hit[3]
+        target, plan = _target(use, self.config, cwd), _decide_write(use, self.config, cwd)
+        if len(self._calls) >= self.max_calls:
+            self._calls.clear()
+        self._calls[id(use)] = (use, cwd, target, plan)
+        return target, plan
 
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         n = len(messages)
@@ -392,10 +385,10 @@ class DedupStage:
     def _call(self, use: ToolUseBlock, journal: Journal, pos: int, index: dict[str, tuple[str, str]], targets: dict[str, ReadTarget | None], shell: dict[str, str | None]) -> None:
         """A tool call: note what it reads, drop what it may write, follow its ``cd``."""
         cwd = shell["cwd"]
-        target = _target(use, self.config, cwd)
+        target, plan = self._decode(use, cwd)
         if target is not None or use.id in targets:
             journal.set(pos, targets, use.id, target)
-        _invalidate(index, use, self.config, journal, pos, cwd)
+        _invalidate(index, use, self.config, journal, pos, cwd, plan)
         if use.name in self.config.shell_tools:
             after = shell_cwd(_command(use) or "", cwd)[1]
             if after != cwd:
