@@ -176,6 +176,20 @@ def compare(
     return table
 
 
+def _conversations(found: list[Path]) -> list[Path]:
+    """``found`` with each OpenHands V1 conversation folder standing for the files in it (one per event)."""
+    from ..formats.openhands_v1 import event_files
+
+    folders: set[Path] = set()
+    for f in found:
+        if f.name.startswith("event-") and f.suffix.lower() == ".json":
+            folder = f.parent.parent if f.parent.name == "events" else f.parent
+            if folder not in folders and event_files(folder):
+                folders.add(folder)
+    inside = [f for f in found if not any(folder in f.parents for folder in folders)]
+    return inside + sorted(folders)
+
+
 def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The transcript files of a folder (recursively, hidden and note files skipped), a file, or a list of either."""
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
@@ -183,11 +197,11 @@ def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str
     for item in items:
         p = Path(item)
         if p.is_dir():
-            found = sorted(
+            found = [
                 f for f in p.rglob("*")
                 if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) and f.suffix.lower() not in _SKIP_SUFFIXES
-            )
-            files.extend(found)
+            ]
+            files.extend(sorted(_conversations(found)))
         elif p.exists():
             files.append(p)
         else:

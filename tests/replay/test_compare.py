@@ -92,3 +92,22 @@ class TestFolder:
             compare_folder(tmp_path / "nope", PRESETS)
         with pytest.raises(ConfigError, match="processes"):
             compare_folder(tmp_path, PRESETS, processes=0)
+
+
+def test_an_openhands_v1_conversation_folder_counts_as_one_transcript(tmp_path: Path) -> None:
+    from lab.replay.compare import folder_files
+
+    events = [
+        {"kind": "SystemPromptEvent", "id": "e1", "source": "agent", "system_prompt": {"type": "text", "text": "You are an agent"}, "tools": []},
+        {"kind": "MessageEvent", "id": "e2", "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": "fix it"}]}},
+        {"kind": "MessageEvent", "id": "e3", "source": "agent", "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+    ]
+    conv = tmp_path / "conversations" / "abc"
+    (conv / "events").mkdir(parents=True)
+    (conv / "base_state.json").write_text("{}", encoding="utf-8")
+    for i, ev in enumerate(events):
+        (conv / "events" / f"event-{i:05d}-{ev['id']}.json").write_text(json.dumps(ev), encoding="utf-8")
+    write_lab_json(generate(GeneratorConfig(seed=1, requests=4)), tmp_path / "other.lab.json")
+    assert folder_files(tmp_path) == [conv, tmp_path / "other.lab.json"]
+    table = compare_folder(tmp_path, ["mewcode"], processes=1, window=32_000)
+    assert not table.errors and sorted(r["transcript"] for r in table.rows) == ["conversations/abc", "other.lab.json"]
