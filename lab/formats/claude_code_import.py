@@ -97,7 +97,7 @@ class EntryImporter:
             row["usage"] = usage_fields(row["usage"])
         ids.scan(row["content"])
         try:
-            return _validate_message(row)  # type: ignore[no-any-return]
+            return _validate_message(row)
         except ValidationError as exc:
             # The values were checked while reading, so this is an importer bug; still say where.
             first = exc.errors()[0]
