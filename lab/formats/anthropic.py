@@ -39,6 +39,7 @@ from .anthropic_blocks import (
     usage_fields,
     usage_from,
 )
+from ._build import parse_timestamp
 from .jsonio import iter_jsonl_lines, make_probe, read_json
 from .message_lines import collect_messages, line_scores, message_of
 from .registry import Format, Probe, register
@@ -98,7 +99,9 @@ def request_to_transcript(
     messages = _system_messages(body.get("system"), notes)
     seen: set[str] = {m.id for m in messages}
     for i, raw in enumerate(raw_messages):
-        msg = _message(raw, i, notes, file, f"{where}.messages[{i}]")
+        # Saved histories (Roo Code's "ts", home-made "timestamp") carry a time per message; API bodies do not.
+        stamp = parse_timestamp(raw.get("ts", raw.get("timestamp"))) if isinstance(raw, dict) else None
+        msg = _message(raw, i, notes, file, f"{where}.messages[{i}]", stamp)
         if msg is not None:
             if msg.id in seen:
                 msg = msg.model_copy(update={"id": f"{msg.id}#{i}"})
@@ -194,6 +197,9 @@ def read(path: Path) -> Transcript:
     if probe.shape == "jsonl":
         return _from_log(_jsonl_records(path), file)
     doc = read_json(path)
+    if _is_message_list(doc):
+        # A saved conversation as a bare list of messages (Cline's and Roo Code's api_conversation_history.json).
+        return request_to_transcript({"messages": doc}, file=file, notes=ImportNotes(records_read=len(doc)))
     if isinstance(doc, list):
         return _from_log(((f"$[{i}]", rec) for i, rec in enumerate(doc)), file)
     if not isinstance(doc, dict):
@@ -206,6 +212,15 @@ def read(path: Path) -> Transcript:
 
 
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking"}
+
+
+def _is_message_list(doc: Any) -> bool:
+    """A top-level list of messages (each ``{role, content}``), as opposed to a log of requests."""
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and all(isinstance(m, dict) and m.get("role") in ("user", "assistant") and "content" in m and "messages" not in m for m in doc[:50])
+    )
 
 
 def _request_score(body: Any) -> int:
@@ -238,6 +253,10 @@ def sniff(probe: Probe) -> int:
         lines = line_scores(probe.records)["anthropic"]
         if lines:
             return lines
+    if _is_message_list(probe.document):
+        score = _request_score({"messages": probe.document})
+        # Anthropic blocks make it ours; plain text turns are left to openai_chat, which reads them the same.
+        return score if score >= 85 else 0
     candidates: list[Any] = []
     if isinstance(probe.document, list):
         candidates = probe.document[:20]

@@ -141,7 +141,8 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetim
         raise loc.error("message without a role", expected="a string 'role'")
     key = f"m{index}"
     extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
-    stamp = parse_timestamp(m.get("timestamp") or extra.get("timestamp")) or timestamp
+    # "ts": saved histories such as Roo Code's (epoch milliseconds); "created_at": several home-made logs.
+    stamp = parse_timestamp(m.get("timestamp") or m.get("ts") or m.get("created_at") or extra.get("timestamp")) or timestamp
     if role in ("system", "developer"):
         b.add("system", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
     elif role == "user":

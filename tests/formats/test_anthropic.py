@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import anthropic, load
+from lab.formats import anthropic, detect, load
 from lab.formats.anthropic import base64_size, request_to_transcript
 from lab.formats.export import to_anthropic
 
@@ -229,3 +229,25 @@ def test_usage_fields_are_the_fields_of_usage_from(raw: Any) -> None:
     assert (fields is None) == (usage is None) == (not isinstance(raw, dict))
     if usage is not None:
         assert usage.model_dump() == fields
+
+
+def test_a_bare_list_of_messages_is_a_saved_conversation(tmp_path: Path) -> None:
+    # Cline and Roo Code save api_conversation_history.json as a top-level list of Messages-API messages.
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>fix the bug</task>"}], "ts": 1732867200000},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}}], "ts": 1732867201000},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "print(1)"}], "ts": 1732867202000},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    assert detect(path) == "anthropic"
+    t = load(path)
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
+    assert len(tool_pairs(t.messages)) == 1
+    assert t.messages[0].timestamp is not None and t.messages[0].timestamp.year == 2024
+    assert t.messages[3].timestamp is None
+    # Text-only turns read the same through openai_chat, which claims them and keeps their "ts" too.
+    path.write_text(json.dumps([msgs[0], {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "ts": 1732867201000}]), encoding="utf-8")
+    plain = load(path)
+    assert [m.role for m in plain.messages] == ["user", "assistant"] and all(m.timestamp is not None for m in plain.messages)
