@@ -105,7 +105,8 @@ def _document_text(block: dict[str, Any]) -> str:
 
 def _search_result_text(block: dict[str, Any]) -> str:
     head = " ".join(str(block[k]) for k in ("title", "source") if isinstance(block.get(k), str))
-    texts = [p["text"] for p in block.get("content") or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    parts = block.get("content")
+    texts = [p["text"] for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return "\n".join([f"[search result: {head}]", *texts])
 
 

@@ -9,10 +9,13 @@ Accepted documents:
   messages with extra keys (agent, message_type, thought, action, is_demo,
   ``tool_call_ids``), which are ignored; entries flagged ``is_demo`` (or
   ``message_type: demonstration``) are skipped and counted. Trajectories of
-  text-command agents have no ``tool_calls``: they import as plain text;
+  text-command agents have no ``tool_calls``: their commands (``action``) and
+  observations are modelled as tool calls and results (see ``text_commands``);
 * a mini-swe-agent trajectory (``.traj.json``): ``{"messages": [...], "info":
   ..., "instance_id": ..., "trajectory_format": "mini-swe-agent-..."}``; its
-  final ``role: exit`` entry is skipped and counted;
+  final ``role: exit`` entry is skipped and counted. In text mode (one
+  ```` ```bash ```` block a reply, answered by ``<returncode>`` messages) the
+  commands and outputs are modelled as tool calls and results too;
 * JSONL with one message per line, bare or wrapped one level (see
   ``message_lines``); lines that are not messages are skipped and counted.
 
@@ -22,6 +25,9 @@ Mapping: ``system`` and ``developer`` -> system; ``assistant`` ``tool_calls``
 ``tool`` (``tool_call_id``) and legacy ``function`` messages -> tool_result
 blocks, consecutive ones in one user message; ``image_url`` parts -> image
 placeholders; ``reasoning_content`` (DeepSeek and others) -> thinking.
+A text command becomes the reply's remaining text plus a tool_use
+``{"command": ...}`` with id ``call_m<index>``, and the message answering it a
+tool_result; a warning in ``ImportNotes`` says the shape was changed.
 
 Detection (``sniff``), highest first; Anthropic Messages bodies also carry
 ``messages``, so only OpenAI-only traits score high:
@@ -64,6 +70,8 @@ from ._build import (
 from .jsonio import read_json
 from .message_lines import MessageLine, is_message_lines, iter_messages, line_scores, message_of
 from .registry import Format, Probe, register
+from .text_commands import TextCommands
+from .text_commands import plan as plan_text_commands
 
 __all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text"]
 
@@ -130,7 +138,12 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetime | None = None) -> None:
+def _text_call_id(b: HistoryBuilder, index: int) -> str:
+    # The id HistoryBuilder.use derives for a call without one, named here so its answer can point at it.
+    return f"call_{b.id_prefix}m{index}"
+
+
+def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetime | None = None, commands: TextCommands | None = None) -> None:
     m = need_dict(m, loc, "message")
     notes = b.notes
     if m.get("is_demo") is True or m.get("message_type") == "demonstration":
@@ -146,13 +159,23 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetim
     if role in ("system", "developer"):
         b.add("system", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
     elif role == "user":
-        b.add("user", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
+        answer = commands.answers.get(index) if commands is not None else None
+        if answer is not None:
+            output = content_text(m.get("content"), notes, loc.at("content"))
+            b.result(_text_call_id(b, answer.call), output, key=key, is_error=answer.is_error, timestamp=stamp)
+        else:
+            b.add("user", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
     elif role == "assistant":
         blocks: list[Block] = []
         reasoning = m.get("reasoning_content")
         if isinstance(reasoning, str) and reasoning:
             blocks.append(ThinkingBlock(thinking=reasoning))
-        blocks += content_blocks(m.get("content"), notes, loc.at("content"))
+        call = commands.calls.get(index) if commands is not None else None
+        if call is None:
+            blocks += content_blocks(m.get("content"), notes, loc.at("content"))
+        else:
+            blocks += text_block(call.text)
+            blocks.append(b.use(_text_call_id(b, index), call.name, {"command": call.command}, key=key))
         calls = m.get("tool_calls")
         if calls is not None and not isinstance(calls, list):
             raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of tool calls")
@@ -203,8 +226,11 @@ def from_messages(messages: list[Any], *, file: str | None = None, path: str = "
     notes = ImportNotes()
     b = HistoryBuilder(notes, id_prefix=id_prefix)
     base = Loc(file, path)
+    commands = plan_text_commands(messages)
+    if commands is not None:
+        notes.warnings.append(commands.warning)
     for i, m in enumerate(messages):
-        _message(b, m, base.at(i), i)
+        _message(b, m, base.at(i), i, commands=commands)
     notes.records_read = len(messages)
     return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=b.finish(), notes=notes)
 

@@ -111,7 +111,8 @@ def _text(content: Any) -> str:
 def _thinking(source: dict[str, Any], notes: ImportNotes) -> list[Block]:
     """The model's reasoning: Anthropic thinking blocks, else reasoning_content, else a Responses summary."""
     blocks: list[Block] = []
-    for tb in source.get("thinking_blocks") or []:
+    raw = source.get("thinking_blocks")
+    for tb in raw if isinstance(raw, list) else []:
         if isinstance(tb, dict) and isinstance(tb.get("thinking"), str) and tb["thinking"]:
             sig = tb.get("signature")
             blocks.append(ThinkingBlock(thinking=tb["thinking"], signature=sig if isinstance(sig, str) else None))
@@ -123,7 +124,7 @@ def _thinking(source: dict[str, Any], notes: ImportNotes) -> list[Block]:
     if isinstance(reasoning, str) and reasoning:
         return [ThinkingBlock(thinking=reasoning)]
     item = _dict(source.get("responses_reasoning_item"))
-    texts = [t for key in ("summary", "content") for t in (item.get(key) or []) if isinstance(t, str) and t]
+    texts = [t for key in ("summary", "content") if isinstance(item.get(key), list) for t in item[key] if isinstance(t, str) and t]
     return [ThinkingBlock(thinking="\n".join(texts))] if texts else []
 
 

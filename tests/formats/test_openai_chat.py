@@ -46,6 +46,10 @@ class TestCorpus:
         raw = _raw_messages(path)
         raw_calls = sum(len(m.get("tool_calls") or []) for m in raw)
         raw_results = sum(1 for m in raw if m.get("role") == "tool")
+        if not raw_calls:
+            # A text-command trajectory: each action is a call, answered by the user message after it (the last is not).
+            raw_calls = sum(1 for m in raw if m["role"] == "assistant" and m.get("action"))
+            raw_results = raw_calls - 1
         t = openai_chat.read(path)
         pairs = tool_pairs(t.messages)
         assert len(pairs) == raw_calls
@@ -79,13 +83,19 @@ class TestCorpus:
         head_only = replace(make_probe(path), records=None, document=None)
         assert openai_chat.sniff(head_only) == (95 if path in CHAT_FILES else 0)
 
-    def test_text_command_trajectory_imports_as_plain_text(self) -> None:
+    def test_text_command_trajectory_models_commands_as_tool_calls(self) -> None:
+        # The shapes themselves are tested in test_text_commands.py.
         path = CORPUS / "openai-chat" / "swe-agent-pydicom-1458.traj"
         t = openai_chat.read(path)
-        assert not any(isinstance(b, (ToolUseBlock, ToolResultBlock)) for m in t.messages for b in m.content)
-        assert t.notes.skipped == {"demonstration": 1}
         raw = _raw_messages(path)
-        assert [b.text for m in t.messages for b in m.content if isinstance(b, TextBlock)] == [m["content"] for m in raw]
+        uses = [b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
+        assert [u.input["command"] for u in uses] == [m["action"].strip() for m in raw if m["role"] == "assistant"]
+        assert t.notes.skipped == {"demonstration": 1}
+        # the system prompt and the issue stay text; each reply keeps its thought; every observation is a tool result
+        texts = [b.text for m in t.messages for b in m.content if isinstance(b, TextBlock)]
+        assert texts == [raw[0]["content"], raw[1]["content"]] + [m["thought"].strip() for m in raw if m["role"] == "assistant"]
+        results = [b.content for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
+        assert results == [m["content"] for m in raw[2:] if m["role"] == "user"]
 
     def test_mini_swe_agent_meta_and_exit_entry(self) -> None:
         t = openai_chat.read(CORPUS / "openai-chat" / "mini-swe-agent-django-14238.traj.json")
