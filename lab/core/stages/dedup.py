@@ -39,7 +39,6 @@ import hashlib
 import json
 import posixpath
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
 from pydantic import Field, field_validator
@@ -48,7 +47,7 @@ from ..events import Event, StageContext, StageResult
 from ..incremental import Journal, StageCache, open_cache, passthrough
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
-from .dedup_paths import change_dir, command_text, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
+from .dedup_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
 __all__ = ["DedupConfig", "DedupStage", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 
@@ -113,33 +112,6 @@ def dedup_stub(display: str, index: int, message_id: str) -> str:
     return f"[Read deduplicated: {display}] File unchanged since last read. Original content at message index {index} (id {message_id})"
 
 
-@lru_cache(maxsize=64)
-def _tool_table(entries: tuple[str, ...]) -> dict[str, frozenset[str] | None]:
-    """Tool name -> the 'command' inputs that match it (None: any), from entries like 'Read' or 'tool:command'."""
-    table: dict[str, set[str] | None] = {}
-    for entry in entries:
-        name, _, command = entry.partition(":")
-        if not command:
-            table[name] = None
-        else:
-            commands = table.setdefault(name, set())
-            if commands is not None:
-                commands.add(command)
-    return {name: None if commands is None else frozenset(commands) for name, commands in table.items()}
-
-
-def _matches(entries: Sequence[str], use: ToolUseBlock) -> bool:
-    # Called for every tool call a scan meets, twice: a table lookup instead of a walk over the entries.
-    table = _tool_table(tuple(entries))
-    if use.name not in table:
-        return False
-    commands = table[use.name]
-    if commands is None:
-        return True
-    command = use.input.get("command")
-    return isinstance(command, str) and command in commands
-
-
 def _path(use: ToolUseBlock, keys: Sequence[str]) -> str | None:
     for key in keys:
         value = use.input.get(key)
@@ -171,23 +143,10 @@ def read_target(use: ToolUseBlock, config: DedupConfig) -> ReadTarget | None:
     return _target(use, config, config.cwd)
 
 
-# Input keys naming the directory one call runs in (Codex's shell tool: workdir), without moving the shell.
-_WORKDIR_KEYS = ("workdir", "working_directory", "cwd")
-
-
-def _workdir(use: ToolUseBlock, cwd: str | None) -> str | None:
-    """The directory ``use`` runs in: its own workdir input when it names one, else ``cwd``."""
-    for key in _WORKDIR_KEYS:
-        value = use.input.get(key)
-        if isinstance(value, str) and value.strip():
-            return change_dir(cwd, value.strip())
-    return cwd
-
-
 def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarget | None:
     """``read_target`` for a call made while the shell was in ``cwd``."""
-    cwd = _workdir(use, cwd)
-    if _matches(config.read_tools, use):
+    cwd = call_workdir(use, cwd)
+    if matches_tool(config.read_tools, use):
         path = _path(use, config.path_keys)
         if path is None:
             return None
@@ -206,7 +165,7 @@ def _target(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> ReadTarg
 
 
 def is_write(use: ToolUseBlock, config: DedupConfig) -> bool:
-    return _matches(config.write_tools, use)
+    return matches_tool(config.write_tools, use)
 
 
 # What a call may have written: ("all",) a write whose target is not visible, ("file", resolved path),
@@ -215,7 +174,7 @@ _WritePlan = tuple[str, ...] | tuple[str, str, str | None] | None
 
 
 def _decide_write(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> _WritePlan:
-    cwd = _workdir(use, cwd)
+    cwd = call_workdir(use, cwd)
     if is_write(use, config):
         path = _path(use, config.path_keys)
         return ("all",) if path is None else ("file", resolve(path, cwd))

@@ -32,7 +32,9 @@ import shlex
 from functools import lru_cache
 from typing import Any, Sequence
 
-__all__ = ["command_text", "parse_cat", "may_write", "parse_cd", "change_dir", "shell_cwd", "resolve", "same_file", "named_in", "is_windows_path"]
+from ..messages import ToolUseBlock
+
+__all__ = ["command_text", "parse_cat", "may_write", "parse_cd", "change_dir", "shell_cwd", "resolve", "same_file", "named_in", "is_windows_path", "matches_tool", "call_workdir"]
 
 _COMMAND_KEYS = ("command", "cmd")
 # Shell syntax that makes a command more than a plain file read.
@@ -242,3 +244,43 @@ def named_in(path: str, command: str, cwd: str | None) -> bool:
     if name in ("", ".", ".."):
         return True
     return name in command and _name_pattern(name).search(command) is not None
+
+
+@lru_cache(maxsize=64)
+def _tool_table(entries: tuple[str, ...]) -> dict[str, frozenset[str] | None]:
+    """Tool name -> the 'command' inputs that match it (None: any), from entries like 'Read' or 'tool:command'."""
+    table: dict[str, set[str] | None] = {}
+    for entry in entries:
+        name, _, command = entry.partition(":")
+        if not command:
+            table[name] = None
+        else:
+            commands = table.setdefault(name, set())
+            if commands is not None:
+                commands.add(command)
+    return {name: None if commands is None else frozenset(commands) for name, commands in table.items()}
+
+
+def matches_tool(entries: Sequence[str], use: ToolUseBlock) -> bool:
+    # Called for every tool call a scan meets, twice: a table lookup instead of a walk over the entries.
+    table = _tool_table(tuple(entries))
+    if use.name not in table:
+        return False
+    commands = table[use.name]
+    if commands is None:
+        return True
+    command = use.input.get("command")
+    return isinstance(command, str) and command in commands
+
+
+# Input keys naming the directory one call runs in (Codex's shell tool: workdir), without moving the shell.
+_WORKDIR_KEYS = ("workdir", "working_directory", "cwd")
+
+
+def call_workdir(use: ToolUseBlock, cwd: str | None) -> str | None:
+    """The directory ``use`` runs in: its own workdir input when it names one, else ``cwd``."""
+    for key in _WORKDIR_KEYS:
+        value = use.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return change_dir(cwd, value.strip())
+    return cwd
