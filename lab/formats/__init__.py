@@ -13,6 +13,7 @@ or a provider request body. Importing this package registers every format:
     openhands_v1     OpenHands V1 conversations (software-agent-sdk events)
     minicode         MiniCode sessions
     gemini           Gemini API contents (REST bodies, google-genai dumps), Gemini CLI chat recordings and saved chats
+    langchain        LangChain / LangGraph messages (messages_to_dict, dumpd, LangGraph state, message-per-line JSONL)
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
@@ -28,6 +29,7 @@ from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
 from . import anthropic, claude_code, labjson, minicode, openai_chat, openai_responses, openhands, openhands_v1  # noqa: F401  (they register)
 from . import gemini  # noqa: F401  (registers; after the others, so ties keep their order)
+from . import langchain  # noqa: F401  (registers)
 from .detect import detect
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
