@@ -39,7 +39,7 @@ import json
 import re
 from typing import Any
 
-from .anthropic import base64_size
+from .anthropic_blocks import base64_size
 
 __all__ = ["native_content", "harness_text"]
 

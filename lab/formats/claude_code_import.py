@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..core.messages import ImportNotes, Message, MessageTag, Transcript, TranscriptMeta
 from ..errors import TranscriptError
-from .anthropic import block_dicts, usage_fields
+from .anthropic_blocks import block_dicts, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content
 from .claude_code_thread import Row, ThreadRows, ToolIds, parse_ts

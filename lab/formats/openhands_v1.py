@@ -48,7 +48,7 @@ from typing import Any, Iterable
 from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
-from .anthropic import image_marker
+from .anthropic_blocks import image_marker
 from .jsonio import iter_jsonl, leading_char, read_json
 from .openhands import add_condensation
 from .registry import Format, Probe, register
