@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+from ..core.messages import ImportNotes
 from ..errors import TranscriptError
 from .registry import Probe
 
@@ -24,6 +25,8 @@ __all__ = [
     "SMALL_DOCUMENT_BYTES",
     "iter_jsonl",
     "iter_jsonl_lines",
+    "iter_log_lines",
+    "TRUNCATED",
     "read_json",
     "parse_json_text",
     "make_probe",
@@ -89,6 +92,10 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
+# The start of the reason a TranscriptError gives for a last line the writer stopped in mid-record.
+TRUNCATED = "truncated last line"
+
+
 def iter_jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_no, value)`` for every non-blank line, whatever JSON value it holds.
 
@@ -97,6 +104,27 @@ def iter_jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     last line (a writer that died mid-record).
     """
     return _iter_lines(path, objects=False)
+
+
+def iter_log_lines(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator[tuple[int, Any]]:
+    """``iter_jsonl_lines`` for a log an agent may still be writing, counting each line in ``notes.records_read``.
+
+    A last line cut off mid-record, after at least one whole line, ends the
+    stream with a warning: what was written before it still stands.
+    """
+    lines = iter_jsonl_lines(path)
+    while True:
+        try:
+            line_no, record = next(lines)
+        except StopIteration:
+            return
+        except TranscriptError as exc:
+            if notes.records_read and exc.reason.startswith(TRUNCATED):
+                notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
+                return
+            raise
+        notes.records_read += 1
+        yield line_no, record
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -157,7 +185,7 @@ def _parse_line(stripped: str, raw: bytes, file: str, line_no: int) -> Any:
         ran_off = exc.pos >= len(stripped) - 1 or exc.msg.startswith("Unterminated")
         if last_line and ran_off:
             raise TranscriptError(
-                "truncated last line (the record ends mid-value)",
+                f"{TRUNCATED} (the record ends mid-value)",
                 file=file,
                 where=f"line {line_no}",
                 expected="a complete JSON object",

@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from ..core.messages import Block, ImportNotes, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, need_dict, openai_usage, parse_arguments
-from .jsonio import iter_jsonl_lines, read_json
+from .jsonio import iter_log_lines, read_json
 from .langchain_content import content_blocks, result_text
 from .message_lines import is_message_lines, record_kind
 from .registry import Format, Probe, register
@@ -279,19 +279,7 @@ def read_lines(path: Path) -> Transcript:
     notes = ImportNotes()
     b = HistoryBuilder(notes)
     kept: list[Any] = []
-    lines = iter_jsonl_lines(path)
-    while True:
-        try:
-            line_no, record = next(lines)
-        except StopIteration:
-            break
-        except TranscriptError as exc:
-            # A log still being written may end mid-record; what came before stands.
-            if notes.records_read and exc.reason.startswith("truncated last line"):
-                notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
-                break
-            raise
-        notes.records_read += 1
+    for line_no, record in iter_log_lines(path, notes):
         if message_fields(record) is None:
             notes.skip(f"record:{record_kind(record)}")
             continue

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 from ..core.messages import ImportNotes, Message
 from ..errors import TranscriptError
 from ._build import parse_timestamp
-from .jsonio import iter_jsonl_lines
+from .jsonio import iter_log_lines
 
 __all__ = [
     "MESSAGE_ROLES",
@@ -47,8 +47,6 @@ __all__ = [
 
 MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _STAMP_KEYS = ("timestamp", "created_at")
-# What jsonio says about a last line that ends mid-value; only that error is forgiven.
-_TRUNCATED = "truncated last line"
 # The first line is parsed to decide JSONL or document; a longer one is left to the document reader.
 _FIRST_LINE_CAP = 8 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
@@ -117,20 +115,8 @@ def iter_messages(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator[
     file without a single message.
     """
     file = str(path)
-    lines = iter_jsonl_lines(path)
     found = 0
-    while True:
-        try:
-            line_no, record = next(lines)
-        except StopIteration:
-            break
-        except TranscriptError as exc:
-            # A running agent's log may end mid-record; what was written before it still stands.
-            if notes.records_read and exc.reason.startswith(_TRUNCATED):
-                notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
-                break
-            raise
-        notes.records_read += 1
+    for line_no, record in iter_log_lines(path, notes):
         hit = message_of(record)
         if hit is None:
             notes.skip(f"record:{record_kind(record)}")
