@@ -42,7 +42,17 @@ __all__ = [
     "tool_specs",
     "need_dict",
     "text_block",
+    "content_text",
 ]
+
+
+def content_text(content: Any) -> str:
+    """A raw message content's text: a string as is, or the ``text`` of its parts joined (other parts give nothing)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
 
 
 class Loc:

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from ..core.messages import ImportNotes, Message, MessageTag, Transcript, TranscriptMeta
 from ..errors import TranscriptError
+from ._build import content_text
 from .anthropic_blocks import block_dicts, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content
@@ -34,14 +35,6 @@ _MAIN = ""
 _TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 # Called once per message; the model's own validator skips the Python wrapper of model_validate.
 _validate_message = Message.__pydantic_validator__.validate_python
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
 
 
 class EntryImporter:
@@ -259,7 +252,7 @@ class EntryImporter:
         blocks = block_dicts(content, self.notes, where)
         thread = self.threads[key]
         if key != _MAIN and not thread.rows_made and thread.root_text is None:
-            thread.root_text = _text_of(content).strip()
+            thread.root_text = content_text(content).strip()
         if not blocks:
             self.notes.skip("empty_message")
             return OTHER
