@@ -187,30 +187,10 @@ def _decide_write(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> _W
     return None
 
 
-def _invalidate(
-    index: dict[str, tuple[str, str]],
-    use: ToolUseBlock,
-    config: DedupConfig,
-    journal: Journal | None = None,
-    pos: int = 0,
-    cwd: str | None = None,
-    plan: _WritePlan | str = "decide",
-) -> None:
-    """Drop the index entries a write (or possibly-writing shell command) made in ``cwd`` may have made stale.
-
-    ``plan``: what the call may have written (``_decide_write``), when the caller already knows it.
-    """
-    if plan == "decide":
-        plan = _decide_write(use, config, cwd)
+def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, journal: Journal, pos: int) -> None:
+    """Drop the index entries a call with write plan ``plan`` (``_decide_write``) may have made stale."""
     if plan is None or not index:
         return
-
-    def drop(key: str) -> None:
-        if journal is None:
-            del index[key]
-        else:
-            journal.delete(pos, index, key)
-
     if plan[0] == "all":
         # A write whose target we cannot see (a patch, say) may have touched anything.
         stale = list(index)
@@ -220,7 +200,7 @@ def _invalidate(
         command, run = plan[1], plan[2]
         stale = [k for k in index if named_in(k.split("\x00", 1)[0], command, run)]
     for key in stale:
-        drop(key)
+        journal.delete(pos, index, key)
 
 
 class _DedupCache(StageCache):
@@ -347,7 +327,7 @@ class DedupStage:
         target, plan = self._decode(use, cwd)
         if target is not None or use.id in targets:
             journal.set(pos, targets, use.id, target)
-        _invalidate(index, use, self.config, journal, pos, cwd, plan)
+        _invalidate(index, plan, journal, pos)
         if use.name in self.config.shell_tools:
             after = shell_cwd(_command(use) or "", cwd)[1]
             if after != cwd:
