@@ -50,7 +50,7 @@ def attachment_cap(config: "CompactionConfig") -> int:
     s = config.summary
     if not s.enabled or (s.summarizer == "rules" and not s.attachment_for_rules):
         return 0
-    return int(s.attachment_max_window_share * config.window)
+    return s.attachment_tokens(config.window)
 
 
 def _n(x: float) -> str:

@@ -56,6 +56,10 @@ class SummaryConfig(StageConfig):
     llm_base_url: str | None = Field(None, max_length=2000, description="Base URL for an LLM summarizer (OpenAI-compatible local servers: include /v1). The API key never goes in a config; it comes from the environment or the app's session.")
     attachment_for_rules: bool = Field(False, description="Also append the recovery attachment (recent files, tools, lossy notice) to rule-based and session-memory summaries; LLM summaries always get it.")
 
+    def attachment_tokens(self, window: int) -> int:
+        """The most tokens the recovery attachment may take at a ``window``-token context."""
+        return int(self.attachment_max_window_share * window)
+
 
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
@@ -139,7 +143,7 @@ class SummaryStage:
     def _summary_text(self, removed: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
         cfg = self.config
         llm = result.strategy not in _MINICODE_STRATEGIES
-        cap = int(cfg.attachment_max_window_share * ctx.config.window)
+        cap = cfg.attachment_tokens(ctx.config.window)
         attachment = result.attachment
         # An LLM summarizer builds its attachment without knowing the window: rebuilt within the cap when over it.
         if (not attachment and (llm or cfg.attachment_for_rules)) or (attachment and ctx.counter.count_text(attachment) > cap):

@@ -65,6 +65,6 @@ def llm_summarizer(settings: "ProviderSettings", config: "CompactionConfig") -> 
         settings,
         attachment_files=config.summary.attachment_files,
         attachment_file_tokens=config.summary.attachment_file_tokens,
-        attachment_max_tokens=int(config.summary.attachment_max_window_share * config.window),
+        attachment_max_tokens=config.summary.attachment_tokens(config.window),
     )
     return PTLRetrySummarizer(inner)
