@@ -177,7 +177,7 @@ def compare(
 
 
 def _conversations(found: list[Path]) -> list[Path]:
-    """``found`` with each OpenHands V1 conversation folder standing for the files in it (one per event)."""
+    """``found`` with each OpenHands V1 conversation folder standing for the files in it (one per event), unsorted."""
     from ..formats.openhands_v1 import event_files
 
     folders: set[Path] = set()
@@ -187,7 +187,7 @@ def _conversations(found: list[Path]) -> list[Path]:
             if folder not in folders and event_files(folder):
                 folders.add(folder)
     inside = [f for f in found if not any(folder in f.parents for folder in folders)]
-    return inside + sorted(folders)
+    return inside + list(folders)
 
 
 def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:

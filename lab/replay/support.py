@@ -137,8 +137,8 @@ def with_session_cwd(cfg: CompactionConfig, t: Transcript, notes: list[str]) -> 
     absolute POSIX one (Claude Code and Codex do): the agent's own config would
     name it, so a replay of its session should resolve paths as it would.
     """
-    cwd = getattr(t.meta, "cwd", None)
-    if cfg.dedup.cwd is not None or not isinstance(cwd, str) or not cwd.startswith("/"):
+    cwd = t.meta.cwd
+    if cfg.dedup.cwd is not None or cwd is None or not cwd.startswith("/"):
         return cfg
     try:
         dedup = type(cfg.dedup).model_validate({**cfg.dedup.model_dump(), "cwd": cwd})
