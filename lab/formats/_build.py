@@ -42,11 +42,11 @@ __all__ = [
     "tool_specs",
     "need_dict",
     "text_block",
-    "content_text",
+    "parts_text",
 ]
 
 
-def content_text(content: Any) -> str:
+def parts_text(content: Any) -> str:
     """A raw message content's text: a string as is, or the ``text`` of its parts joined (other parts give nothing)."""
     if isinstance(content, str):
         return content

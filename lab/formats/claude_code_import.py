@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..core.messages import ImportNotes, Message, MessageTag, Transcript, TranscriptMeta
 from ..errors import TranscriptError
-from ._build import content_text
+from ._build import parts_text
 from .anthropic_blocks import block_dicts, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content
@@ -252,7 +252,7 @@ class EntryImporter:
         blocks = block_dicts(content, self.notes, where)
         thread = self.threads[key]
         if key != _MAIN and not thread.rows_made and thread.root_text is None:
-            thread.root_text = content_text(content).strip()
+            thread.root_text = parts_text(content).strip()
         if not blocks:
             self.notes.skip("empty_message")
             return OTHER

@@ -73,7 +73,7 @@ from .registry import Format, Probe, register
 from .text_commands import TextCommands
 from .text_commands import plan as plan_text_commands
 
-__all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text"]
+__all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text", "add_message"]
 
 NAME = "openai_chat"
 
@@ -143,7 +143,14 @@ def _text_call_id(b: HistoryBuilder, index: int) -> str:
     return f"call_{b.id_prefix}m{index}"
 
 
-def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetime | None = None, commands: TextCommands | None = None) -> None:
+def add_message(b: HistoryBuilder, m: Any, loc: Loc, key: str, timestamp: datetime | None = None) -> None:
+    """Append one Chat Completions message to ``b`` (another importer's builder too), its ids derived from ``key``."""
+    _message(b, m, loc, 0, timestamp, key=key)
+
+
+def _message(
+    b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetime | None = None, commands: TextCommands | None = None, key: str | None = None
+) -> None:
     m = need_dict(m, loc, "message")
     notes = b.notes
     if m.get("is_demo") is True or m.get("message_type") == "demonstration":
@@ -152,7 +159,7 @@ def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int, timestamp: datetim
     role = m.get("role")
     if not isinstance(role, str):
         raise loc.error("message without a role", expected="a string 'role'")
-    key = f"m{index}"
+    key = key if key is not None else f"m{index}"
     extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
     # "ts": saved histories such as Roo Code's (epoch milliseconds); "created_at": several home-made logs.
     stamp = parse_timestamp(m.get("timestamp") or m.get("ts") or m.get("created_at") or extra.get("timestamp")) or timestamp

@@ -38,10 +38,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, block_text
+from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, text_block, tool_specs
 from .jsonio import read_json
+from .openai_chat import add_message
 from .registry import Format, Probe, register
 
 __all__ = [
@@ -199,10 +200,18 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         notes.skip(f"item:{kind}")
 
 
+# Fields only Chat Completions messages have: a {"type": "message"} line holding them (home-made logs)
+# is a Chat message, read by the Chat importer so its tool calls and results are not lost.
+_CHAT_ONLY = ("tool_calls", "function_call", "tool_call_id")
+
+
 def _message(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
     role = item.get("role")
     if not isinstance(role, str):
         raise loc.error("message item without a role", expected="a string 'role'")
+    if role in ("tool", "function") or any(k in item for k in _CHAT_ONLY):
+        add_message(b, item, loc, key, stamp)
+        return
     blocks = _parts(item.get("content"), b.notes, loc.at("content"))
     if role in ("system", "developer"):
         b.add("system", blocks, key=key, timestamp=stamp)
@@ -210,37 +219,8 @@ def _message(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp:
         b.add("user", blocks, key=key, timestamp=stamp)
     elif role == "assistant":
         b.add("assistant", blocks, key=key, timestamp=stamp, merge=True)
-        _chat_calls(b, item, loc, key, stamp)
-    elif role in ("tool", "function") and isinstance(item.get("tool_call_id") or item.get("name"), str):
-        # A Chat Completions tool message in a {"type": "message"} wrapper (home-made logs).
-        call_id = item.get("tool_call_id") or f"call_{item.get('name')}"
-        b.result(call_id, "\n".join(block_text(x) for x in blocks), key=key, timestamp=stamp)
     else:
         b.notes.skip(f"role:{role}")
-
-
-def _chat_calls(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
-    """The Chat Completions ``tool_calls`` (or legacy ``function_call``) of an assistant message item.
-
-    Home-made logs wrap Chat messages as ``{"type": "message", ...}``, which is
-    also a Responses item; their calls must not be dropped on the way.
-    """
-    calls = item.get("tool_calls")
-    legacy = item.get("function_call")
-    if calls is None and isinstance(legacy, dict):
-        calls = [{"id": f"call_{legacy.get('name')}", "function": legacy}]
-    if calls is None:
-        return
-    if not isinstance(calls, list):
-        raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of {id, function: {name, arguments}}")
-    for k, call in enumerate(calls):
-        where = loc.at(f"tool_calls[{k}]")
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
-            raise where.error("tool call without a function name", expected="{id, function: {name, arguments}}")
-        call_id = call.get("id") if isinstance(call.get("id"), str) else None
-        use = b.use(call_id, fn["name"], parse_arguments(fn.get("arguments"), b.notes, where.at("function.arguments")), key=f"{key}.{k}")
-        b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
 
 
 def from_items(

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ._build import content_text
+from ._build import parts_text
 
 __all__ = ["SWE_AGENT", "MINI_SWE_AGENT", "TextCall", "TextAnswer", "TextCommands", "plan"]
 
@@ -140,7 +140,7 @@ def _documented_commands(messages: Sequence[Any], kept: list[int]) -> frozenset[
     names: set[str] = set()
     for i in kept:
         if messages[i]["role"] in ("system", "developer"):
-            names.update(_DOCUMENTED.findall(content_text(messages[i].get("content"))))
+            names.update(_DOCUMENTED.findall(parts_text(messages[i].get("content"))))
     return frozenset(names)
 
 
@@ -156,7 +156,7 @@ def _swe_text(m: dict[str, Any], command: str) -> str:
     if isinstance(thought, str):
         text = thought.strip()
     else:
-        content = content_text(m.get("content"))
+        content = parts_text(m.get("content"))
         blocks = [b for b in _FENCE.finditer(content) if b.group(1).strip() == command]
         text = (content[: blocks[-1].start()] + content[blocks[-1].end() :]).strip() if blocks else content.strip()
     # Parsers that take the whole reply as the command (SWE-agent's identity parser) leave no thought of their own.
@@ -186,7 +186,7 @@ def _mini_answer(m: dict[str, Any]) -> tuple[bool, bool] | None:
     """(is_error, has a return code) for a user message answering a command, None if it does not look like one."""
     if m["role"] != "user":
         return None
-    text = content_text(m.get("content"))
+    text = parts_text(m.get("content"))
     code = _RETURNCODE.search(text)
     if code is not None:
         return code.group(1) != "0", True
