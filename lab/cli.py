@@ -9,14 +9,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Callable, NoReturn, Sequence
 
 from .errors import LabError
 
-__all__ = ["main", "build_parser"]
+if TYPE_CHECKING:  # the CLI imports the model lazily, per command
+    from .core.messages import Transcript
+
+__all__ = ["main", "build_parser", "warn_misread"]
 
 DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
+# A long session can drop thousands of blocks; the first few say what kind of thing was dropped.
+MAX_NOTES = 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,13 +33,12 @@ class _UsageError(Exception):
     pass
 
 
-def _write_json(path: str, data: object) -> None:
-    out = Path(path)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise LabError(f"cannot write {out}: {e.strerror or e}") from None
+def warn_misread(t: Transcript) -> None:
+    """One ``warning:`` line on stderr per sign that the import may be a misread (``lab.formats.sanity``)."""
+    from .formats.sanity import misread_warnings
+
+    for warning in misread_warnings(t.notes):
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -43,6 +46,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from .formats import dump, load
 
     t = load(args.path, format=args.format)
+    warn_misread(t)
     dump(t, to="lab", path=args.out)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     print(f"imported {args.path} as {t.meta.source_format} -> {args.out}")
@@ -60,11 +64,43 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .formats import dump, load
+    from .formats.export import close_pending, pending_note, pending_tool_calls, to_anthropic, to_openai
 
     t = load(args.path, format=args.format)
-    dump(t, to=args.to, path=args.out)
-    print(f"exported {len(t.messages)} messages to {args.to} shape -> {args.out}")
+    warn_misread(t)
+    pending = pending_tool_calls(t.messages)
+    notes: list[str] = []
+    if args.to == "lab":
+        if args.close_pending and pending:
+            t = t.model_copy(update={"messages": close_pending(t.messages)})
+            notes.append(pending_note(pending, closed=True))
+        dump(t, to="lab", path=args.out)
+        count = len(t.messages)
+    else:
+        export = to_anthropic if args.to == "anthropic" else to_openai
+        body = export(t, notes=notes, close_pending=args.close_pending)
+        _write_body(body, args.out)
+        # What the request holds, after boundaries, empty messages and merges, not what was read.
+        count = len(body["messages"])
+    if pending and not args.close_pending and args.to != "lab":
+        # The request as written will be refused: said on stderr, where a script looks for trouble.
+        print(f"warning: {pending_note(pending, closed=False, option='--close-pending')}", file=sys.stderr)
+    print(f"exported {count} messages to {args.to} shape -> {args.out}")
+    shown = [n for n in notes if n != pending_note(pending, closed=False)]
+    for note in shown[:MAX_NOTES]:
+        print(f"note: {note}")
+    if len(shown) > MAX_NOTES:
+        print(f"note: ... and {len(shown) - MAX_NOTES} more")
     return 0
+
+
+def _write_body(body: dict, path: str) -> None:
+    from .atomic import write_text_atomic
+
+    try:
+        write_text_atomic(path, json.dumps(body, ensure_ascii=False, indent=1))
+    except OSError as e:
+        raise LabError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def _cmd_tokens(args: argparse.Namespace) -> int:
@@ -125,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     sp.add_argument("--to", choices=["anthropic", "openai", "lab"], required=True)
     sp.add_argument("--out", required=True)
+    sp.add_argument(
+        "--close-pending",
+        action="store_true",
+        help="Answer the last assistant turn's tool calls that have no result with an 'interrupted' error result.",
+    )
 
     sp = add("tokens", _cmd_tokens, "Count a transcript's tokens with one or more counters.")
     sp.add_argument("path")

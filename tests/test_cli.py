@@ -32,7 +32,7 @@ class TestImport:
         assert "tokens [minicode]:" in stdout and "skipped records:" in stdout
 
     def test_claude_code_sample_reports_skipped_records(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        src = next(p for p in SAMPLES.glob("*.jsonl") if "claude" in p.name and "generated" not in p.name)
+        src = SAMPLES / "claude-code-preview-xss.jsonl"  # named: other hand-written Claude Code samples skip nothing
         code, stdout, _ = _run(["import", str(src), "--out", str(tmp_path / "o.json"), "--counter", "chars/3.5"], capsys)
         assert code == 0
         skipped_line = next(line for line in stdout.splitlines() if line.startswith("skipped records:"))
@@ -115,6 +115,114 @@ class TestBadInput:
         code, _, stderr = _run(["tokens", str(bad)], capsys)
         assert code == 2
         assert str(bad) in stderr and "line 2" in stderr
+
+
+def _pending_session(path: Path) -> Path:
+    """A lab transcript cut off while its last two tool calls ran, with a blank user text on the way."""
+    from lab.core.messages import Message, TextBlock, ToolUseBlock, Transcript
+    from lab.formats import dump
+    from tests.builders import call_and_result, system, user
+
+    msgs = [system(), user("fix it"), *call_and_result("Read", "data", tool_id="t0", file_path="a.py")]
+    msgs.append(Message(role="user", id="blank", content=(TextBlock(text="  \n"),)))
+    msgs.append(Message(role="assistant", id="last", content=(TextBlock(text="Running both."), ToolUseBlock(id="t1", name="Bash"), ToolUseBlock(id="t2", name="Grep"))))
+    dump(Transcript(messages=msgs), "lab", path)
+    return path
+
+
+class TestExportIsARequestTheApiTakes:
+    @pytest.mark.parametrize("to", ["anthropic", "openai"])
+    def test_pending_tool_calls_warn_and_note(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
+        code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
+        assert code == 0
+        (warning,) = stderr.strip().splitlines()
+        assert warning.startswith("warning: ") and "t1, t2" in warning and "--close-pending" in warning
+        body = json.loads(out.read_text())
+        results = json.dumps(body).count("tool_use_id") + json.dumps(body).count("tool_call_id")
+        assert results == 1  # only t0's, the pending ones stay unanswered without the flag
+
+    @pytest.mark.parametrize("to", ["anthropic", "openai"])
+    def test_close_pending_answers_them_as_interrupted_errors(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
+        code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out), "--close-pending"], capsys)
+        assert code == 0 and "warning" not in stderr
+        assert "answered as 'interrupted'" in stdout
+        body = json.loads(out.read_text())
+        last = body["messages"][-1]
+        if to == "anthropic":
+            assert last == {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "interrupted", "is_error": True},
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "interrupted", "is_error": True},
+                ],
+            }
+        else:
+            assert body["messages"][-2:] == [
+                {"role": "tool", "tool_call_id": "t1", "content": "interrupted"},
+                {"role": "tool", "tool_call_id": "t2", "content": "interrupted"},
+            ]
+
+    @pytest.mark.parametrize("to", ["anthropic", "openai"])
+    def test_exported_count_is_what_the_request_holds(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
+        code, stdout, _ = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
+        assert code == 0
+        n = len(json.loads(out.read_text())["messages"])
+        # 6 messages read; the blank user text is dropped, and Anthropic takes the system prompt out of messages.
+        assert n == (4 if to == "anthropic" else 5)
+        assert f"exported {n} messages to {to} shape" in stdout
+        assert "whitespace-only text block" in stdout
+
+    def test_no_warning_when_nothing_is_pending(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, _, stderr = _run(["export", str(SAMPLE), "--to", "anthropic", "--out", str(tmp_path / "r.json")], capsys)
+        assert code == 0 and stderr == ""
+
+
+class TestFailedWritesLeaveNothing:
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["import", "SAMPLE", "--out", "DIR"],
+            ["export", "SAMPLE", "--to", "anthropic", "--out", "DIR"],
+            ["export", "SAMPLE", "--to", "openai", "--out", "DIR"],
+            ["export", "SAMPLE", "--to", "lab", "--out", "DIR"],
+            ["replay", "SAMPLE", "--preset", "minicode", "--window", "32000", "--report", "DIR"],
+            ["replay", "SAMPLE", "--preset", "minicode", "--window", "32000", "--report", "REPORT", "--dump-requests", "DIR"],
+            ["bench", "--section", "tokens", "--json", "DIR"],
+        ],
+        ids=["import", "export-anthropic", "export-openai", "export-lab", "replay-report", "replay-requests", "bench-json"],
+    )
+    def test_out_is_a_folder(self, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        # Without a corpus the bench's tokens section is skipped at once and only the JSON is written.
+        monkeypatch.delenv("LAB_CORPUS", raising=False)
+        work = tmp_path / "work"
+        target = work / "out"
+        target.mkdir(parents=True)
+        subst = {"SAMPLE": str(SAMPLE), "DIR": str(target), "REPORT": str(work / "report.json")}
+        code, _, stderr = _run([subst.get(a, a) for a in args], capsys)
+        assert code == 2
+        # A replay may warn about its config first; the failure itself is one line, the last.
+        errors = [line for line in stderr.strip().splitlines() if not line.startswith("warning: ")]
+        assert len(errors) == 1 and errors[0].startswith("error: ")
+        # Nothing beside the folder but what the command was asked to write (a later `compare .` reads them all).
+        leftovers = sorted(p.name for p in work.iterdir() if p.name not in ("out", "report.json"))
+        assert leftovers == []
+        assert list(target.iterdir()) == []
+
+    def test_a_failure_while_writing_removes_the_temp_file(self, tmp_path: Path) -> None:
+        from lab.atomic import atomic_writer
+
+        target = tmp_path / "out.json"
+        target.write_text("old")
+        with pytest.raises(RuntimeError, match="mid-write"):
+            with atomic_writer(target) as fh:
+                fh.write("half")
+                assert [p.name for p in tmp_path.iterdir() if p.name != "out.json"]  # the temp file exists here
+                raise RuntimeError("mid-write")
+        assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+        assert target.read_text() == "old"
 
 
 def test_python_dash_m_lab_runs_as_a_module() -> None:

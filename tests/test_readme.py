@@ -21,6 +21,16 @@ def test_readme_opens_with_the_two_commands_ci_runs() -> None:
     assert bash[1].strip() in ci
 
 
+def test_ci_points_the_tests_at_the_corpus_and_requires_it() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = ci.index('python -m pip install -e ".[test]" && python -m pytest')
+    for setting in ("export LAB_CORPUS", "export LAB_REQUIRE_CORPUS=1", "export LAB_REQUIRE_BROWSER=1"):
+        assert -1 < ci.find(setting) < command, setting
+    assert "../shared/corpus" in ci
+    intro = README.split("---", 1)[0]
+    assert "LAB_CORPUS" in intro and "LAB_REQUIRE_CORPUS=1" in intro
+
+
 def test_notebook_example_runs() -> None:
     code = next(b for b in _blocks("python") if "lab.replay(" in b)
     code = code.replace('"session.jsonl"', repr(str(SAMPLES / "generated-small.lab.json")))

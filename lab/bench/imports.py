@@ -3,10 +3,12 @@
 Runs are interleaved and each starts after a full collection, and every result is
 freed only after its clock stops, so the three timings are taken alike.
 
-``json.loads`` per line is the floor any JSONL importer pays; the ratio says
-what the lab's validation, merging and model building add on top of it.
-Peak memory (tracemalloc) is reported against the file size, to show the
-import streams instead of holding the file twice.
+The baseline is stdlib ``json.loads`` of every line, values discarded: what a
+plain Python reader of the file pays. The lab parses with a faster parser
+(msgspec) and spends what that saves on validation, merging and model
+building; the target is an import no slower than that baseline. Peak memory
+(tracemalloc) is reported against the file size, to show the import streams
+instead of holding the file twice; the target is at most 2x.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from pathlib import Path
 
 __all__ = ["bench_imports", "time_import"]
 
-TARGET_RATIO = 2.0
+TARGET_RATIO = 1.0
+# Peak traced memory of the import over the file's size.
+TARGET_MEMORY = 2.0
 
 
 def _json_lines(path: Path, keep: bool) -> float:
@@ -94,6 +98,10 @@ def bench_imports(corpus: list[Path], quick: bool = False) -> tuple[list[str], d
         rows.append(time_import(big, repeats=3))
         peak = _peak_memory(big)
         rows[-1]["peak_mb_traced"] = round(peak, 1)
+        # From the unrounded figures: a rounded ratio could hide a peak just over the target.
+        over = peak * 1e6 / big.stat().st_size
+        rows[-1]["peak_over_size"] = round(over, 3)
+        rows[-1]["memory_ok"] = over <= TARGET_MEMORY
     lines = [
         f"{'file':36} {'MB':>7} {'import s':>9} {'json s':>8} {'ratio':>6} {'kept s':>7} {'ratio':>6}  target <= {TARGET_RATIO}x json.loads",
     ]
@@ -104,5 +112,10 @@ def bench_imports(corpus: list[Path], quick: bool = False) -> tuple[list[str], d
             f" {r['json_kept_s']:7.3f} {r['ratio_kept']:6.2f}  {ok}"
         )
     lines.append("json s: json.loads per line, values discarded; kept s: the same, values kept in a list (an importer keeps what it parses)")
-    lines.append(f"peak traced memory importing the generated file: {rows[-1]['peak_mb_traced']} MB for a {rows[-1]['mb']} MB file")
-    return lines, {"rows": rows, "target_ratio": TARGET_RATIO}
+    big_row = rows[-1]
+    mem_ok = "ok" if big_row["memory_ok"] else "MISSED"
+    lines.append(
+        f"peak traced memory importing the generated file: {big_row['peak_mb_traced']} MB for a {big_row['mb']} MB file,"
+        f" {big_row['peak_over_size']}x its size  target <= {TARGET_MEMORY}x  {mem_ok}"
+    )
+    return lines, {"rows": rows, "target_ratio": TARGET_RATIO, "target_memory": TARGET_MEMORY}

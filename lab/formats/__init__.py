@@ -14,6 +14,11 @@ or a provider request body. Importing this package registers every format:
     minicode         MiniCode sessions
     gemini           Gemini API contents (REST bodies, google-genai dumps), Gemini CLI chat recordings and saved chats
     langchain        LangChain / LangGraph messages (messages_to_dict, dumpd, LangGraph state, message-per-line JSONL)
+    managed_agents   Claude Managed Agents session events (list, JSONL, {data: [...]} page; bare or wrapped)
+    claude_agent_sdk Claude Agent SDK sessions (claude -p stream-json, SDK message lists, dataclass dumps)
+    http_log         HTTP logs of model requests (claude-trace .claude-trace/log-*.jsonl, proxy dumps; Anthropic, Chat, Responses)
+    aider            Aider chat history (.aider.chat.history.md) and LLM log (.aider.llm.history)
+    cline            Cline / Roo Code task folders (ui_messages.json, api_conversation_history.json)
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
@@ -25,12 +30,17 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+from ..atomic import write_text_atomic
 from ..core.messages import Transcript
-from ..errors import ConfigError, LabError, TranscriptError
+from ..errors import ConfigError, TranscriptError
 from . import anthropic, claude_code, labjson, minicode, openai_chat, openai_responses, openhands, openhands_v1  # noqa: F401  (they register)
 from . import gemini  # noqa: F401  (registers; after the others, so ties keep their order)
 from . import langchain  # noqa: F401  (registers)
-from .detect import detect
+from . import managed_agents  # noqa: F401  (registers)
+from . import agent_sdk  # noqa: F401  (registers)
+from . import http_log  # noqa: F401  (registers)
+from . import aider, cline  # noqa: F401  (register)
+from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
 from .registry import FORMATS, Format, Probe
@@ -43,26 +53,17 @@ DumpTarget = Literal["lab", "anthropic", "openai"]
 def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
     """Import a transcript file, detecting its format unless ``format`` names one.
 
-    A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event).
+    A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event)
+    or a Cline / Roo Code task folder.
     """
     folder = Path(path)
+    # Folders first, then files by detection; every result is checked (see detect's docstring).
     if folder.is_dir() and format in (None, openhands_v1.NAME) and openhands_v1.event_files(folder):
-        return openhands_v1.read_folder(folder)
+        return accept(openhands_v1.read_folder(folder), openhands_v1.NAME, file=str(folder))
+    if folder.is_dir() and format in (None, cline.NAME) and cline.task_files(folder):
+        return accept(cline.read_folder(folder), cline.NAME, file=str(folder))
     p = check_file(path)
-    name = format if format is not None else detect(p)
-    fmt = FORMATS.get(name)
-    if fmt is None:
-        raise TranscriptError(f"unknown format {name!r}", file=str(p), expected=f"one of: {', '.join(sorted(FORMATS))}")
-    try:
-        return fmt.read(p)
-    except TranscriptError:
-        raise
-    except LabError as exc:
-        raise TranscriptError(str(exc), file=str(p)) from exc
-    except (Exception, RecursionError) as exc:
-        # Last line of defence at the edge: an importer bug or an input shape nobody foresaw
-        # still surfaces as the lab's error, with the cause chained for debugging.
-        raise TranscriptError(f"could not import as {name}: {type(exc).__name__}: {exc}", file=str(p)) from exc
+    return read_detected(p) if format is None else read_forced(format, p)
 
 
 def dump(transcript: Transcript, to: DumpTarget = "lab", path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -77,10 +78,8 @@ def dump(transcript: Transcript, to: DumpTarget = "lab", path: str | os.PathLike
         raise ConfigError(f"dump target must be 'lab', 'anthropic' or 'openai', got {to!r}")
     if path is not None:
         target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
         try:
-            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(tmp, target)
+            write_text_atomic(target, json.dumps(data, ensure_ascii=False, indent=1))
         except OSError as exc:
             raise TranscriptError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
     return data

@@ -17,6 +17,10 @@ tie) as the conversation, and appends its response's assistant message when
 the same record holds one or a bare response follows it directly. Every other
 record is counted in ``notes.skipped`` (``earlier_request``, ``response``).
 
+A message only OpenAI Chat writes (role ``tool``/``function``/``developer``,
+``tool_calls``, ``tool_call_id``) is a ``TranscriptError``: skipped, it would
+take every tool pair of a Chat file with it, unseen.
+
 Blocks, usage and tool definitions are converted in ``anthropic_blocks``,
 which other importers share; its public names are importable from here too.
 """
@@ -66,10 +70,27 @@ def _system_messages(system: Any, notes: ImportNotes) -> list[Message]:
     return [Message(role="system", content=tuple(blocks), id="system-0")] if blocks else []
 
 
+# Roles and keys only OpenAI Chat (and MiniCode's tool_result role) write.
+_CHAT_ROLES = frozenset({"tool", "function", "developer", "tool_result"})
+
+
+def _chat_only(raw: dict[str, Any]) -> bool:
+    calls = raw.get("tool_calls")
+    return (isinstance(calls, list) and bool(calls)) or isinstance(raw.get("tool_call_id"), str) or isinstance(raw.get("function_call"), dict)
+
+
 def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: str, timestamp: Any = None) -> Message | None:
     if not isinstance(raw, dict):
         raise TranscriptError(f"message is {type(raw).__name__}, not an object", file=file, where=where, expected="{role, content}")
     role = raw.get("role")
+    if role in _CHAT_ROLES or _chat_only(raw):
+        # Skipping them would drop every tool pair of an OpenAI Chat file without a word.
+        raise TranscriptError(
+            f"an OpenAI Chat message (role {role!r}, tool_calls or tool_call_id), not an Anthropic one",
+            file=file,
+            where=where,
+            expected="Anthropic Messages {role: user|assistant, content}",
+        )
     if role not in ("user", "assistant", "system"):
         notes.skip(f"role:{role if isinstance(role, str) else 'missing'}")
         return None

@@ -43,8 +43,11 @@ What the importer rebuilds from the entries:
 The work is split by concern: ``claude_code_import`` turns entries into
 messages, ``claude_code_thread`` merges the entries of one thread,
 ``claude_code_chain`` follows the uuid tree, ``claude_code_content`` handles
-blocks and harness text. Entries are streamed: a JSONL import costs at most
-about twice ``json.loads`` of its lines.
+blocks and harness text. Entries are streamed, and an import runs with the
+garbage collector paused (``jsonio.gc_paused``); ``python -m lab bench`` prints
+what it costs against ``json.loads`` of the same lines. A JSONL session still
+being written, its last line cut off mid-record, imports up to that line with
+a warning.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from ..core.messages import Transcript
 from ..errors import TranscriptError
 from .claude_code_import import EntryImporter
 from .claude_code_thread import parse_ts
-from .jsonio import iter_jsonl, leading_char, read_json
+from .jsonio import gc_paused, iter_jsonl, leading_char, make_probe, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "ENTRY_TYPES", "read", "read_entries", "sniff"]
@@ -75,8 +78,8 @@ _ts = parse_ts
 Entries = Iterable[tuple[str, dict[str, Any]]]
 
 
-# Feeds every entry of a source to an importer's ``add``; called once per pass.
-Feed = Callable[[Callable[[dict[str, Any], str], None]], None]
+# Feeds every entry of a source to an importer (its ``add``, and its notes for warnings); called once per pass.
+Feed = Callable[[EntryImporter], None]
 
 
 def _array_entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -90,7 +93,8 @@ def _array_entries(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _pairs(entries: Callable[[], Entries]) -> Feed:
-    def feed(add: Callable[[dict[str, Any], str], None]) -> None:
+    def feed(importer: EntryImporter) -> None:
+        add = importer.add
         for where, entry in entries():
             add(entry, where)
 
@@ -98,9 +102,11 @@ def _pairs(entries: Callable[[], Entries]) -> Feed:
 
 
 def _jsonl(path: Path) -> Feed:
-    def feed(add: Callable[[dict[str, Any], str], None]) -> None:
-        # The large case: straight from the line reader, no pair made per line.
-        for line_no, entry in iter_jsonl(path):
+    def feed(importer: EntryImporter) -> None:
+        # The large case: straight from the line reader, no pair made per line. Each pass reads
+        # the file again, so each pass's notes get the warning of a cut-off last line.
+        add = importer.add
+        for line_no, entry in iter_jsonl(path, notes=importer.notes):
             add(entry, f"line {line_no}")
 
     return feed
@@ -108,15 +114,16 @@ def _jsonl(path: Path) -> Feed:
 
 def _import(feed: Feed, file: str) -> Transcript:
     """Read the entries once, and again when the chain drops or reorders some."""
-    first = EntryImporter(file)
-    feed(first.add)
-    plan = first.chain_plan()
-    if not plan.needed:
-        return first.finish(plan)
-    del first
-    second = EntryImporter(file, plan)
-    feed(second.add)
-    return second.finish()
+    with gc_paused():
+        first = EntryImporter(file)
+        feed(first)
+        plan = first.chain_plan()
+        if not plan.needed:
+            return first.finish(plan)
+        del first
+        second = EntryImporter(file, plan)
+        feed(second)
+        return second.finish()
 
 
 def read_entries(entries: Entries, *, file: str = "<entries>") -> Transcript:
@@ -125,8 +132,19 @@ def read_entries(entries: Entries, *, file: str = "<entries>") -> Transcript:
     return _import(_pairs(lambda: held), file)
 
 
+def _agent_sdk_records(path: Path) -> bool:
+    """Whether the file's first records are Agent SDK stream-json (``parent_tool_use_id``, no ``parentUuid``)."""
+    probe = make_probe(path)
+    records = probe.document[:20] if isinstance(probe.document, list) else probe.records or []
+    dicts = [r for r in records if isinstance(r, dict)]
+    return any("parent_tool_use_id" in r for r in dicts) and not any("parentUuid" in r for r in dicts)
+
+
 def read(path: Path) -> Transcript:
     path = Path(path)
+    if _agent_sdk_records(path):
+        # Read as entries, a subagent's records (parent_tool_use_id) would join the main thread unseen.
+        raise TranscriptError("Claude Agent SDK stream-json, not a Claude Code session file", file=str(path), expected="Claude Code entries with a parentUuid chain")
     if leading_char(path) == "[":
         return _import(_pairs(lambda: _array_entries(path)), str(path))
     return _import(_jsonl(path), str(path))

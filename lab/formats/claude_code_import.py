@@ -7,12 +7,15 @@ module is the machinery. The first pass also records every entry's place in
 the uuid tree (``claude_code_chain``) and notices, while reading, whether the
 file is its own conversation: then no second pass is needed.
 
-Import speed (a JSONL import should cost at most about twice ``json.loads`` of
-its lines): a message is assembled as the dict of its fields, with blocks as
-the checked dicts ``block_dicts`` returns, and is validated in one pydantic
-call (blocks included, in Rust) as soon as no later entry can change it.
-Timestamps and usage are converted once per message, and ``add`` does as
-little per line as it can.
+Import speed (target: no slower than ``json.loads`` of its lines): a message
+is assembled as the dict of its fields, with blocks as the checked dicts
+``block_dicts`` returns, and is validated in one pydantic call (blocks
+included, in Rust) as soon as no later entry can change it. Building the
+models without validation (``model_construct``-style) was measured and
+dropped: no faster on the bench's 100 MB file (validation in Rust costs about
+what building them in Python does), and it would lose the check that catches
+an importer bug. Timestamps and usage are converted once per message, and
+``add`` does as little per line as it can.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ from ..core.messages import (
     message_text,
 )
 from ._build import HistoryBuilder, Loc, need_dict, openai_usage, parse_timestamp
-from .jsonio import iter_jsonl
+from .jsonio import gc_paused, iter_jsonl
 from .openai_responses import ITEM_TYPES, NAME, ROLLOUT_RECORDS, SERVER_ITEMS, add_item, is_rollout_header
 
 __all__ = ["read_rollout", "is_injected_context", "INJECTED_FRAGMENTS"]
@@ -213,13 +213,17 @@ class _Reader:
 
     def compacted(self, payload: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
         boundary = Boundary(trigger="import", strategy="codex_compact", timestamp=stamp)
-        self.b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+        marker = self.b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
         message = payload.get("message") if isinstance(payload.get("message"), str) else ""
         history = payload.get("replacement_history")
         if isinstance(history, list) and history:
             for j, entry in enumerate(history):
                 self.item(entry, loc.at("replacement_history").at(j), f"{key}.{j}", stamp, summary=message)
             self.notes.warnings.append(f"{loc.where}: compaction replaced the history with {len(history)} item(s)")
+            # The replacement items copy kept history: mark how many, so a replay of the raw history can drop them.
+            at = next(i for i, m in enumerate(self.b.messages) if m is marker)
+            written = len(self.b.messages) - at - 1
+            self.b.messages[at] = marker.model_copy(update={"boundary": boundary.model_copy(update={"replaced_messages": written})})
         elif message:
             self.b.add("user", [TextBlock(text=message)], key=f"{key}.summary", timestamp=stamp, tag="summary")
 
@@ -282,8 +286,11 @@ def read_rollout(path: Path) -> Transcript:
     file = str(path)
     reader = _Reader(file)
     n = 0
-    for lineno, rec in iter_jsonl(path):
-        n += 1
-        loc = Loc(file, "$", lineno)
-        reader.record(need_dict(rec, loc, "record"), loc, f"l{lineno}", n == 1)
-    return reader.finish(n)
+    with gc_paused():
+        # A rollout of a session still running may end in a line cut off mid-write: the reader
+        # stops before it with a warning in the notes.
+        for lineno, rec in iter_jsonl(path, notes=reader.notes):
+            n += 1
+            loc = Loc(file, "$", lineno)
+            reader.record(need_dict(rec, loc, "record"), loc, f"l{lineno}", n == 1)
+        return reader.finish(n)

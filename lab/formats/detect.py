@@ -1,43 +1,194 @@
 """Which format is this file? Every registered format scores a probe of its head.
 
-The highest positive score wins; on a tie the format registered first wins,
-so the order is deterministic. A sniffer that fails counts as a 0: detection
-must never crash on a file it cannot read.
+The order, in one place (``lab.formats.load`` follows it):
+
+1. A folder is a conversation folder or nothing: an OpenHands V1 conversation
+   (``events/event-*.json``), else a Cline / Roo Code task folder.
+2. A file is probed once (``jsonio.make_probe``: its first 64 KiB, first JSONL
+   records or whole small document) and every registered format scores it,
+   0..100 (each importer's module docstring lists its scores). A sniffer that
+   raises has said "no": it scores 0 and the exception is logged at debug
+   level on the ``lab.formats.detect`` logger, never turned into an answer.
+3. The candidates are the formats with a positive score, highest first; equal
+   scores keep registration order, which is the import order in
+   ``lab/formats/__init__.py``:
+   anthropic, claude_code, lab, minicode, openai_chat, openai_responses,
+   openhands, openhands_v1, gemini, langchain, managed_agents,
+   claude_agent_sdk, http_log, aider, cline (a test keeps this list true).
+4. ``load`` reads the file as the first candidate. A ``TranscriptError``
+   from it is the answer (it names the line and what was expected). A result
+   ``sanity.check`` calls degenerate (mostly system messages, no user turn,
+   mostly empty, most records skipped) passes to the next candidate (whose
+   errors, now, only count as "did not fit"); the first usable result wins,
+   with a ``possible misread:`` warning saying which better-scored formats
+   did not fit and why. Failing that, the best *tolerable* result (its only problem
+   "no messages" or "no user turn", see ``sanity``) is kept with the problem
+   as a warning. When no candidate gives a usable result, ``load`` raises a
+   ``TranscriptError`` naming each candidate and what was wrong with it.
+5. A format forced with ``load(path, format=...)`` is not detected: its
+   result must pass ``sanity.check`` too, or ``load`` raises naming the
+   formats detection would have chosen.
+
+No format claims the file (every score 0): ``TranscriptError`` listing the
+known formats.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from pathlib import Path
 
-from ..errors import TranscriptError
+from ..core.messages import Transcript
+from ..errors import LabError, TranscriptError
 from .jsonio import make_probe
 from .registry import FORMATS, Probe
+from .sanity import MISREAD_PREFIX, check
 
-__all__ = ["detect", "scores"]
+__all__ = ["detect", "scores", "candidates", "ranked_candidates", "describe_candidates", "read_as", "read_forced", "read_detected", "accept"]
+
+log = logging.getLogger("lab.formats.detect")
 
 
 def scores(probe: Probe) -> dict[str, int]:
-    """Each registered format's confidence (0..100) that the probe is one of its files."""
+    """Each registered format's confidence (0..100) that the probe is one of its files, in registration order."""
     out: dict[str, int] = {}
     for name, fmt in FORMATS.items():
         try:
             score = int(fmt.sniff(probe))
-        except Exception:  # a sniffer bug must not stop detection; it just does not claim the file
+        except Exception:
+            # A sniffer bug must not stop detection nor pick a format: it does not claim the file.
+            log.debug("sniffer of %s failed on %s; counted as 0", name, probe.path, exc_info=True)
             score = 0
         out[name] = max(0, min(100, score))
     return out
 
 
-def detect(path: str | os.PathLike[str]) -> str:
-    """The name of the format of the file at ``path``; TranscriptError when none claims it."""
-    probe = make_probe(path)
+def candidates(probe: Probe) -> list[tuple[str, int]]:
+    """``(format, score)`` for every format that claims the probe, best first (ties: registration order)."""
     ranked = scores(probe)
-    best = max(ranked.values(), default=0)
-    if best <= 0:
-        known = ", ".join(sorted(FORMATS)) or "none registered"
+    order = {name: i for i, name in enumerate(ranked)}
+    # sorted() is stable, but the explicit key keeps the tie rule visible and independent of it.
+    return sorted(((n, s) for n, s in ranked.items() if s > 0), key=lambda ns: (-ns[1], order[ns[0]]))
+
+
+def describe_candidates(ranked: list[tuple[str, int]], limit: int = 3) -> str:
+    """``managed_agents (97), openai_chat (55)``: the best few candidates, for error messages."""
+    return ", ".join(f"{n} ({s})" for n, s in ranked[:limit]) or "no format claims it"
+
+
+def _unknown(probe: Probe) -> TranscriptError:
+    known = ", ".join(sorted(FORMATS)) or "none registered"
+    return TranscriptError(
+        f"unknown transcript format (read as {probe.shape})",
+        file=str(probe.path),
+        expected=f"one of the known formats: {known}",
+    )
+
+
+def ranked_candidates(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
+    """``candidates`` of the file at ``path``; TranscriptError when none claims it."""
+    probe = make_probe(path)
+    ranked = candidates(probe)
+    if not ranked:
+        raise _unknown(probe)
+    return ranked
+
+
+def detect(path: str | os.PathLike[str]) -> str:
+    """The name of the format of the file at ``path`` (the best candidate); TranscriptError when none claims it."""
+    return ranked_candidates(path)[0][0]
+
+
+
+# The lab's own JSON holds exactly what the lab wrote (an empty transcript too): never degenerate.
+_TRUSTED = frozenset({"lab"})
+
+
+def read_as(name: str, path: Path) -> Transcript:
+    """Read ``path`` with the format ``name``, unchecked; any failure is a TranscriptError."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise TranscriptError(f"unknown format {name!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
+    try:
+        return fmt.read(path)
+    except TranscriptError:
+        raise
+    except LabError as exc:
+        raise TranscriptError(str(exc), file=str(path)) from exc
+    except (Exception, RecursionError) as exc:
+        # Last line of defence at the edge: an importer bug or an input shape nobody foresaw
+        # still surfaces as the lab's error, with the cause chained for debugging.
+        raise TranscriptError(f"could not import as {name}: {type(exc).__name__}: {exc}", file=str(path)) from exc
+
+
+def accept(transcript: Transcript, name: str, *, file: str, hint: str | None = None) -> Transcript:
+    """The result of a forced (or folder) read when ``sanity.check`` finds it usable; else TranscriptError.
+
+    ``hint`` names the formats detection would have picked, for the error.
+    """
+    verdict = check(transcript)
+    if not verdict.ok and name not in _TRUSTED:
+        looks = f"; the file looks like {hint}" if hint else ""
         raise TranscriptError(
-            f"unknown transcript format (read as {probe.shape})",
-            file=str(probe.path),
-            expected=f"one of the known formats: {known}",
+            f"read as {name}, it gives no usable transcript: {'; '.join(verdict.problems)}{looks}",
+            file=file,
+            expected=f"a file in the {name} format",
         )
-    return next(name for name, score in ranked.items() if score == best)
+    transcript.notes.warnings.extend(MISREAD_PREFIX + w for w in verdict.problems + verdict.warnings)
+    return transcript
+
+
+def read_forced(name: str, path: Path) -> Transcript:
+    """Read ``path`` as the format ``name`` (no detection); a degenerate result is a TranscriptError."""
+    if name in FORMATS and name not in _TRUSTED:
+        probe = make_probe(path)
+        lab = [n for n in _TRUSTED if n in FORMATS and FORMATS[n].sniff(probe) >= 100]
+        if lab:
+            # The lab's own JSON keeps its messages in a shape other readers half understand.
+            raise TranscriptError(f"this is the lab's own JSON ({lab[0]}), not {name}", file=str(path), expected=f"a file in the {name} format")
+    t = read_as(name, path)
+    verdict = check(t)
+    if verdict.ok or name in _TRUSTED:
+        return accept(t, name, file=str(path))
+    try:
+        others = [(n, s) for n, s in candidates(make_probe(path)) if n != name]
+    except TranscriptError:
+        others = []
+    return accept(t, name, file=str(path), hint=describe_candidates(others) if others else None)
+
+
+def read_detected(path: Path) -> Transcript:
+    """Read ``path`` as the first candidate format that gives a usable transcript (step 4 above)."""
+    ranked = ranked_candidates(path)
+    failed: list[tuple[str, int, str]] = []
+    fallback: Transcript | None = None
+    for name, score in ranked:
+        try:
+            t = read_as(name, path)
+        except TranscriptError as exc:
+            if not failed:
+                # The best candidate refused the file: its error (line, path, expectation) is the
+                # answer. Reading on with a weaker claim could turn an importer's precise refusal
+                # into a plausible-looking misread.
+                raise
+            failed.append((name, score, exc.reason))
+            continue
+        verdict = check(t)
+        if verdict.ok or name in _TRUSTED:
+            if failed:
+                tried = "; ".join(f"{n} ({s}): {why}" for n, s, why in failed)
+                t.notes.warnings.insert(0, f"{MISREAD_PREFIX}read as {name} ({score}), as better-scored formats did not fit: {tried}")
+            return accept(t, name, file=str(path))
+        failed.append((name, score, "; ".join(verdict.problems)))
+        if verdict.tolerable and fallback is None:
+            fallback = t
+    if fallback is not None:
+        # Nothing read it better: an empty session or a lone reply is what the file holds.
+        fallback.notes.warnings.extend(MISREAD_PREFIX + p for p in check(fallback).problems)
+        return fallback
+    raise TranscriptError(
+        "no format gives a usable transcript: " + "; ".join(f"{n} ({s}): {why}" for n, s, why in failed),
+        file=str(path),
+        expected="a transcript in one of the formats tried",
+    )

@@ -2,15 +2,25 @@
 
 Both exporters skip boundary messages (the lab's markers, never sent) and
 keep every tool call and every tool result, so a pair present in the source is
-present in the request. They translate; they do not repair: an unanswered
-call stays unanswered (``lab.core.validate`` reports it).
+present in the request. They translate; they do not repair the history: an
+unanswered call stays unanswered (``lab.core.validate`` reports it), with one
+exception asked for by name: ``close_pending=True`` answers the tool calls of
+the last assistant turn that have no result (a session cut off while its tools
+ran) with an "interrupted" error result, so the request is one the API takes.
+Without it such calls get a note saying the request will be refused.
+
+Text that is empty or only whitespace is dropped (the Anthropic API refuses
+an empty text block, and both refuse a message left with no content, which is
+then dropped as well).
 
 Anthropic: leading system messages become ``system`` (their texts joined by a
 blank line; the key is left out when there is none); a system message later
 in the history becomes user text prefixed ``[system] ``; consecutive messages
 of one role are merged, tool results first within a user message as the API
 requires; thinking blocks are kept only with a signature (the API rejects
-unsigned ones); an image without a URL becomes a text placeholder.
+unsigned ones); an image without a URL becomes a text placeholder; an error
+result with no content says "error" (the API refuses it empty); a final
+assistant text loses its trailing whitespace (the API refuses that too).
 
 OpenAI: system messages stay ``system`` wherever they are; tool results become
 ``tool`` messages placed right after the assistant message that made the call;
@@ -39,7 +49,7 @@ from ..core.messages import (
     is_sent,
 )
 
-__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported"]
+__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported", "pending_tool_calls", "close_pending", "pending_note", "INTERRUPTED"]
 
 # Stands in for an image whose bytes the lab never kept.
 _PLACEHOLDER_URL = "https://placeholder.invalid/lab-image-omitted"
@@ -49,8 +59,64 @@ def image_placeholder_url(image: ImageBlock) -> str:
     return image.url or f"{_PLACEHOLDER_URL}?media_type={image.media_type}&bytes={image.size_bytes}"
 
 
+# What a pending tool call is answered with under ``close_pending``.
+INTERRUPTED = "interrupted"
+
 # Boundary markers stay in the lab's history but never reach a provider.
 is_exported = is_sent
+
+
+def _blank(text: str) -> bool:
+    return not text.strip()
+
+
+def pending_tool_calls(messages: Sequence[Message]) -> list[str]:
+    """Ids of the last assistant turn's tool calls that no later message answers."""
+    sent = [m for m in messages if is_exported(m)]
+    last = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role == "assistant"), None)
+    if last is None:
+        return []
+    answered = {b.tool_use_id for m in sent[last + 1 :] for b in m.content if isinstance(b, ToolResultBlock)}
+    return [b.id for b in sent[last].content if isinstance(b, ToolUseBlock) and b.id not in answered]
+
+
+def close_pending(messages: Sequence[Message]) -> list[Message]:
+    """A copy of ``messages`` where every pending tool call has an "interrupted" error result.
+
+    The results go into the user message right after the call (created when
+    there is none), where both APIs look for them. Nothing pending: the same messages.
+    """
+    pending = pending_tool_calls(messages)
+    out = list(messages)
+    if not pending:
+        return out
+    at = max(i for i, m in enumerate(out) if m.role == "assistant" and is_exported(m))
+    results = tuple(ToolResultBlock(tool_use_id=tool_id, content=INTERRUPTED, is_error=True) for tool_id in pending)
+    nxt = next((i for i in range(at + 1, len(out)) if is_exported(out[i])), None)
+    if nxt is not None and out[nxt].role == "user":
+        out[nxt] = out[nxt].model_copy(update={"content": results + tuple(out[nxt].content)})
+    else:
+        out.insert(at + 1, Message(role="user", id=f"{out[at].id}-interrupted", content=results))
+    return out
+
+
+def pending_note(pending: Sequence[str], closed: bool, *, option: str = "close_pending=True") -> str:
+    """The note an export adds for these pending tool call ids; ``option`` names the way to close them."""
+    ids = ", ".join(pending)
+    if closed:
+        return f"{len(pending)} pending tool call(s) of the last assistant turn answered as {INTERRUPTED!r} (is_error): {ids}"
+    return (
+        f"the last assistant turn has {len(pending)} tool call(s) without a result ({ids}): "
+        f"the API refuses this request as it is; {option} answers them as interrupted"
+    )
+
+
+def _close_or_note(messages: list[Message], close: bool, notes: list[str] | None) -> list[Message]:
+    pending = pending_tool_calls(messages)
+    if not pending:
+        return messages
+    _note(notes, pending_note(pending, close))
+    return close_pending(messages) if close else messages
 
 
 def _split_input(
@@ -68,8 +134,8 @@ def _note(notes: list[str] | None, text: str) -> None:
 
 def _anthropic_block(block: Block, msg: Message, notes: list[str] | None) -> dict[str, Any] | None:
     if isinstance(block, TextBlock):
-        if not block.text:
-            _note(notes, f"{msg.id}: empty text block dropped")
+        if _blank(block.text):
+            _note(notes, f"{msg.id}: empty or whitespace-only text block dropped")
             return None
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingBlock):
@@ -83,6 +149,9 @@ def _anthropic_block(block: Block, msg: Message, notes: list[str] | None) -> dic
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
         if block.is_error:
             out["is_error"] = True
+            if _blank(block.content):
+                _note(notes, f"{msg.id}: empty error result for {block.tool_use_id} given the text 'error'")
+                out["content"] = "error"
         return out
     if block.url:
         return {"type": "image", "source": {"type": "url", "url": block.url}}
@@ -106,14 +175,16 @@ def to_anthropic(
     tools: Sequence[ToolSpec] | None = None,
     *,
     notes: list[str] | None = None,
+    close_pending: bool = False,
 ) -> dict[str, Any]:
     """An Anthropic Messages request body: ``{"system"?, "messages", "tools"?}``."""
     messages, specs = _split_input(source, tools)
+    messages = _close_or_note(messages, close_pending, notes)
     system_parts: list[str] = []
     start = 0
     while start < len(messages) and messages[start].role == "system":
         text = _system_text(messages[start])
-        if text:
+        if not _blank(text):
             system_parts.append(text)
         start += 1
     turns: list[dict[str, Any]] = []
@@ -121,7 +192,8 @@ def to_anthropic(
         role = msg.role
         if role == "system":
             role = "user"
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": f"[system] {_system_text(msg)}"}]
+            text = _system_text(msg)
+            blocks: list[dict[str, Any]] = [] if _blank(text) else [{"type": "text", "text": f"[system] {text}"}]
         else:
             blocks = [d for d in (_anthropic_block(b, msg, notes) for b in msg.content) if d is not None]
         if not blocks:
@@ -135,6 +207,11 @@ def to_anthropic(
         if turn["role"] == "user":
             # The API wants a user message's tool results before anything else in it.
             turn["content"].sort(key=lambda d: d["type"] != "tool_result")
+    if turns and turns[-1]["role"] == "assistant" and turns[-1]["content"][-1]["type"] == "text":
+        last = turns[-1]["content"][-1]
+        if last["text"] != last["text"].rstrip():
+            _note(notes, "trailing whitespace of the final assistant text removed")
+            turns[-1]["content"][-1] = {**last, "text": last["text"].rstrip()}
     body: dict[str, Any] = {}
     if system_parts:
         body["system"] = "\n\n".join(system_parts)
@@ -145,17 +222,23 @@ def to_anthropic(
 
 
 def _openai_user_content(blocks: list[Block]) -> str | list[dict[str, Any]] | None:
-    texts = [b for b in blocks if isinstance(b, TextBlock) and b.text]
+    texts = [b for b in blocks if isinstance(b, TextBlock) and not _blank(b.text)]
     images = [b for b in blocks if isinstance(b, ImageBlock)]
     if not images:
         return "\n\n".join(b.text for b in texts) if texts else None
     parts: list[dict[str, Any]] = []
     for b in blocks:
-        if isinstance(b, TextBlock) and b.text:
+        if isinstance(b, TextBlock) and not _blank(b.text):
             parts.append({"type": "text", "text": b.text})
         elif isinstance(b, ImageBlock):
             parts.append({"type": "image_url", "image_url": {"url": image_placeholder_url(b)}})
     return parts
+
+
+def _note_blank_texts(msg: Message, notes: list[str] | None) -> None:
+    blank = sum(1 for b in msg.content if isinstance(b, TextBlock) and _blank(b.text))
+    if blank:
+        _note(notes, f"{msg.id}: {blank} empty or whitespace-only text block(s) dropped")
 
 
 def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
@@ -181,9 +264,11 @@ def to_openai(
     tools: Sequence[ToolSpec] | None = None,
     *,
     notes: list[str] | None = None,
+    close_pending: bool = False,
 ) -> dict[str, Any]:
     """An OpenAI Chat Completions request body: ``{"messages", "tools"?}``."""
     messages, specs = _split_input(source, tools)
+    messages = _close_or_note(messages, close_pending, notes)
     call_at: dict[str, int] = {}
     for i, msg in enumerate(messages):
         if msg.role == "assistant":
@@ -201,10 +286,13 @@ def to_openai(
     out: list[dict[str, Any]] = []
     for i, msg in enumerate(messages):
         if msg.role == "system":
-            out.append({"role": "system", "content": _system_text(msg)})
+            if _blank(_system_text(msg)):
+                _note(notes, f"{msg.id}: empty system message dropped")
+            else:
+                out.append({"role": "system", "content": _system_text(msg)})
             continue
         if msg.role == "assistant":
-            text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and b.text)
+            text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and not _blank(b.text))
             calls = [
                 {
                     "id": b.id,
@@ -214,6 +302,7 @@ def to_openai(
                 for b in msg.content
                 if isinstance(b, ToolUseBlock)
             ]
+            _note_blank_texts(msg, notes)
             if any(isinstance(b, ThinkingBlock) for b in msg.content):
                 _note(notes, f"{msg.id}: thinking dropped (chat completions has no thinking input)")
             if any(isinstance(b, ImageBlock) for b in msg.content):
@@ -237,9 +326,12 @@ def to_openai(
         out.extend(_tool_message(b) for b in stay if isinstance(b, ToolResultBlock))
         if any(isinstance(b, ThinkingBlock) for b in stay):
             _note(notes, f"{msg.id}: thinking dropped")
+        _note_blank_texts(msg, notes)
         content = _openai_user_content([b for b in stay if not isinstance(b, ToolResultBlock)])
         if content is not None:
             out.append({"role": "user", "content": content})
+        elif not any(isinstance(b, ToolResultBlock) for b in msg.content):
+            _note(notes, f"{msg.id}: nothing left to send, message dropped")
     body: dict[str, Any] = {"messages": out}
     if specs:
         body["tools"] = _tools_openai(specs)

@@ -5,16 +5,36 @@ decoded and parsed on its own and handed over before the next one is read.
 Every failure becomes a ``TranscriptError`` carrying the file, the line (or
 line and column) and what the reader expected there.
 
+Parsing: msgspec's JSON decoder reads every line (and document) first, straight
+from its bytes. It is strict JSON, and where it accepts input it gives the
+values ``json.loads`` gives (integers of any size included, which orjson would
+silently turn into floats). Whatever it refuses (``NaN``, lone surrogates, a
+BOM, blank lines, broken JSON) is handed to the stdlib ``json`` path, which
+decides: it accepts what ``json.loads`` always accepted and words the errors.
+
+Live files: a log an agent is still writing usually ends in a line cut off
+mid-record. Readers given ``notes`` stop before such a line with a warning, so
+everything written before it imports; without ``notes`` it is an error. A
+broken line anywhere else is always an error naming its line.
+
+``gc_paused`` is the context an importer runs a whole import in (see there).
+
 ``make_probe`` builds the ``Probe`` detection works from: the first 64 KiB as
 text, plus the first JSONL records or, for small files, the whole document.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
+
+import msgspec
 
 from ..core.messages import ImportNotes
 from ..errors import TranscriptError
@@ -27,6 +47,7 @@ __all__ = [
     "iter_jsonl_lines",
     "iter_log_lines",
     "TRUNCATED",
+    "gc_paused",
     "read_json",
     "parse_json_text",
     "make_probe",
@@ -42,10 +63,24 @@ SMALL_DOCUMENT_BYTES = 1024 * 1024
 _PROBE_LINE_CAP = 8 * 1024 * 1024
 _PROBE_RECORDS = 20
 _BOM = b"\xef\xbb\xbf"
-# The decoder ``json.loads`` uses (same settings); its ``raw_decode`` is called directly on the
-# fast path, skipping the wrapper's whitespace regexes and two Python frames per line.
-_DECODER = json.JSONDecoder()
-_LINE_ENDS = ("\n", "\r\n")
+# The line readers' file buffer. With the default 8 KiB, iterating the lines of a session (a few KB
+# each, some far longer) costs a read call and a copy per buffer's worth; 64 KiB made reading the
+# lines about 3x cheaper (some 5-10% of a Claude Code import). Larger buffers gain little more and
+# are memory held whatever the file's size.
+_LINE_BUFFER = 64 * 1024
+# The fast parser: untyped, so it yields the dict/list/str/int/float/bool/None values json.loads
+# does. It reads bytes and checks UTF-8 itself, so a line is never decoded to str first.
+_FAST = msgspec.json.Decoder()
+# What the fast parser raises for input it refuses (ValidationError, for numbers out of float
+# range, is a subclass); RecursionError for nesting beyond its limit.
+_REFUSED = (msgspec.DecodeError, RecursionError)
+# What is left of a line after the point where json gave up, when the writer stopped inside a
+# token: a literal (``tr``, ``Na``, ``-Inf``), a number's sign or the start of its fraction or
+# exponent (``-``, ``.``, ``e-``), or a \uXXXX escape (``ud8``, ``ud83d\``). Anything longer is
+# a line that is wrong before its end, not one cut off.
+_PARTIAL_TOKEN = re.compile(
+    r"-?(?:I(?:n(?:f(?:i(?:n(?:it?)?)?)?)?)?)?|\.|[eE][-+]?|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|Na?|u[0-9a-fA-F]{0,4}\\?"
+)
 
 
 def check_file(path: str | os.PathLike[str]) -> Path:
@@ -60,9 +95,9 @@ def check_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path, buffering: int = -1) -> BinaryIO:
     try:
-        return open(path, "rb")
+        return open(path, "rb", buffering=buffering)
     except OSError as exc:
         raise TranscriptError(f"cannot open: {exc.strerror or exc}", file=str(path)) from None
 
@@ -96,14 +131,15 @@ def _kind(value: Any) -> str:
 TRUNCATED = "truncated last line"
 
 
-def iter_jsonl_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+def iter_jsonl_lines(path: str | os.PathLike[str], *, notes: ImportNotes | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_no, value)`` for every non-blank line, whatever JSON value it holds.
 
     Streams the file once. Raises on an empty file, bytes that are not UTF-8,
     a line that is not JSON, and says so when the broken line is a truncated
-    last line (a writer that died mid-record).
+    last line (a writer that died mid-record). Given ``notes``, such a last
+    line after at least one whole line ends the stream with a warning instead.
     """
-    return _iter_lines(path, objects=False)
+    return _iter_lines(path, objects=False, notes=notes)
 
 
 def iter_log_lines(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator[tuple[int, Any]]:
@@ -112,57 +148,45 @@ def iter_log_lines(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator
     A last line cut off mid-record, after at least one whole line, ends the
     stream with a warning: what was written before it still stands.
     """
-    lines = iter_jsonl_lines(path)
-    while True:
-        try:
-            line_no, record = next(lines)
-        except StopIteration:
-            return
-        except TranscriptError as exc:
-            if notes.records_read and exc.reason.startswith(TRUNCATED):
-                notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
-                return
-            raise
+    for line_no, record in _iter_lines(path, objects=False, notes=notes):
         notes.records_read += 1
         yield line_no, record
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_no, object)`` for every record of a JSONL file; every line must be an object."""
-    return _iter_lines(path, objects=True)
+def iter_jsonl(path: str | os.PathLike[str], *, notes: ImportNotes | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_no, object)`` for every record of a JSONL file; every line must be an object.
+
+    Given ``notes``, a last line cut off mid-record (a session still being
+    written) ends the stream with a warning in ``notes.warnings``.
+    """
+    return _iter_lines(path, objects=True, notes=notes)
 
 
-def _iter_lines(path: str | os.PathLike[str], *, objects: bool) -> Iterator[tuple[int, Any]]:
-    # One generator for both readers: importers pay a Python frame switch per line for every
-    # wrapping generator, which is measurable next to json.loads on short lines.
+def _iter_lines(path: str | os.PathLike[str], *, objects: bool, notes: ImportNotes | None) -> Iterator[tuple[int, Any]]:
+    # One generator for every reader: importers pay a Python frame switch per line for every
+    # wrapping generator, which is measurable next to the parser on short lines.
     p = check_file(path)
     file = str(p)
     seen_any = False
-    raw_decode = _DECODER.raw_decode
-    with _open(p) as fh:
+    decode = _FAST.decode
+    with _open(p, _LINE_BUFFER) as fh:
         for line_no, raw in enumerate(fh, start=1):
-            if line_no == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM) :]
+            # The fast path: a line the strict parser takes whole (surrounding JSON whitespace and
+            # the line end included) is exactly what ``json.loads`` would give for it.
             try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = _decode(raw, file, f"line {line_no}")  # raises, saying where
-            # The fast path takes a line that is one JSON value from its first character to its
-            # line end: that is exactly ``json.loads(text.strip())``. Anything else (blank lines,
-            # surrounding spaces, broken JSON) goes through the slow path, which strips the line
-            # and reports errors as before.
-            try:
-                value, end = raw_decode(text)
-                clean = end == len(text) or text[end:] in _LINE_ENDS
-            except (json.JSONDecodeError, RecursionError):
-                clean = False
-            if not clean:
-                stripped = text.strip()
-                if not stripped:
+                value = decode(raw)
+            except _REFUSED:
+                try:
+                    value = _slow_line(raw, file, line_no)
+                except TranscriptError as exc:
+                    if notes is None or not seen_any or not exc.reason.startswith(TRUNCATED):
+                        raise
+                    notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
+                    return
+                if value is _BLANK:
                     continue
-                value = _parse_line(stripped, raw, file, line_no)
             seen_any = True
-            if objects and not isinstance(value, dict):
+            if objects and type(value) is not dict:
                 raise TranscriptError(
                     f"line holds {_kind(value)}, not an object",
                     file=file,
@@ -174,16 +198,44 @@ def _iter_lines(path: str | os.PathLike[str], *, objects: bool) -> Iterator[tupl
         raise TranscriptError("empty file", file=file, expected="at least one JSON record")
 
 
-def _parse_line(stripped: str, raw: bytes, file: str, line_no: int) -> Any:
+# What ``_slow_line`` returns for a line holding nothing but whitespace.
+_BLANK: Any = object()
+
+
+def _slow_line(raw: bytes, file: str, line_no: int) -> Any:
+    """A line the fast parser refused: parsed as ``json.loads`` would, or the error saying why not."""
+    if line_no == 1 and raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    # Only the file's final line can lack its newline.
+    last_line = not raw.endswith(b"\n")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if last_line and exc.end == len(raw) and exc.reason == "unexpected end of data":
+            # The writer stopped inside a multi-byte character.
+            raise TranscriptError(
+                f"{TRUNCATED} (the record ends mid-character)", file=file, where=f"line {line_no}", expected="a complete JSON object"
+            ) from None
+        text = _decode(raw, file, f"line {line_no}")  # raises, saying where
+    stripped = text.strip()
+    if not stripped:
+        return _BLANK
+    return _parse_line(stripped, last_line, file, line_no)
+
+
+def _ran_off(stripped: str, exc: json.JSONDecodeError) -> bool:
+    """Whether json gave up only because the text ended: the text is the start of some JSON value."""
+    if exc.pos >= len(stripped) or exc.msg.startswith("Unterminated"):
+        return True
+    return _PARTIAL_TOKEN.fullmatch(stripped, exc.pos) is not None
+
+
+def _parse_line(stripped: str, last_line: bool, file: str, line_no: int) -> Any:
     """Parse a line the fast path refused, or raise the error saying why it is not JSON."""
     try:
         return json.loads(stripped)
     except json.JSONDecodeError as exc:
-        # Only the file's final line can lack its newline; a parse that ran off its end
-        # means the writer stopped mid-record.
-        last_line = not raw.endswith(b"\n")
-        ran_off = exc.pos >= len(stripped) - 1 or exc.msg.startswith("Unterminated")
-        if last_line and ran_off:
+        if last_line and _ran_off(stripped, exc):
             raise TranscriptError(
                 f"{TRUNCATED} (the record ends mid-value)",
                 file=file,
@@ -226,7 +278,59 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raw = fh.read()
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
+    try:
+        return _FAST.decode(raw)
+    except _REFUSED:
+        pass  # json decides, and words the error
     return parse_json_text(_decode(raw, str(p), "whole file"), file=str(p))
+
+
+# gc_paused's bookkeeping: imports in several threads share one pause, lifted by the last to end.
+_GC_LOCK = threading.Lock()
+_gc_depth = 0
+_gc_restore = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Run a whole import with the cyclic garbage collector paused; it runs as before afterwards.
+
+    Why: an import allocates hundreds of thousands of containers and keeps them
+    all (the transcript), so the collector, which runs every few hundred new
+    containers, keeps traversing a heap that only grows and never holds a
+    cycle to find. On a 100 MB file that cost about as much as the parsing
+    (see ``python -m lab bench``). Pausing it is safe because an import makes
+    no reference cycles of its own: what it drops is freed by reference
+    counting, the rest is the result.
+
+    Re-enabling alone would only defer the cost: every object the import made
+    is still in the youngest generation, and the first allocation afterwards
+    would traverse them all. So at the end they are moved to the oldest
+    generation (``gc.freeze`` then ``gc.unfreeze``, two list splices), where
+    they are traversed by full collections only, as any long-lived object is;
+    nothing stays frozen. This is skipped when someone else holds frozen
+    objects (a bench run), as unfreezing would release theirs.
+
+    The pause is process-wide, so it is kept to the import itself (a
+    ``finally`` ends it, also on errors), and concurrent imports share it:
+    the collector comes back, as it was before the first, when the last ends.
+    """
+    global _gc_depth, _gc_restore
+    with _GC_LOCK:
+        if _gc_depth == 0:
+            _gc_restore = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_restore:
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
+                gc.enable()
 
 
 def leading_char(path: str | os.PathLike[str]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..atomic import write_text_atomic
 from ..core.messages import Transcript
 from ..errors import TranscriptError
 from .jsonio import read_json
@@ -37,10 +38,8 @@ def dumps(transcript: Transcript, *, indent: int | None = 1) -> str:
 def write(transcript: Transcript, path: str | os.PathLike[str]) -> Path:
     """Write the transcript as lab JSON; the file appears complete or not at all."""
     target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(dumps(transcript), encoding="utf-8")
-        os.replace(tmp, target)
+        write_text_atomic(target, dumps(transcript))
     except OSError as exc:
         raise TranscriptError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
     return target

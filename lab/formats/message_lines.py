@@ -13,7 +13,11 @@ A line holds a message when it is one of:
 * a message wrapped one level, ``{"message": {"role": ...}, ...}``.
 
 The role must be a chat role (system, developer, user, assistant, tool,
-function). A ``timestamp`` or ``created_at`` on the line (else on the
+function), and the message must carry ``content``, ``tool_calls``,
+``function_call`` or ``tool_call_id``: a wrapped event such as Managed Agents'
+``{role, kind, time, raw}`` has a role and nothing a message holds. Records
+with a ``raw``, ``parentUuid`` or ``parent_tool_use_id`` key or a dotted ``type``/``kind`` (event
+names) belong to other formats and are never messages. A ``timestamp`` or ``created_at`` on the line (else on the
 message) becomes the message's timestamp. Every other line (metadata, usage
 records, events) is skipped and counted as ``record:<type>``. Blank lines are
 ignored; a last line cut off mid-write (a log still being written) is a
@@ -32,7 +36,7 @@ from typing import Any, Callable, Iterator
 from ..core.messages import ImportNotes, Message
 from ..errors import TranscriptError
 from ._build import parse_timestamp
-from .jsonio import iter_log_lines
+from .jsonio import gc_paused, iter_log_lines
 
 __all__ = [
     "MESSAGE_ROLES",
@@ -81,18 +85,44 @@ def _stamp(*sources: dict[str, Any]) -> Any:
     return None
 
 
+# A message carries at least one of these; a record with a chat role and none of them is not one
+# (an event wrapped as {role, kind, time, raw} keeps its payload elsewhere).
+_MESSAGE_PAYLOAD = ("content", "tool_calls", "function_call", "tool_call_id")
+# Keys of records that wrap another format's event or entry: never a bare message. ``raw``: Managed
+# Agents events wrapped one per line; ``parentUuid``: Claude Code entries, whose chain (not the
+# line order) decides which are the conversation; ``parent_tool_use_id``: Agent SDK records, whose
+# blocks of one reply come one per line and whose subagent records are sidechains.
+_FOREIGN_KEYS = ("raw", "parentUuid", "parent_tool_use_id")
+
+
+def _is_message(message: dict[str, Any]) -> bool:
+    return message.get("role") in MESSAGE_ROLES and any(k in message for k in _MESSAGE_PAYLOAD)
+
+
+def _dotted(value: Any) -> bool:
+    # Event names such as "agent.message" or "session.status_idle" are namespaced with dots.
+    return isinstance(value, str) and "." in value
+
+
 def message_of(record: Any) -> tuple[str, dict[str, Any], Any] | None:
-    """``(path, message, raw timestamp)`` when a JSONL record holds a chat message, else None."""
-    if not isinstance(record, dict):
+    """``(path, message, raw timestamp)`` when a JSONL record holds a chat message, else None.
+
+    A message has a chat role and a payload (``content``, ``tool_calls``, ``function_call`` or
+    ``tool_call_id``); records with a ``raw``, ``parentUuid`` or ``parent_tool_use_id`` key, or a dotted ``type`` or
+    ``kind`` (event names), belong to other formats.
+    """
+    if not isinstance(record, dict) or any(k in record for k in _FOREIGN_KEYS):
+        return None
+    if _dotted(record.get("type")) or _dotted(record.get("kind")):
         return None
     role = record.get("role")
     if isinstance(role, str):
         kind = record.get("type")
-        if role in MESSAGE_ROLES and (kind is None or kind == "message" or kind == role):
+        if _is_message(record) and (kind is None or kind == "message" or kind == role):
             return "$", record, _stamp(record)
         return None
     inner = record.get("message")
-    if isinstance(inner, dict) and inner.get("role") in MESSAGE_ROLES:
+    if isinstance(inner, dict) and _is_message(inner):
         return "$.message", inner, _stamp(record, inner)
     return None
 
@@ -141,16 +171,17 @@ def collect_messages(
     messages: list[Message] = []
     seen: set[str] = set()
     model: str | None = None
-    for index, line in enumerate(iter_messages(path, notes)):
-        msg = convert(line, index)
-        if model is None and isinstance(line.message.get("model"), str):
-            model = line.message["model"]
-        if msg is None:
-            continue
-        if msg.id in seen:
-            msg = msg.model_copy(update={"id": f"{msg.id}#{index}"})
-        seen.add(msg.id)
-        messages.append(msg)
+    with gc_paused():
+        for index, line in enumerate(iter_messages(path, notes)):
+            msg = convert(line, index)
+            if model is None and isinstance(line.message.get("model"), str):
+                model = line.message["model"]
+            if msg is None:
+                continue
+            if msg.id in seen:
+                msg = msg.model_copy(update={"id": f"{msg.id}#{index}"})
+            seen.add(msg.id)
+            messages.append(msg)
     return messages, model
 
 

@@ -114,6 +114,10 @@ def _blocks(content: Any, b: HistoryBuilder, loc: Loc, key: str, allow_tools: bo
             out.append(_use(block, b, loc.at(i), f"{key}.{i}"))
         elif kind == "thinking" and allow_tools:
             out += [ThinkingBlock(thinking=block["thinking"])] if isinstance(block.get("thinking"), str) else []
+        elif kind == "tool_result":
+            # MiniCode answers tools with role "tool_result" messages; a block is Anthropic's (or the
+            # lab's) shape, and skipping it would drop the tool pair unseen.
+            raise loc.at(i).error("a tool_result block is Anthropic Messages content, not MiniCode", expected='a {"role": "tool_result"} message')
         else:
             b.notes.skip(f"block:{kind}")
     return out

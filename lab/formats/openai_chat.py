@@ -40,7 +40,13 @@ Detection (``sniff``), highest first; Anthropic Messages bodies also carry
   outside ``messages``);
 * 30: only user/assistant messages (as valid for Anthropic as for OpenAI);
 * 0: anything with Anthropic blocks, Responses items or MiniCode
-  ``tool_result`` roles.
+  ``tool_result`` roles, and records with a role but no ``content``,
+  ``tool_calls``, ``function_call`` nor ``tool_call_id`` (events wrapped as
+  ``{role, kind, time, raw}``).
+
+Read with this format anyway, ``tool_use``/``tool_result`` content parts are a
+``TranscriptError`` (skipping them would drop every tool pair unseen), and a
+message with no payload is skipped and counted as ``empty_message``.
 
 JSONL (and a one-line file holding one message) is scored by
 ``message_lines.line_scores``: 90 for Chat-only traits, 55 for plain text.
@@ -78,6 +84,11 @@ __all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sn
 NAME = "openai_chat"
 
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
+# Content parts only Anthropic writes (Mistral also writes "thinking" parts, so that one is skipped).
+_ANTHROPIC_TOOL_PARTS = frozenset({"tool_use", "tool_result", "server_tool_use"})
+_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+# What a Chat message carries besides its role; one with none of them is not a message.
+_PAYLOAD = ("content", "tool_calls", "function_call", "tool_call_id")
 _RESPONSES_ITEMS = {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call"}
 
 
@@ -103,6 +114,10 @@ def content_blocks(content: Any, notes: ImportNotes, loc: Loc) -> list[Block]:
         elif kind == "image_url":
             ref = part.get("image_url")
             blocks.append(image_from_url(ref.get("url") if isinstance(ref, dict) else ref))
+        elif kind in _ANTHROPIC_TOOL_PARTS:
+            # Chat carries tools in tool_calls and tool messages: skipping these would drop every
+            # tool pair of an Anthropic-shaped file without a word (a silent misread).
+            raise loc.at(i).error(f"a {kind} block is Anthropic Messages content, not Chat", expected="Chat content parts (text, image_url)")
         else:
             notes.skip(f"content part:{kind}")
     return blocks
@@ -159,6 +174,10 @@ def _message(
     role = m.get("role")
     if not isinstance(role, str):
         raise loc.error("message without a role", expected="a string 'role'")
+    if role in _CHAT_ROLES and not any(k in m for k in _PAYLOAD) and not m.get("reasoning_content"):
+        # A role and nothing else (an event wrapped as {role, kind, time, raw}): counted, not kept.
+        notes.skip("empty_message")
+        return
     key = key if key is not None else f"m{index}"
     extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
     # "ts": saved histories such as Roo Code's (epoch milliseconds); "created_at": several home-made logs.
@@ -332,6 +351,8 @@ def _score_messages(messages: list[Any]) -> int:
     openai = system = False
     for m in messages:
         role = m["role"]
+        if "raw" in m or not any(k in m for k in _PAYLOAD):
+            return 0  # wrapped events ({role, kind, time, raw}) have a role but no message payload
         if role == "tool_result" or "_compact_boundary" in m or (isinstance(m.get("type"), str) and m["type"] in _RESPONSES_ITEMS):
             return 0
         calls = m.get("tool_calls")

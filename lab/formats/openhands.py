@@ -60,7 +60,7 @@ from ._build import (
     text_block,
     tool_specs,
 )
-from .jsonio import iter_jsonl, read_json
+from .jsonio import gc_paused, iter_jsonl, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "read", "read_output_jsonl", "from_events", "from_document", "sniff", "add_condensation", "CONDENSATION_STRATEGY"]
@@ -313,7 +313,9 @@ def read_output_jsonl(path: Path) -> Transcript:
     file = str(path)
     t = Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file))
     n = 0
-    for lineno, rec in iter_jsonl(path):
+    # An output.jsonl still being written may end in a record cut off mid-write: the reader stops
+    # before it with a warning in the notes.
+    for lineno, rec in iter_jsonl(path, notes=t.notes):
         loc = Loc(file, "$", lineno)
         rec = need_dict(rec, loc, "record")
         history = _history(rec, loc)
@@ -341,7 +343,8 @@ def read(path: Path) -> Transcript:
     if start.startswith(b"["):
         return from_document(read_json(path), file=str(path))
     try:
-        return read_output_jsonl(path)
+        with gc_paused():
+            return read_output_jsonl(path)
     except TranscriptError as exc:
         if exc.where != "line 1":
             raise

@@ -49,7 +49,7 @@ from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, Thi
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
 from .anthropic_blocks import image_marker
-from .jsonio import iter_jsonl, leading_char, read_json
+from .jsonio import gc_paused, iter_jsonl, leading_char, read_json
 from .openhands import add_condensation
 from .registry import Format, Probe, register
 
@@ -247,8 +247,9 @@ def _observation_text(obs: Any) -> tuple[str, bool]:
     return text, is_error
 
 
-def _convert(events: Iterable[tuple[Any, Loc]], meta: TranscriptMeta) -> Transcript:
-    t = Transcript(meta=meta)
+def _convert(events: Iterable[tuple[Any, Loc]], meta: TranscriptMeta, notes: ImportNotes | None = None) -> Transcript:
+    # ``notes``: ones the event source already writes to (a JSONL reader's warnings).
+    t = Transcript(meta=meta) if notes is None else Transcript(meta=meta, notes=notes)
     s = _Session(t.notes)
     for ev, loc in events:
         s.event(ev, loc)
@@ -300,7 +301,10 @@ def read(path: Path) -> Transcript:
     file = str(path)
     if leading_char(path) == "[":
         return from_document(read_json(path), file=file)
-    records = iter_jsonl(path)
+    # A JSONL of a conversation still running may end in a line cut off mid-write: the reader stops
+    # before it with a warning in these notes.
+    notes = ImportNotes()
+    records = iter_jsonl(path, notes=notes)
     try:
         lineno, first = next(records)
     except TranscriptError as exc:
@@ -313,7 +317,8 @@ def read(path: Path) -> Transcript:
         del records  # the generator closes its file when dropped
         return from_document(read_json(path), file=file)
     events = chain([(lineno, first)], records)
-    return _convert(((rec, Loc(file, "$", n)) for n, rec in events), _meta(file))
+    with gc_paused():
+        return _convert(((rec, Loc(file, "$", n)) for n, rec in events), _meta(file), notes)
 
 
 def event_files(folder: Path) -> list[Path]:

@@ -1,7 +1,8 @@
 """One end-to-end run of the lab in a real browser: Debian's Chromium driven by Playwright.
 
 The app runs as ``streamlit run lab/app.py`` in a subprocess on a free local
-port. The test uploads a corpus transcript, moves the watermark slider with
+port. The test uploads a transcript (a corpus session when LAB_CORPUS is set,
+else a Claude Code session of sample_sessions/), moves the watermark slider with
 the keyboard, visits every page (a screenshot of each goes to
 test-artifacts/), and downloads the config from the Export page to check
 that it carries the moved value.
@@ -28,7 +29,7 @@ from typing import Iterator
 import pytest
 
 from lab.core import preset
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, SAMPLES, corpus_file
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +45,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = ROOT / "test-artifacts"
-TRANSCRIPT = CORPUS / "claude-code" / "enterprisebench-grpc-metadata-mcp-native.jsonl"
+# A real session when there is a corpus; a fresh clone has only its own samples.
+CORPUS_TRANSCRIPT = "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl"
+SAMPLE_TRANSCRIPT = SAMPLES / "generated-claude-code.jsonl"
 STEPS_DOWN = 5  # ArrowLeft presses on the watermark ratio: 0.85 -> 0.80
 START_TIMEOUT = 90.0
 WAIT_MS = 120_000
@@ -135,7 +138,8 @@ def _shot(page: object, name: str) -> None:
 def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    assert TRANSCRIPT.is_file(), f"corpus file missing: {TRANSCRIPT}"
+    transcript = corpus_file(CORPUS_TRANSCRIPT) if CORPUS is not None else SAMPLE_TRANSCRIPT
+    assert transcript.is_file(), f"transcript missing: {transcript}"
     default_ratio = preset("minicode").watermark.ratio
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -145,10 +149,10 @@ def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Pa
             page.goto(server)
 
             # Session: upload a real transcript through the file input.
-            page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(TRANSCRIPT))
+            page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(transcript))
             page.get_by_role("heading", name="Overview").wait_for()
             sidebar = page.locator('[data-testid="stSidebar"]')
-            expect(sidebar).to_contain_text(TRANSCRIPT.name, timeout=WAIT_MS)
+            expect(sidebar).to_contain_text(transcript.name, timeout=WAIT_MS)
             _idle(page)
             _shot(page, "session")
 

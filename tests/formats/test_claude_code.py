@@ -17,12 +17,12 @@ from lab.core.messages import ImageBlock, ToolResultBlock, ToolUseBlock, Transcr
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
 from lab.formats import claude_code, claude_code_import, dump
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 
-GRPC = CORPUS / "claude-code" / "enterprisebench-grpc-metadata-mcp-native.jsonl"
-ATTIO = CORPUS / "claude-code" / "attio-mcp-server-session.jsonl"
+GRPC = corpus_path("claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl")
+ATTIO = corpus_path("claude-code/attio-mcp-server-session.jsonl")
 
-needs_corpus = pytest.mark.skipif(not GRPC.exists(), reason="corpus not present")
+needs_corpus = pytest.mark.corpus("claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl", "claude-code/attio-mcp-server-session.jsonl")
 
 
 def _raw_entries(path: Path) -> list[dict[str, Any]]:

@@ -50,9 +50,9 @@ from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBl
 from lab.core.summarizers.rules import first_user_request
 from lab.core.validate import anthropic_problems
 from lab.formats import claude_code, claude_code_import, detect, dump
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 
-ATTIO = CORPUS / "claude-code" / "attio-mcp-server-session.jsonl"
+ATTIO = corpus_path("claude-code/attio-mcp-server-session.jsonl")
 
 _AUTO: Any = object()
 
@@ -519,7 +519,7 @@ def test_local_commands_caveats_and_notices_are_tagged_not_the_users_words(tmp_p
     assert any("1 isMeta" in w for w in t.notes.warnings)
 
 
-@pytest.mark.skipif(not ATTIO.exists(), reason="corpus not present")
+@pytest.mark.corpus("claude-code/attio-mcp-server-session.jsonl")
 def test_the_corpus_sessions_first_request_is_the_users_not_the_caveat() -> None:
     t = claude_code.read(ATTIO)
     first = first_user_request(t.messages)

@@ -135,3 +135,24 @@ def test_package_registers_every_format_module() -> None:
     assert {"lab", "claude_code", "anthropic"} <= set(formats.FORMATS)
     for mod in ("openai_chat", "openai_responses", "openhands", "minicode"):
         assert f"lab.formats.{mod}" in __import__("sys").modules
+
+
+# --- the documented order -------------------------------------------------------------------------
+
+
+def test_the_detect_docstring_lists_the_registration_order() -> None:
+    # ``lab.formats.detect`` is the function (re-exported); the module is in sys.modules.
+    detect_module = importlib.import_module("lab.formats.detect")
+    doc = " ".join((detect_module.__doc__ or "").split())
+    listed = doc.split("``lab/formats/__init__.py``:", 1)[1].split(" (a test", 1)[0]
+    assert [n.strip() for n in listed.split(",")] == list(FORMATS)
+
+
+def test_equal_scores_keep_registration_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.formats.detect import candidates
+    from lab.formats.jsonio import make_probe
+
+    for name in ("tie_b", "tie_a"):
+        monkeypatch.setitem(FORMATS, name, Format(name=name, description="", sniff=lambda p: 100, read=lambda p: Transcript()))
+    ranked = candidates(make_probe(_write(tmp_path, "x.json", '{"x": 1}')))
+    assert [n for n, _ in ranked] == ["tie_b", "tie_a"]

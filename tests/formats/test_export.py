@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -167,9 +168,9 @@ def test_dump_targets() -> None:
 _piece = st.sampled_from(["call", "parallel", "text", "system", "boundary", "thinking"])
 
 
-def _session(pieces: list[str]) -> list[Message]:
+def _session(pieces: list[str], start: int = 0) -> list[Message]:
     msgs: list[Message] = [system(), user("start")]
-    for k, piece in enumerate(pieces):
+    for k, piece in enumerate(pieces, start):
         if piece == "call":
             msgs += call_and_result("Read", f"content {k}", file_path=f"f{k}.py")
         elif piece == "parallel":
@@ -227,3 +228,175 @@ def test_exports_keep_every_pair_never_mutate_and_stay_valid(pieces: list[str]) 
         assert _anthropic_shape_ok(a)
     if is_valid_openai(msgs):
         assert _openai_shape_ok(o)
+
+
+# --- what the APIs refuse: empty text, empty messages, pending calls ---------------------------
+
+from lab.formats.export import INTERRUPTED, close_pending, pending_tool_calls  # noqa: E402
+
+
+def _blank_user(k: int, text: str = " \n\t") -> Message:
+    return Message(role="user", id=f"blank{k}", content=(TextBlock(text=text),))
+
+
+def test_anthropic_drops_blank_text_and_the_message_it_empties() -> None:
+    notes: list[str] = []
+    mixed = Message(role="assistant", id="a1", content=(TextBlock(text="  "), TextBlock(text="real"), TextBlock(text="")))
+    body = to_anthropic([system("  "), user("hi"), mixed, _blank_user(1), user("next")], notes=notes)
+    assert "system" not in body
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "real"}]},
+        {"role": "user", "content": [{"type": "text", "text": "next"}]},
+    ]
+    assert sum("whitespace-only" in n for n in notes) == 3
+    assert any("blank1: nothing left to send" in n for n in notes)
+
+
+def test_anthropic_blank_late_system_message_is_dropped_not_sent_as_a_bare_prefix() -> None:
+    body = to_anthropic([user("hi"), assistant("ok"), system(" "), user("go")])
+    assert body["messages"][-1] == {"role": "user", "content": [{"type": "text", "text": "go"}]}
+
+
+def test_anthropic_error_result_without_content_says_error() -> None:
+    call = tool_call("Bash", "t1", command="false")
+    body = to_anthropic([user("go"), call, tool_result("t1", "", is_error=True), assistant("done")])
+    assert body["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": "error", "is_error": True}]
+    ok = to_anthropic([user("go"), call, tool_result("t1", ""), assistant("done")])
+    assert ok["messages"][2]["content"][0]["content"] == ""  # an empty result that is not an error is accepted
+
+
+def test_anthropic_final_assistant_text_loses_trailing_whitespace() -> None:
+    body = to_anthropic([user("hi"), assistant("Sure.\n\n")])
+    assert body["messages"][-1]["content"] == [{"type": "text", "text": "Sure."}]
+    assert to_anthropic([user("hi"), assistant("a \n"), user("b ")])["messages"][-1]["content"][0]["text"] == "b "
+
+
+def test_openai_drops_blank_text_system_and_user_messages() -> None:
+    notes: list[str] = []
+    reply = Message(role="assistant", id="a1", content=(TextBlock(text=" "), ToolUseBlock(id="t1", name="Bash")))
+    pic = Message(role="user", id="p", content=(TextBlock(text="\n"), ImageBlock(size_bytes=3)))
+    body = to_openai([system("sys"), system("\t"), user("hi"), reply, tool_result("t1", "x"), _blank_user(1), pic], notes=notes)
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "user"]
+    assert body["messages"][2]["content"] is None and body["messages"][2]["tool_calls"][0]["id"] == "t1"
+    assert [part["type"] for part in body["messages"][4]["content"]] == ["image_url"]
+    assert any("empty system message dropped" in n for n in notes)
+    assert any("blank1: nothing left to send" in n for n in notes)
+
+
+def _pending_history() -> list[Message]:
+    last = Message(role="assistant", id="last", content=(TextBlock(text="both"), ToolUseBlock(id="t1", name="A"), ToolUseBlock(id="t2", name="B")))
+    return [system(), user("go"), *call_and_result("Read", "data", tool_id="t0", file_path="a"), last]
+
+
+class TestPending:
+    def test_pending_are_the_last_assistant_turns_unanswered_calls(self) -> None:
+        msgs = _pending_history()
+        assert pending_tool_calls(msgs) == ["t1", "t2"]
+        answered_one = [*msgs, tool_result("t1", "ok")]
+        assert pending_tool_calls(answered_one) == ["t2"]
+        assert pending_tool_calls([*answered_one, assistant("done")]) == []
+        assert pending_tool_calls([user("hi")]) == []
+
+    def test_close_pending_answers_as_interrupted_without_mutating(self) -> None:
+        msgs = _pending_history()
+        before = copy.deepcopy(msgs)
+        closed = close_pending(msgs)
+        assert msgs == before
+        assert closed[:-1] == msgs
+        added = closed[-1]
+        assert added.role == "user"
+        assert [(b.tool_use_id, b.content, b.is_error) for b in added.content if isinstance(b, ToolResultBlock)] == [
+            ("t1", INTERRUPTED, True),
+            ("t2", INTERRUPTED, True),
+        ]
+        assert is_valid_anthropic(closed) and is_valid_openai(closed)
+        assert not is_valid_anthropic(msgs)
+        assert close_pending(closed) == closed  # idempotent: nothing pending any more
+
+    def test_close_pending_joins_a_following_user_message(self) -> None:
+        msgs = [*_pending_history(), tool_result("t1", "ok")]
+        closed = close_pending(msgs)
+        assert len(closed) == len(msgs)
+        assert [b.tool_use_id for b in closed[-1].content if isinstance(b, ToolResultBlock)] == ["t2", "t1"]
+        assert is_valid_anthropic(closed)
+
+    @pytest.mark.parametrize("export", [to_anthropic, to_openai], ids=["anthropic", "openai"])
+    def test_exporters_note_or_close(self, export: Any) -> None:
+        notes: list[str] = []
+        body = export(_pending_history(), notes=notes)
+        assert any("without a result (t1, t2)" in n for n in notes)
+        assert json.dumps(body).count(INTERRUPTED) == 0
+        notes.clear()
+        closed = export(_pending_history(), notes=notes, close_pending=True)
+        assert any("answered as 'interrupted'" in n for n in notes)
+        assert json.dumps(closed).count(f'"{INTERRUPTED}"') == 2
+
+
+# Pieces a real transcript has that the APIs refuse as they are.
+_risky = st.sampled_from(["call", "parallel", "text", "system", "boundary", "thinking", "blank_user", "blank_system", "blank_reply", "blank_call_text"])
+
+
+def _risky_session(pieces: list[str], pending: bool) -> list[Message]:
+    msgs: list[Message] = [system(), user("start")]
+    for k, piece in enumerate(pieces):
+        if piece == "blank_user":
+            msgs += [_blank_user(k, ["", " ", "\n\n", "\t "][k % 4])]
+        elif piece == "blank_system":
+            msgs.append(Message(role="system", id=f"bs{k}", content=(TextBlock(text=" "),)))
+        elif piece == "blank_reply":
+            msgs += [Message(role="assistant", id=f"br{k}", content=(TextBlock(text="\n"),)), user(f"again {k}")]
+        elif piece == "blank_call_text":
+            msgs += [
+                Message(role="assistant", id=f"bc{k}", content=(TextBlock(text="  "), ToolUseBlock(id=f"bt{k}", name="Bash"))),
+                tool_result(f"bt{k}", f"out {k}"),
+            ]
+        else:
+            msgs += _session([piece], start=k)[2:]
+    if pending:
+        msgs.append(Message(role="assistant", id="end", content=(ToolUseBlock(id="open", name="Bash"),)))
+    return msgs
+
+
+def _no_empty_anthropic(body: dict[str, Any]) -> bool:
+    if isinstance(body.get("system"), str) and not body["system"].strip():
+        return False
+    for m in body["messages"]:
+        if not m["content"]:
+            return False
+        for b in m["content"]:
+            if b["type"] == "text" and not b["text"].strip():
+                return False
+            if b["type"] == "tool_result" and b.get("is_error") and not str(b["content"]).strip():
+                return False
+    return True
+
+
+def _no_empty_openai(body: dict[str, Any]) -> bool:
+    for m in body["messages"]:
+        content = m.get("content")
+        if m["role"] == "assistant" and not (content or m.get("tool_calls")):
+            return False
+        if m["role"] in ("user", "system") and (not content or (isinstance(content, str) and not content.strip())):
+            return False
+        if isinstance(content, list) and any(p["type"] == "text" and not p["text"].strip() for p in content):
+            return False
+    return True
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_risky, max_size=14), st.booleans())
+def test_blank_text_never_reaches_the_request_and_closed_exports_are_valid(pieces: list[str], pending: bool) -> None:
+    msgs = _risky_session(pieces, pending)
+    before = copy.deepcopy(msgs)
+    a, o = to_anthropic(msgs, close_pending=True), to_openai(msgs, close_pending=True)
+    assert msgs == before
+    assert _no_empty_anthropic(a) and _no_empty_openai(o)
+    # Whatever blank text was in the way, every pair is kept and the closed request has the shape the API takes.
+    ids = {b.id for m in msgs for b in m.content if isinstance(b, ToolUseBlock)}
+    assert _pair_ids_anthropic(a) == (ids, ids)
+    assert _pair_ids_openai(o) == (ids, ids)
+    assert _anthropic_shape_ok(a)
+    assert _openai_shape_ok(o)
+    if pending:
+        assert json.dumps(a).count(f'"{INTERRUPTED}"') == 1

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from lab.core.messages import Transcript
 from lab.errors import TranscriptError
 from lab.formats import anthropic, claude_code, labjson, load
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,7 +29,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _corpus_lines(name: str, limit: int) -> list[dict[str, Any]]:
-    path = CORPUS / "claude-code" / name
+    path = corpus_path(f"claude-code/{name}")
     if not path.exists():
         return [{"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}}]
     out = []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lab.core.messages import ImportNotes
 from lab.errors import TranscriptError
-from lab.formats.jsonio import HEAD_BYTES, iter_jsonl, iter_jsonl_lines, leading_char, make_probe, read_json
+from lab.formats.jsonio import HEAD_BYTES, gc_paused, iter_jsonl, iter_jsonl_lines, iter_log_lines, leading_char, make_probe, read_json
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -228,3 +231,182 @@ def test_leading_char_of_an_empty_or_missing_file(tmp_path: Path) -> None:
         leading_char(_write(tmp_path / "empty.jsonl", b""))
     with pytest.raises(TranscriptError, match="no such file"):
         leading_char(tmp_path / "missing.jsonl")
+
+
+# --- the fast parser gives json.loads's values ------------------------------------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of equal types all the way down (1 == 1.0 == True would hide a changed type)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    if isinstance(a, float):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
+
+
+_all_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(_all_values, min_size=1, max_size=4), ascii_only=st.booleans())
+def test_lines_read_as_json_loads_reads_them(tmp_path: Path, values: list[Any], ascii_only: bool) -> None:
+    # Any size of int, every float (NaN and infinities as json writes them), any text, escaped or not.
+    lines = [json.dumps(v, ensure_ascii=ascii_only) for v in values]
+    p = _write(tmp_path / "v.jsonl", "\n".join(lines) + "\n")
+    got = [v for _, v in iter_jsonl_lines(p)]
+    assert len(got) == len(lines)
+    assert all(_same(g, json.loads(line)) for g, line in zip(got, lines))
+    doc = _write(tmp_path / "v.json", "[" + ",".join(lines) + "]")
+    assert _same(read_json(doc), json.loads(doc.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "18446744073709551615",  # the largest 64-bit unsigned int
+        "18446744073709551616",  # one more: a fast parser that makes it a float would lose it
+        "-9223372036854775809",
+        "123456789012345678901234567890123456789",
+        "1e400",  # json.loads gives inf
+        "-0.0",
+        "5e-324",
+        "0.30000000000000004",
+        "NaN",
+        "-Infinity",
+        '"\\ud800 lone surrogate"',
+        '"\\ud83d\\ude00 and \\u00e9 and \\u0000"',
+        '"é中😀"',
+        '{"k": 1, "k": 2}',  # the last duplicate wins, as in json
+    ],
+)
+def test_values_json_has_its_own_ideas_about(tmp_path: Path, text: str) -> None:
+    p = _write(tmp_path / "edge.jsonl", f'{{"v": {text}}}\n')
+    [(_, value)] = list(iter_jsonl(p))
+    assert _same(value, json.loads(f'{{"v": {text}}}'))
+    assert _same(read_json(_write(tmp_path / "edge.json", text)), json.loads(text))
+
+
+def test_invalid_json_still_names_line_and_column(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"a": 1}\n{"b": nope}\n')
+    with pytest.raises(TranscriptError, match="not JSON: Expecting value at column 7") as err:
+        list(iter_jsonl(p))
+    assert err.value.where == "line 3"
+
+
+# --- live files: a last line cut off mid-record -------------------------------------------
+
+
+_RECORD = {
+    "a": [1, -2.5e-3, 1e10, True, False, None, {"k": "v"}],
+    "s": 'é中😀 "q" \\ \n tail',
+    "n": -12,
+    "e": 1.5e20,
+}
+_RECORD_TEXTS = [
+    json.dumps(_RECORD),
+    json.dumps(_RECORD, ensure_ascii=False),
+    json.dumps(_RECORD, ensure_ascii=False, separators=(",", ":")),
+    '{"x": NaN, "y": -Infinity, "z": Infinity, "t": true, "f": false, "u": null}',
+]
+
+
+@pytest.mark.parametrize("text", _RECORD_TEXTS, ids=["ascii", "unicode", "compact", "literals"])
+def test_a_record_cut_at_any_byte_is_a_truncated_last_line(tmp_path: Path, text: str) -> None:
+    # Every prefix a writer can leave (mid-literal, mid-number, mid-escape, mid-character) is recognised.
+    raw = text.encode("utf-8")
+    p = tmp_path / "cut.jsonl"
+    for cut in range(1, len(raw)):
+        p.write_bytes(b'{"first": 1}\n' + raw[:cut])
+        with pytest.raises(TranscriptError, match="truncated last line") as err:
+            list(iter_jsonl(p))
+        assert err.value.where == "line 2", raw[:cut]
+        notes = ImportNotes()
+        assert list(iter_jsonl(p, notes=notes)) == [(1, {"first": 1})], raw[:cut]
+        assert notes.warnings == ["line 2: last line cut off mid-record (log still being written?); ignored"], raw[:cut]
+
+
+def test_with_notes_a_cut_last_line_ends_every_reader_with_a_warning(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n[2]\n{"b": "half a rec')
+    notes = ImportNotes()
+    assert list(iter_jsonl_lines(p, notes=notes)) == [(1, {"a": 1}), (2, [2])]
+    assert notes.warnings == ["line 3: last line cut off mid-record (log still being written?); ignored"]
+    log_notes = ImportNotes()
+    assert [v for _, v in iter_log_lines(p, log_notes)] == [{"a": 1}, [2]]
+    assert log_notes.records_read == 2 and log_notes.warnings == notes.warnings
+
+
+def test_a_cut_line_in_the_middle_is_an_error_even_with_notes(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n{"b": "half a rec\n{"c": 3}\n')
+    with pytest.raises(TranscriptError, match="not JSON") as err:
+        list(iter_jsonl(p, notes=ImportNotes()))
+    assert err.value.where == "line 2"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ['{"b": x, "c": 2}', '{"b": 2}}', '{"b": 1 2', "garbage"],
+    ids=["bad-value", "extra-brace", "two-values", "not-a-record"],
+)
+def test_a_last_line_broken_before_its_end_is_not_taken_for_a_cut(tmp_path: Path, tail: str) -> None:
+    # Without its newline, but wrong before the point where it stops: corrupt, not cut off.
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n' + tail)
+    with pytest.raises(TranscriptError, match="not JSON") as err:
+        list(iter_jsonl(p, notes=ImportNotes()))
+    assert err.value.where == "line 2"
+
+
+def test_a_cut_first_line_is_still_an_error(tmp_path: Path) -> None:
+    # Nothing whole was written: an empty import would hide that.
+    p = _write(tmp_path / "a.jsonl", '{"a": "hal')
+    with pytest.raises(TranscriptError, match="truncated last line"):
+        list(iter_jsonl(p, notes=ImportNotes()))
+
+
+def test_a_cut_inside_a_multibyte_character(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n'.encode() + '{"b": "中'.encode()[:-1])
+    notes = ImportNotes()
+    assert list(iter_jsonl(p, notes=notes)) == [(1, {"a": 1})]
+    assert len(notes.warnings) == 1
+    # The same bytes on a line that goes on are not UTF-8.
+    q = _write(tmp_path / "b.jsonl", '{"a": 1}\n'.encode() + '{"b": "中'.encode()[:-1] + b'"}\n')
+    with pytest.raises(TranscriptError, match="not UTF-8") as err:
+        list(iter_jsonl(q, notes=ImportNotes()))
+    assert err.value.where == "line 2"
+
+
+# --- gc_paused ----------------------------------------------------------------------
+
+
+def test_gc_paused_restores_the_collector_also_on_errors() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():  # nested, as one import calling another
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(TranscriptError):
+        with gc_paused():
+            raise TranscriptError("boom")
+    assert gc.isenabled()
+
+
+def test_gc_paused_leaves_a_disabled_collector_disabled() -> None:
+    gc.disable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

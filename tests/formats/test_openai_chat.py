@@ -16,11 +16,11 @@ from lab.errors import TranscriptError
 from lab.formats import openai_chat
 from lab.formats.jsonio import make_probe
 from lab.formats.registry import Probe
-from tests.conftest import CORPUS, CORPUS_FILES, corpus_id
+from tests.conftest import CORPUS_FILES, corpus_file, corpus_glob, corpus_id
 
-CHAT_FILES = sorted((CORPUS / "openai-chat").glob("*")) if CORPUS.exists() else []
+CHAT_FILES = corpus_glob("openai-chat/*")
 OTHER_FILES = [p for p in CORPUS_FILES if p.parent.name != "openai-chat"]
-needs_corpus = pytest.mark.skipif(not CHAT_FILES, reason="shared corpus not present")
+needs_corpus = pytest.mark.corpus("openai-chat")
 
 
 def _raw_messages(path: Path) -> list[dict[str, Any]]:
@@ -85,7 +85,7 @@ class TestCorpus:
 
     def test_text_command_trajectory_models_commands_as_tool_calls(self) -> None:
         # The shapes themselves are tested in test_text_commands.py.
-        path = CORPUS / "openai-chat" / "swe-agent-pydicom-1458.traj"
+        path = corpus_file("openai-chat/swe-agent-pydicom-1458.traj")
         t = openai_chat.read(path)
         raw = _raw_messages(path)
         uses = [b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
@@ -98,7 +98,7 @@ class TestCorpus:
         assert results == [m["content"] for m in raw[2:] if m["role"] == "user"]
 
     def test_mini_swe_agent_meta_and_exit_entry(self) -> None:
-        t = openai_chat.read(CORPUS / "openai-chat" / "mini-swe-agent-django-14238.traj.json")
+        t = openai_chat.read(corpus_file("openai-chat/mini-swe-agent-django-14238.traj.json"))
         assert t.meta.model == "deepseek/deepseek-chat"
         assert t.meta.session_id == "django__django-14238"
         assert t.meta.source_format == "openai_chat"
@@ -108,13 +108,13 @@ class TestCorpus:
         assert any(m.usage is not None and m.usage.input_tokens > 0 for m in t.messages if m.role == "assistant")
 
     def test_reused_call_ids_stay_unique(self) -> None:
-        t = openai_chat.read(CORPUS / "openai-chat" / "swe-agent-marshmallow-1867.traj")
+        t = openai_chat.read(corpus_file("openai-chat/swe-agent-marshmallow-1867.traj"))
         ids = [b.id for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
         assert len(ids) == len(set(ids)) == 13
         assert any("used more than once" in w for w in t.notes.warnings)
 
     def test_import_is_deterministic(self) -> None:
-        path = CORPUS / "openai-chat" / "swe-agent-marshmallow-1867.traj"
+        path = corpus_file("openai-chat/swe-agent-marshmallow-1867.traj")
         assert openai_chat.read(path) == openai_chat.read(path)
 
 

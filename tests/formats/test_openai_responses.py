@@ -17,11 +17,11 @@ from lab.formats import openai_responses as resp
 from lab.formats.codex import is_injected_context
 from lab.formats.jsonio import make_probe
 from lab.formats.registry import Probe
-from tests.conftest import CORPUS, CORPUS_FILES, corpus_id
+from tests.conftest import CORPUS_FILES, corpus_file, corpus_glob, corpus_id
 
-CODEX_FILES = sorted((CORPUS / "codex").glob("*.jsonl")) if CORPUS.exists() else []
+CODEX_FILES = corpus_glob("codex/*.jsonl")
 OTHER_FILES = [p for p in CORPUS_FILES if p.parent.name != "codex"]
-needs_corpus = pytest.mark.skipif(not CODEX_FILES, reason="shared corpus not present")
+needs_corpus = pytest.mark.corpus("codex")
 CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call", "computer_call"}
 
 
@@ -89,7 +89,7 @@ class TestCorpus:
         assert t.notes.skipped.get("turn_context") == sum(1 for r in records if r["type"] == "turn_context")
 
     def test_meta_from_session_and_turn_context(self) -> None:
-        t = resp.read(CODEX_FILES[0])
+        t = resp.read(corpus_file("codex/codex-rollout-sample.jsonl"))
         assert t.meta.session_id == "019b64e5-57fa-7463-b644-fba7e456f905"
         assert t.meta.model == "gpt-5.2-codex"
         assert "0.77.0" in (t.meta.title or "")

@@ -16,11 +16,11 @@ from lab.errors import TranscriptError
 from lab.formats import openhands
 from lab.formats.jsonio import make_probe
 from lab.formats.registry import Probe
-from tests.conftest import CORPUS, CORPUS_FILES, corpus_id
+from tests.conftest import CORPUS_FILES, corpus_id, corpus_path
 
-OH_FILE = CORPUS / "openhands" / "openhands-v0-ponyc-output.jsonl"
+OH_FILE = corpus_path("openhands/openhands-v0-ponyc-output.jsonl")
 OTHER_FILES = [p for p in CORPUS_FILES if p.parent.name != "openhands"]
-needs_corpus = pytest.mark.skipif(not OH_FILE.exists(), reason="shared corpus not present")
+needs_corpus = pytest.mark.corpus("openhands/openhands-v0-ponyc-output.jsonl")
 
 
 def _records() -> list[dict[str, Any]]:

@@ -16,9 +16,9 @@ from lab.core.stats import transcript_stats
 from lab.errors import TranscriptError
 from lab.formats import openai_chat, text_commands
 from lab.formats.export import to_anthropic, to_openai
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 
-PYDICOM = CORPUS / "openai-chat" / "swe-agent-pydicom-1458.traj"
+PYDICOM = corpus_path("openai-chat/swe-agent-pydicom-1458.traj")
 
 SWE_SYSTEM = (
     "SETTING: You are an autonomous programmer.\n\nCOMMANDS:\n"
@@ -322,7 +322,7 @@ def test_damaged_text_command_histories_raise_only_transcript_error(history: lis
 # -- the corpus -----------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not PYDICOM.exists(), reason="shared corpus not present")
+@pytest.mark.corpus("openai-chat/swe-agent-pydicom-1458.traj")
 class TestPydicomCorpus:
     @pytest.fixture(scope="class")
     def transcript(self) -> Transcript:

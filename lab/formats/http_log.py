@@ -1,0 +1,442 @@
+"""HTTP logs of model requests: claude-trace's ``.claude-trace/log-*.jsonl`` and proxy dumps.
+
+Each record is one request and its response: ``{request: {timestamp, method,
+url, headers, body}, response: {timestamp, status_code, headers, body,
+body_raw, events}, logged_at}`` (``response`` null when none came back).
+Accepted containers: JSONL with one record per line (a last line cut off
+mid-write is a warning), a JSON array of records, ``{"rawPairs": [...]}``, or
+one record. A body may be a dict or JSON text; a streamed response is read
+from ``events``, ``body_raw`` or a text body and assembled in ``http_sse``.
+
+The URL's path names the API: ``.../messages`` (and Bedrock's ``/invoke``)
+Anthropic Messages, ``.../chat/completions`` Chat Completions,
+``.../responses`` Responses. Other URLs (count_tokens, telemetry, batches) are
+skipped and counted as ``non_model_request``; lines that are no record as
+``unknown_record``.
+
+Every request carries the whole history so far, so the conversation is the
+request with the longest history (the newest on a tie) plus its response.
+Requests whose history is a prefix of it (same system prompt, same first
+message, same message at their last position; ``cache_control`` markers,
+which clients move between requests, ignored) form its thread; the others are
+side requests (title generation, quota checks) and are counted as
+``side_request``. The response to a thread request with ``n`` messages is
+message ``n`` of the conversation: it gets that response's usage, so a replay
+sees the recorded usage of every request, and the request and response times
+become the messages' timestamps. Non-2xx responses are counted as
+``error_response`` with a warning line each (a prompt-too-long refusal says
+so; an authentication failure gives its status only, since such bodies can
+quote the refused key).
+
+Headers are never read: they hold API keys. Neither is the URL's query,
+which can hold one too; notes name the URL's path only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+from ..core.messages import ImportNotes, TextBlock, Transcript, TranscriptMeta, Usage
+from ..core.ptl import text_is_ptl
+from ..errors import TranscriptError
+from ._build import HistoryBuilder, Loc, openai_usage, parse_timestamp, tool_specs
+from .anthropic import request_to_transcript
+from .http_sse import assemble, stream_events
+from .jsonio import iter_log_lines, leading_char, make_probe, read_json
+from .openai_chat import add_message
+from .openai_responses import add_item
+from .registry import Format, Probe, register
+
+__all__ = ["FORMAT", "NAME", "api_of", "read", "sniff"]
+
+NAME = "http_log"
+
+_LABELS = {"anthropic": "Anthropic Messages", "chat": "OpenAI Chat Completions", "responses": "OpenAI Responses"}
+# Bedrock names the model in the path: /model/<id>/invoke or /invoke-with-response-stream.
+_BEDROCK = re.compile(r"/model/[^/]+/invoke(?:-with-response-stream)?$")
+_WARNINGS_LISTED = 5
+# An error body can quote the key it refused ("Incorrect API key provided: sk-..."): auth failures
+# are reported by status alone, and key-like words are cut from any other message.
+_AUTH_STATUSES = {401, 403, 407}
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|sess)[-_][A-Za-z0-9_\-*.]{6,}|\bBearer\s+\S+", re.I)
+
+
+def api_of(url: Any) -> str | None:
+    """Which model API a request URL calls ("anthropic", "chat", "responses"), or None for any other URL."""
+    if not isinstance(url, str):
+        return None
+    try:
+        path = urlsplit(url).path.rstrip("/")
+    except ValueError:
+        return None
+    if path.endswith("/messages") or _BEDROCK.search(path):
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    return None
+
+
+def _path(url: str) -> str:
+    try:
+        return urlsplit(url).path or "/"
+    except ValueError:
+        return "?"
+
+
+@dataclass
+class _Call:
+    """One model request of the log and what came back."""
+
+    loc: Loc
+    api: str
+    body: dict[str, Any]
+    history: list[Any]
+    response: dict[str, Any] | None
+    sent: Any
+    received: Any
+    reply: dict[str, Any] | None = None
+    fingerprints: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.history)
+
+    @property
+    def system(self) -> Any:
+        return self.body.get("instructions") if self.api == "responses" else self.body.get("system")
+
+    def fingerprint(self, index: int) -> str:
+        if index not in self.fingerprints:
+            self.fingerprints[index] = _fingerprint(self.history[index])
+        return self.fingerprints[index]
+
+
+def _strip(value: Any) -> Any:
+    # Clients move cache_control markers to the newest messages on every request.
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _fingerprint(value: Any) -> str:
+    return json.dumps(_strip(value), sort_keys=True, ensure_ascii=False, default=str)
+
+
+# -- reading records ---------------------------------------------------------------
+
+
+def _records(path: Path, notes: ImportNotes) -> Iterator[tuple[Loc, Any]]:
+    file = str(path)
+    if leading_char(path) == "{" and make_probe(path).shape == "jsonl":
+        for line_no, value in iter_log_lines(path, notes):
+            yield Loc(file, "$", line=line_no), value
+        return
+    doc = read_json(path)
+    base = "$"
+    if isinstance(doc, dict) and isinstance(doc.get("rawPairs"), list):
+        doc, base = doc["rawPairs"], "$.rawPairs"
+    items = doc if isinstance(doc, list) else [doc]
+    notes.records_read += len(items)
+    for i, value in enumerate(items):
+        yield (Loc(file, f"{base}[{i}]") if isinstance(doc, list) else Loc(file, "$")), value
+
+
+def _request_of(rec: Any) -> dict[str, Any] | None:
+    if isinstance(rec, dict) and isinstance(rec.get("request"), dict) and isinstance(rec["request"].get("url"), str):
+        return rec["request"]
+    return None
+
+
+def _json_body(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _history(api: str, body: dict[str, Any]) -> list[Any] | None:
+    if api == "responses":
+        raw = body.get("input")
+        return [{"type": "message", "role": "user", "content": raw}] if isinstance(raw, str) else raw if isinstance(raw, list) else None
+    raw = body.get("messages")
+    return raw if isinstance(raw, list) else None
+
+
+def _status(response: dict[str, Any] | None) -> int | None:
+    if response is None:
+        return None
+    code = response.get("status_code", response.get("status"))
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _error_message(response: dict[str, Any]) -> str:
+    body = _json_body(response.get("body", response.get("body_raw")))
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+        if isinstance(err, str):
+            return err
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    if isinstance(body, str):
+        return body
+    return "no error message"
+
+
+def _calls(path: Path, notes: ImportNotes) -> list[_Call]:
+    calls: list[_Call] = []
+    errors: list[str] = []
+    no_response = 0
+    for loc, rec in _records(path, notes):
+        request = _request_of(rec)
+        if request is None:
+            notes.skip("unknown_record")
+            continue
+        api = api_of(request["url"])
+        if api is None:
+            notes.skip("non_model_request")
+            continue
+        where = loc.at("request").at("body")
+        body = _json_body(request.get("body"))
+        history = _history(api, body) if isinstance(body, dict) else None
+        if not isinstance(body, dict) or history is None:
+            notes.skip("unreadable_body")
+            notes.warnings.append(f"{where.where}: request body is not a {_LABELS[api]} request; skipped")
+            continue
+        response = rec.get("response") if isinstance(rec.get("response"), dict) else None
+        status = _status(response)
+        if response is None:
+            no_response += 1
+        elif status is not None and not 200 <= status < 300:
+            notes.skip("error_response")
+            message = "authentication refused" if status in _AUTH_STATUSES else _KEY_LIKE.sub("[key]", " ".join(_error_message(response).split()))[:200]
+            hint = " (the provider refused the context as too long)" if text_is_ptl(message) else ""
+            errors.append(f"{loc.where}: HTTP {status} from {_path(request['url'])}: {message}{hint}")
+            response = None
+        received = response.get("timestamp") if response is not None else None
+        sent = request.get("timestamp", rec.get("logged_at"))
+        calls.append(_Call(where, api, body, history, response, sent, received))
+    notes.warnings += errors[:_WARNINGS_LISTED]
+    if len(errors) > _WARNINGS_LISTED:
+        notes.warnings.append(f"... and {len(errors) - _WARNINGS_LISTED} more error responses")
+    if no_response:
+        notes.warnings.append(f"{no_response} model requests have no recorded response")
+    return calls
+
+
+def _reply(call: _Call, notes: ImportNotes) -> dict[str, Any] | None:
+    """The response as the body an unstreamed call returns, or None when there is none to read."""
+    resp = call.response
+    if resp is None:
+        return None
+    loc = Loc(call.loc.file, call.loc.path.replace(".request.body", ".response"), call.loc.line)
+    events = resp.get("events")
+    if isinstance(events, list) and events:
+        return assemble(call.api, stream_events(events, notes), notes, loc)
+    body, raw = resp.get("body"), resp.get("body_raw")
+    if isinstance(body, str):
+        parsed = _json_body(body)
+        body, raw = (parsed, raw) if isinstance(parsed, dict) else (None, raw if isinstance(raw, str) else body)
+    if isinstance(body, dict):
+        return body
+    if isinstance(raw, str) and raw.strip():
+        return assemble(call.api, stream_events(raw, notes), notes, loc)
+    return None
+
+
+# -- choosing the conversation -----------------------------------------------------
+
+
+def _thread(calls: list[_Call]) -> tuple[_Call, list[_Call]]:
+    """The conversation's request (longest history, newest on a tie) and the requests of its thread, in log order."""
+    final = calls[0]
+    for c in calls:
+        if c.n >= final.n:
+            final = c
+    if final.n == 0:
+        return final, [final]
+    system = _fingerprint(final.system)
+    thread = []
+    for c in calls:
+        if c is final or (
+            c.api == final.api
+            and 0 < c.n <= final.n
+            and c.fingerprint(0) == final.fingerprint(0)
+            and c.fingerprint(c.n - 1) == final.fingerprint(c.n - 1)
+            and _fingerprint(c.system) == system
+        ):
+            thread.append(c)
+    return final, thread
+
+
+def _annotations(thread: list[_Call], n: int) -> list[dict[str, Any]]:
+    """For each of the conversation's ``n`` source messages: when it was first sent, and for a
+    response of a thread request, that response's usage and arrival time."""
+    marks: list[dict[str, Any]] = [{} for _ in range(n)]
+    for c in thread:  # in log order, so the first request holding a message sent it
+        if c.sent is not None:
+            for i in range(min(c.n, n)):
+                marks[i].setdefault("sent", c.sent)
+        if c.n < n and c.reply is not None:
+            usage = c.reply.get("usage")
+            if isinstance(usage, dict):
+                marks[c.n]["usage"] = usage  # a later request of the same length (a retry) wins
+            if c.received is not None:
+                marks[c.n]["received"] = c.received
+    return marks
+
+
+def _annotate(message: Any, mark: dict[str, Any]) -> Any:
+    """A source message with its recorded usage and time, in the fields the importers read."""
+    if not isinstance(message, dict):
+        return message  # the importer reports it where it is
+    out = dict(message)
+    if message.get("role") == "assistant" and "usage" in mark:
+        out.setdefault("usage", mark["usage"])
+    stamp = mark.get("received", mark.get("sent"))
+    if stamp is not None:
+        out.setdefault("timestamp", stamp)
+    return out
+
+
+# -- building the transcript -------------------------------------------------------
+
+
+def _anthropic(final: _Call, thread: list[_Call], notes: ImportNotes) -> Transcript:
+    marks = _annotations(thread, final.n)
+    messages = [_annotate(m, marks[i]) for i, m in enumerate(final.history)]
+    reply = final.reply
+    if reply is not None and reply.get("content") is not None:
+        messages.append({"role": "assistant", "content": reply["content"], "usage": reply.get("usage"), "timestamp": final.received or final.sent})
+    body = {**final.body, "messages": messages}
+    t = request_to_transcript(body, file=final.loc.file, where=final.loc.where, notes=notes)
+    if t.meta.model is None and reply is not None and isinstance(reply.get("model"), str):
+        t.meta.model = reply["model"]
+    return t
+
+
+def _chat(final: _Call, thread: list[_Call], notes: ImportNotes) -> Transcript:
+    b = HistoryBuilder(notes)
+    marks = _annotations(thread, final.n)
+    base = final.loc.at("messages")
+    for i, m in enumerate(final.history):
+        add_message(b, _annotate(m, marks[i]), base.at(i), f"m{i}")
+    reply = final.reply
+    choices = reply.get("choices") if reply is not None else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
+        loc = Loc(final.loc.file, final.loc.path.replace(".request.body", ".response"), final.loc.line)
+        msg = {**choices[0]["message"], "role": "assistant", "usage": reply.get("usage") if reply else None}
+        add_message(b, msg, loc, f"m{final.n}", parse_timestamp(final.received or final.sent))
+    model = final.body.get("model") if isinstance(final.body.get("model"), str) else None
+    meta = TranscriptMeta(source_format=NAME, source_path=final.loc.file, model=model)
+    return Transcript(meta=meta, messages=b.finish(), tools=tool_specs(final.body.get("tools")), notes=notes)
+
+
+def _responses(final: _Call, thread: list[_Call], notes: ImportNotes) -> Transcript:
+    b = HistoryBuilder(notes)
+    instructions = final.body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        b.add("system", [TextBlock(text=instructions)], key="instructions")
+    if isinstance(final.body.get("previous_response_id"), str):
+        notes.warnings.append(
+            f"{final.loc.where}: the request continues a stored response (previous_response_id); "
+            "the items before it are kept by the provider, not in this log"
+        )
+    marks = _annotations(thread, final.n)
+    base = final.loc.at("input")
+    items = [(item, marks[i], base.at(i)) for i, item in enumerate(final.history)]
+    reply = final.reply
+    output = reply.get("output") if reply is not None else None
+    if reply is not None and isinstance(output, list):
+        # The response's first output item opens the assistant turn its usage belongs to.
+        mark = {"usage": reply.get("usage"), "received": final.received or final.sent}
+        out = Loc(final.loc.file, final.loc.path.replace(".request.body", ".response"), final.loc.line).at("output")
+        items += [(item, mark if j == 0 else {"received": mark["received"]}, out.at(j)) for j, item in enumerate(output)]
+    usage_at: dict[int, Usage] = {}
+    for k, (item, mark, loc) in enumerate(items):
+        stamp = parse_timestamp(mark.get("received", mark.get("sent")))
+        add_item(b, item, loc, f"i{k}", stamp)
+        usage = openai_usage(mark.get("usage"))
+        if usage is not None and b.messages and b.messages[-1].role == "assistant":
+            usage_at.setdefault(len(b.messages) - 1, usage)
+    messages = b.finish()
+    for pos, usage in usage_at.items():
+        messages[pos] = messages[pos].model_copy(update={"usage": usage})
+    model = final.body.get("model") if isinstance(final.body.get("model"), str) else None
+    meta = TranscriptMeta(source_format=NAME, source_path=final.loc.file, model=model)
+    return Transcript(meta=meta, messages=messages, tools=tool_specs(final.body.get("tools")), notes=notes)
+
+
+_BUILDERS = {"anthropic": _anthropic, "chat": _chat, "responses": _responses}
+
+
+def read(path: Path) -> Transcript:
+    path = Path(path)
+    notes = ImportNotes()
+    calls = _calls(path, notes)
+    if not calls:
+        raise TranscriptError(
+            "no model request in the log",
+            file=str(path),
+            expected="records {request: {url, body}, response} whose url ends in /messages, /chat/completions or /responses",
+        )
+    final, thread = _thread(calls)
+    for c in thread:
+        c.reply = _reply(c, notes)
+    side = len(calls) - len(thread)
+    if side:
+        notes.skip("side_request", side)
+    if len(thread) > 1:
+        notes.skip("earlier_request", len(thread) - 1)
+    t = _BUILDERS[final.api](final, thread, notes)
+    t.meta.source_format = NAME
+    t.meta.source_path = str(path)
+    t.meta.title = f"HTTP log ({_LABELS[final.api]}): {len(thread)} requests in the conversation, {side} side requests"
+    return t
+
+
+# -- detection -------------------------------------------------------------------
+
+_HEAD_PAIR = re.compile(r'"request"\s*:\s*\{')
+_HEAD_URL = re.compile(r'"url"\s*:\s*"[^"?]*(?:/messages|/chat/completions|/responses|/invoke(?:-with-response-stream)?)(?:\?[^"]*)?"')
+
+
+def sniff(probe: Probe) -> int:
+    doc = probe.document
+    if isinstance(doc, dict) and isinstance(doc.get("rawPairs"), list):
+        records: list[Any] = doc["rawPairs"][:20]
+    elif isinstance(doc, list):
+        records = doc[:20]
+    else:
+        records = list(probe.records or [])
+    if records:
+        requests = [r for r in map(_request_of, records) if r is not None]
+        if not requests or 2 * len(requests) < len(records):
+            return 0
+        # Records of requests to other endpoints only (telemetry first) are still a log of ours.
+        return 95 if any(api_of(r["url"]) for r in requests) else 50
+    if probe.shape == "json" and _HEAD_PAIR.search(probe.head) and _HEAD_URL.search(probe.head):
+        return 90
+    return 0
+
+
+FORMAT = register(
+    Format(
+        name=NAME,
+        description="HTTP logs of model requests and responses (claude-trace .claude-trace/log-*.jsonl, proxy dumps)",
+        sniff=sniff,
+        read=read,
+    )
+)

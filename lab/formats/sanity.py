@@ -1,0 +1,126 @@
+"""Is an imported transcript plausible, or did a reader misread a file of another format?
+
+A reader given a file of the wrong kind rarely fails outright: most lines are
+skipped as "not mine" and what is left is a transcript of empty or system
+messages (an event stream once imported as 175 system messages and 0 tool
+calls). ``check`` looks at the result and says what is wrong with it, with
+numbers. Every threshold is here, named:
+
+===========================  =====================================================  ========
+rule                         when                                                   verdict
+===========================  =====================================================  ========
+no messages                  the main thread holds no message                       problem
+only system messages         no user and no assistant message                       problem
+no user turn                 assistant messages only (no prompt, no tool result)    problem
+mostly system                system messages > ``MOSTLY_SYSTEM`` (75%) of all        problem
+mostly empty                 messages without content > ``MOSTLY_EMPTY`` (50%)       problem
+records skipped              skipped >= ``SKIPPED_PROBLEM`` (95%) of records read,   problem
+                             with at least ``MIN_RECORDS`` (20) read
+no assistant turn            user messages only (a session that has just started)   warning
+many records skipped         skipped >= ``SKIPPED_WARNING`` (80%), ``MIN_RECORDS``   warning
+===========================  =====================================================  ========
+
+Boundary markers are not counted as system messages. A "problem" makes the
+result unusable: ``lab.formats.load`` then tries the next detected format, or
+raises ``TranscriptError`` when the format was forced. "No messages" and "no
+user turn" alone are *tolerable*: real files show them too (a Gemini session
+that is only a header, a log with one reply so far), so when no detected
+candidate gives a clean result, ``load`` keeps the best tolerable one with
+the problem as a warning; a forced format gets no such grace. A "warning" keeps the
+result, with a line in ``ImportNotes.warnings`` starting ``MISREAD_PREFIX``,
+which the CLI prints on stderr and the app shows with ``st.warning``.
+
+The thresholds leave room for real sessions: a Codex rollout that has only
+begun is 2 system messages (injected context) and 1 user message; Claude Code
+sessions skip about a third of their records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.messages import ImportNotes, Transcript
+
+__all__ = [
+    "MOSTLY_SYSTEM",
+    "MOSTLY_EMPTY",
+    "SKIPPED_PROBLEM",
+    "SKIPPED_WARNING",
+    "MIN_RECORDS",
+    "MISREAD_PREFIX",
+    "Verdict",
+    "check",
+    "misread_warnings",
+]
+
+MOSTLY_SYSTEM = 0.75
+MOSTLY_EMPTY = 0.5
+SKIPPED_PROBLEM = 0.95
+SKIPPED_WARNING = 0.8
+# Below this many records the skipped share says little (a 9-line file with 8 notices is fine).
+MIN_RECORDS = 20
+# Starts every warning this module (and ``load``'s fallback) adds, so front ends can show them loudly.
+MISREAD_PREFIX = "possible misread: "
+
+
+@dataclass(frozen=True)
+class Verdict:
+    # What makes the result unusable; empty when it is usable.
+    problems: tuple[str, ...] = ()
+    # What is suspicious about a usable result (without ``MISREAD_PREFIX``).
+    warnings: tuple[str, ...] = ()
+    # Every problem is one a real file can show too (no messages, no user turn): a header-only
+    # session, a log with one reply so far. Auto-detection falls back to such a result, loudly.
+    tolerable: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part} of {whole}"
+
+
+def check(transcript: Transcript) -> Verdict:
+    """What is wrong with this import's result, by the rules in the module docstring."""
+    messages = [m for m in transcript.messages if m.boundary is None and m.tag != "boundary"]
+    problems: list[str] = []
+    warnings: list[str] = []
+    n = len(messages)
+    system = sum(1 for m in messages if m.role == "system")
+    user = sum(1 for m in messages if m.role == "user")
+    assistant = n - system - user
+    empty = sum(1 for m in messages if not m.content)
+    if n == 0:
+        problems.append("no messages")
+    elif user == 0 and assistant == 0:
+        problems.append(f"{_share(system, n)} messages are system messages, no user or assistant turn")
+    elif user == 0:
+        problems.append(f"no user turn: {assistant} assistant message(s) answer no prompt and no tool result")
+    elif system > MOSTLY_SYSTEM * n:
+        problems.append(f"{_share(system, n)} messages are system messages")
+    elif assistant == 0:
+        warnings.append(f"no assistant turn: {user} user message(s) and no reply (a session that has just started?)")
+    if n and empty > MOSTLY_EMPTY * n:
+        problems.append(f"{_share(empty, n)} messages are empty")
+    tolerable = bool(problems) and (n == 0 or (user == 0 and assistant > 0 and system <= MOSTLY_SYSTEM * n))
+    problems_skipped, warning_skipped = _skipped(transcript.notes)
+    problems += problems_skipped
+    warnings += warning_skipped
+    return Verdict(tuple(problems), tuple(warnings), tolerable and not problems_skipped and len(problems) == 1)
+
+
+def _skipped(notes: ImportNotes) -> tuple[list[str], list[str]]:
+    read = notes.records_read
+    skipped = sum(notes.skipped.values())
+    if read < MIN_RECORDS or skipped < SKIPPED_WARNING * read:
+        return [], []
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(notes.skipped.items(), key=lambda kv: -kv[1])[:3])
+    text = f"{_share(min(skipped, read), read)} records skipped ({kinds})"
+    return ([text], []) if skipped >= SKIPPED_PROBLEM * read else ([], [text])
+
+
+def misread_warnings(notes: ImportNotes) -> list[str]:
+    """The warnings that say an import may be a misread (what the CLI and app show loudly)."""
+    return [w for w in notes.warnings if w.startswith(MISREAD_PREFIX)]
