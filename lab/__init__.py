@@ -8,12 +8,13 @@ Notebook and agent use::
     report.df                                      # one row per model request
     lab.compare(t, ["minicode", "mewcode"])        # one row per config
     lab.figures.timeline(report)                   # the app's chart, as a plotly figure
+    lab.explore(t, "mewcode")                      # the same lab as notebook widgets
 
     compactor = lab.Compactor(lab.load_config("compaction.json"))
     outcome = compactor.process_request(messages)
 
 Names load lazily, so ``import lab`` stays cheap and pulls in neither
-streamlit nor plotly.
+streamlit, plotly nor ipywidgets.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "generate": ("lab.generate", "generate"),
     "GeneratorConfig": ("lab.generate", "GeneratorConfig"),
     "figures": ("lab.figures", None),
+    "explore": ("lab.notebook", "explore"),  # needs the notebook extra (ipywidgets, anywidget)
     "LabError": ("lab.errors", "LabError"),
     "ConfigError": ("lab.errors", "ConfigError"),
     "TranscriptError": ("lab.errors", "TranscriptError"),

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from .atomic import atomic_writer
 from .errors import ConfigError, LabError
 
 __all__ = ["add_replay_commands", "write_requests"]
@@ -40,16 +41,13 @@ def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthrop
 
     export = to_anthropic if to == "anthropic" else to_openai
     target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
+        with atomic_writer(target) as fh:
             for k, row in enumerate(report.rows):
                 line = {"index": row.index, "message_index": row.message_index, "failed": row.failed, "request": export(report.context_at(k))}
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-        os.replace(tmp, target)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise LabError(f"cannot write {target}: {e.strerror or e}") from None
     return len(report.rows)
 
@@ -60,6 +58,7 @@ def _money(x: float) -> str:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from .core.store import FolderStore, MemoryStore
+    from .cli import warn_misread
     from .formats import load
     from .replay import replay
 
@@ -67,6 +66,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .core.stages.spill import cleanup_spills
     from .core.summarizers.factory import build_summarizer
     from .replay import resolve_config
+    from .replay.alerts import report_alerts
 
     cfg = _config(args)
     if args.summarizer:
@@ -74,14 +74,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     # API keys come from the environment only; the factory reads them there.
     summarizer = build_summarizer(cfg, base_url=args.base_url, model=args.model)
     transcript = load(args.path)
+    warn_misread(transcript)
     store = FolderStore(args.spill_dir) if args.spill_dir else MemoryStore()
     # MewCode removes spilled sessions after 30 days; a spill folder reused across runs ages the same way.
     cleanup_spills(store, cfg.spill)
     # Settings that cannot work at this window are said up front; the replay still runs, it is an experiment.
     for warning in config_warnings(resolve_config(cfg, args.window)):
         print(f"warning: {warning}", file=sys.stderr)
-    report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer)
+    report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer, recorded_compactions=args.recorded_compactions)
     report.write(args.report)
+    # What went wrong in the replay itself, each with the setting to change: as loud as the config warnings.
+    for alert in report_alerts(report):
+        print(f"warning: {alert.text}", file=sys.stderr)
     if args.dump_requests:
         write_requests(report, args.dump_requests, args.to)
     compactions = ", ".join(f"{k} {v}" for k, v in report.compactions_by_strategy.items()) or "none"
@@ -89,7 +93,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     print(f"replayed {args.path} under {report.label} (window {report.window:,}, counter {report.counter}, clock {report.clock})")
     print(f"requests: {report.requests}; peak sent: {report.peak_sent:,} tokens (raw history {report.peak_raw:,})")
     print(f"compactions: {compactions}; summary calls: {report.summary_calls}; over watermark: {report.requests_over_watermark}")
-    print(f"invalid requests: {report.invalid_requests}; overflows: {report.overflows} (recovered {report.recoveries}, failed {report.failures})")
+    print(f"invalid requests: {report.invalid_requests}; overflows: {report.overflows} (recovered {report.recoveries}, failed {report.failures}); "
+          f"breaker open over watermark: {report.breaker_open_over_watermark}")
     print(f"cost: {_money(report.total_cost)} with compaction, {_money(report.total_cost_uncompacted)} without")
     print(f"cache-hit ratio: {report.cache_hit_ratio:.1%} with compaction, {report.cache_hit_ratio_uncompacted:.1%} without")
     print(f"retention score: {score}")
@@ -113,7 +118,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".csv", ".parquet", ".json"):
         raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
-    table = compare_folder(args.path, configs, processes=args.processes, window=args.window)
+    table = compare_folder(args.path, configs, processes=args.processes, window=args.window, recorded_compactions=args.recorded_compactions)
     table.write(out)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
@@ -135,6 +140,12 @@ def _positive(text: str) -> int:
     return value
 
 
+_RECORDED_HELP = (
+    "Compactions the original agent recorded: undo (replay the raw history as if it never compacted) "
+    "or keep (honour them); default: the config's replay.recorded_compactions, undo."
+)
+
+
 def add_replay_commands(add: Callable[..., Any]) -> None:
     """Register ``replay`` and ``compare`` through the ``add(name, fn, help)`` callback of ``lab.cli``."""
     sp = add("replay", _cmd_replay, "Replay a transcript under a config: per-request timeline, cache, cost and retention.")
@@ -147,6 +158,7 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--summarizer", choices=["rules", "anthropic", "openai"], help="Who writes summaries (default: the config's choice).")
     sp.add_argument("--base-url", help="API base URL for the LLM summarizer (an OpenAI-compatible server needs /v1).")
     sp.add_argument("--model", help="Model for the LLM summarizer.")
+    sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
     sp.add_argument("--report", required=True, help="Where to write REPORT.json (config, rows, totals).")
     sp.add_argument("--dump-requests", help="Also write REQUESTS.jsonl: the context of every request as a provider body.")
     sp.add_argument("--to", choices=["anthropic", "openai"], default="anthropic", help="Provider shape of --dump-requests.")
@@ -157,4 +169,5 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--config", action="append", help="A config file to compare (repeatable); labelled by its file name.")
     sp.add_argument("--window", type=_positive, help="Override every config's context window.")
     sp.add_argument("--processes", type=_positive, default=2, help="Worker processes (1 runs in this process).")
+    sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
     sp.add_argument("--out", required=True, help="TABLE.csv, .parquet or .json.")

@@ -12,6 +12,8 @@ imports streamlit.
 
 from __future__ import annotations
 
+import html
+import numbers
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "STAGE_COLORS",
+    "FAILED_KEY",
     "PART_COLORS",
     "LOWER_IS_BETTER",
     "HIGHER_IS_BETTER",
@@ -34,8 +37,14 @@ __all__ = [
     "cost",
     "compare_timelines",
     "event_points",
+    "small_multiples",
+    "best_cells",
     "best_per_column",
     "style_compare",
+    "COMPARE_LEAD",
+    "compare_label",
+    "compare_help",
+    "compare_columns",
 ]
 
 STAGE_COLORS: dict[str, str] = {
@@ -59,10 +68,15 @@ _PARTS = tuple(PART_COLORS)
 _OTHER_COLOR = "#e377c2"
 # Legend under the x-axis title, so it never covers the chart's title however many rows it takes.
 _LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0}
+# The timeline's legend entry for event markers drawn as ✗.
+FAILED_KEY = "✗ = the stage failed"
 _MARGIN = {"t": 50, "b": 110}
-# Compare-table columns where the smaller (or larger) value is the better one.
-LOWER_IS_BETTER = ("peak_sent", "requests_over_watermark", "invalid_requests", "overflows", "failures", "cost", "summary_calls")
-HIGHER_IS_BETTER = ("retention_score", "cache_hit_ratio")
+# Compare-table columns where the smaller (or larger) value is really the better one. Counts that are
+# neither have no best: compactions and summary calls (a config that never compacted has 0 and is not
+# better for it), requests over a watermark (each config counts against its own), and the cache-hit
+# ratio (a config that never compacts always wins it; cost already counts what the cache saves).
+LOWER_IS_BETTER = ("cost", "peak_sent", "failures", "invalid_requests", "overflows", "breaker_open_over_watermark")
+HIGHER_IS_BETTER = ("needed_later_recall", "retention_score")
 
 
 def _xs(report: "Report") -> list[int]:
@@ -100,7 +114,7 @@ def event_points(report: "Report") -> dict[str, dict[str, list[Any]]]:
 def timeline(report: "Report", *, selected: int | None = None, title: str | None = None) -> go.Figure:
     """Tokens sent per request against the raw history, the window and watermark lines, and one marker per event."""
     xs = _xs(report)
-    fig = go.Figure()
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_trace(go.Scatter(
         x=xs, y=[r.raw_tokens for r in report.rows], name="raw history", mode="lines",
         line={"color": "#c7c7c7", "dash": "dot"}, hovertemplate="request %{x}<br>raw: %{y:,} tokens<extra></extra>",
@@ -115,13 +129,21 @@ def timeline(report: "Report", *, selected: int | None = None, title: str | None
         fig.add_trace(_hline("window", report.window, xs, "#d62728", "solid"))
     if report.watermark_tokens is not None:
         fig.add_trace(_hline("watermark", report.watermark_tokens, xs, "#ff7f0e", "dash"))
-    for stage, pts in event_points(report).items():
+    points = event_points(report)
+    for stage, pts in points.items():
         fig.add_trace(go.Scatter(
             x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage}", text=pts["text"],
             marker={"color": STAGE_COLORS.get(stage, _OTHER_COLOR), "size": 10, "symbol": pts["symbol"],
                     "line": {"width": 1, "color": "white"}},
             hovertemplate="%{text}<extra></extra>",
         ))
+    if any("x" in pts["symbol"] for pts in points.values()):
+        # The legend shows a stage's colour, not what its ✗ markers mean: one key entry says it, for every stage.
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], mode="markers", name=FAILED_KEY, hoverinfo="skip",
+            marker={"color": "#444444", "size": 10, "symbol": "x"},
+        ))
+    _recall_line(fig, report)
     if selected is not None and report.rows:
         fig.add_vline(x=selected, line_width=1, line_dash="dot", line_color="#444")
     fig.update_layout(
@@ -130,6 +152,21 @@ def timeline(report: "Report", *, selected: int | None = None, title: str | None
         margin=_MARGIN,
     )
     return fig
+
+
+def _recall_line(fig: go.Figure, report: "Report") -> None:
+    """Needed-later recall per request on a 0..1 secondary axis; requests that needed nothing are gaps."""
+    rows = [r for r in report.rows if r.needed_later_recall is not None]
+    if not rows:
+        return
+    fig.add_trace(go.Scatter(
+        x=[r.index for r in report.rows], y=[r.needed_later_recall for r in report.rows], name="needed-later recall",
+        mode="lines+markers", connectgaps=False, line={"color": "#9467bd", "width": 1.5}, marker={"size": 4},
+        customdata=[[r.kept_mentions, r.needed_mentions, r.recoverable_mentions] for r in report.rows],
+        hovertemplate="request %{x}<br>recall: %{y:.0%} (%{customdata[0]} of %{customdata[1]} kept, "
+                      "%{customdata[2]} recoverable)<extra></extra>",
+    ), secondary_y=True)
+    fig.update_yaxes(title_text="needed-later recall", range=[0, 1.05], tickformat=".0%", showgrid=False, secondary_y=True)
 
 
 def composition(report: "Report") -> go.Figure:
@@ -198,25 +235,166 @@ def compare_timelines(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Rep
     return fig
 
 
-def best_per_column(df: "pd.DataFrame") -> dict[str, Any]:
-    """The best value of each column where better has a direction (see LOWER_/HIGHER_IS_BETTER) and values differ."""
-    best: dict[str, Any] = {}
+def small_multiples(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Report"]], *, columns: int | None = None) -> go.Figure:
+    """One mini timeline per config (sent, raw history, watermark, events), on shared axes so they read side by side.
+
+    ``columns`` defaults to one row for up to three configs and a 2 x 2 grid for four (no empty panel).
+    """
+    items = list(reports.items()) if isinstance(reports, Mapping) else list(reports)
+    if not items:
+        return go.Figure()
+    cols = max(1, min(columns or (len(items) if len(items) <= 3 else 2), len(items)))
+    rows = -(-len(items) // cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes="all", shared_yaxes="all",
+                        subplot_titles=[html.escape(label) for label, _ in items], horizontal_spacing=0.06, vertical_spacing=0.12)
+    shown: set[str] = set()
+
+    def once(name: str) -> bool:
+        # One legend entry per kind of line, not one per panel.
+        first = name not in shown
+        shown.add(name)
+        return first
+
+    for i, (label, report) in enumerate(items):
+        at = {"row": i // cols + 1, "col": i % cols + 1}
+        xs = _xs(report)
+        fig.add_trace(go.Scatter(
+            x=xs, y=[r.raw_tokens for r in report.rows], name="raw history", legendgroup="raw", showlegend=once("raw"),
+            mode="lines", line={"color": "#c7c7c7", "dash": "dot"}, hovertemplate="request %{x}<br>raw: %{y:,}<extra></extra>",
+        ), **at)
+        fig.add_trace(go.Scatter(
+            x=xs, y=[r.sent_tokens for r in report.rows], name=label, mode="lines", line={"color": _PALETTE[i % len(_PALETTE)]},
+            hovertemplate=f"{label}<br>request %{{x}}<br>sent: %{{y:,}}<extra></extra>",
+        ), **at)
+        if report.watermark_tokens is not None:
+            line = _hline("watermark", report.watermark_tokens, xs, "#ff7f0e", "dash", group="watermark")
+            line.showlegend = once("watermark")
+            fig.add_trace(line, **at)
+        for stage, pts in event_points(report).items():
+            fig.add_trace(go.Scatter(
+                x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage}", legendgroup=stage, showlegend=once(stage),
+                text=pts["text"], hovertemplate="%{text}<extra></extra>",
+                marker={"color": STAGE_COLORS.get(stage, _OTHER_COLOR), "size": 6, "symbol": pts["symbol"]},
+            ), **at)
+    fig.update_xaxes(title_text="request", row=rows)
+    fig.update_yaxes(title_text="tokens", col=1)
+    fig.update_layout(title="One timeline per config (shared axes)", height=160 + 240 * rows, legend=_LEGEND, margin=_MARGIN)
+    return fig
+
+
+# --- the compare table ---------------------------------------------------------------------------
+
+# What a user decides by, in the order read; the rest of the table goes behind an expander.
+COMPARE_LEAD = ("config", "cost", "peak_sent", "needed_later_recall", "retention_score", "compactions", "failures",
+                "breaker_open_over_watermark")
+_LABELS = {
+    "transcript": "Transcript", "config": "Config", "window": "Window", "requests": "Requests",
+    "peak_sent": "Peak sent (tokens)", "peak_raw": "Peak raw history (tokens)",
+    "requests_over_watermark": "Requests over watermark", "breaker_open_over_watermark": "Breaker open over watermark",
+    "compactions": "Compactions", "summary_calls": "Summary calls", "invalid_requests": "Invalid requests",
+    "overflows": "Overflows", "failures": "Failed requests", "first_request_kept": "First request kept",
+    "recorded_compactions": "Recorded compactions", "recorded_compactions_mode": "Recorded compactions mode",
+    "retention_score": "Retention", "needed_later_recall": "Needed-later recall", "recoverable_share": "Recoverable share",
+    "cost": "Cost", "cost_uncompacted": "Cost without compaction", "cache_hit_ratio": "Cache hits",
+    "cache_hit_ratio_uncompacted": "Cache hits without compaction", "replay_seconds": "Replay time (s)",
+}
+_HELP = {
+    "cost": "What the session's requests cost under this config, prompt cache and summary calls included.",
+    "peak_sent": "The largest request this config sent.",
+    "needed_later_recall": "Of what later requests mention, the share the context still held when they needed it.",
+    "retention_score": "The weighted share of the session's facts the final context still holds (verbatim, summarised or spilled).",
+    "compactions": "Compaction events of every strategy (spills, clears, summaries, recoveries).",
+    "failures": "Requests still over the window after recovery: the provider would have refused them.",
+    "breaker_open_over_watermark": "Requests over the watermark while the circuit breaker kept compaction off.",
+}
+_MONEY = ("cost", "cost_uncompacted")
+_SHARES = ("retention_score", "needed_later_recall", "recoverable_share", "cache_hit_ratio", "cache_hit_ratio_uncompacted")
+
+
+def compare_label(column: str) -> str:
+    """The table's readable header for a compare column (``compactions_<strategy>`` included)."""
+    if column in _LABELS:
+        return _LABELS[column]
+    if column.startswith("compactions_"):
+        return "Compactions: " + column.removeprefix("compactions_").replace("_", " ")
+    return column.replace("_", " ").capitalize()
+
+
+def compare_help(column: str) -> str | None:
+    """One line on what a lead column measures, for its header tooltip."""
+    return _HELP.get(column)
+
+
+def compare_columns(columns: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The lead columns present, and the rest (with ``config`` kept first, so a row can be told apart)."""
+    present = list(columns)
+    lead = [c for c in COMPARE_LEAD if c in present]
+    rest = [c for c in present if c not in lead]
+    return lead, (["config"] if "config" in present else []) + rest
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _formatter(column: str) -> Any:
+    def fmt(value: Any) -> str:
+        if _missing(value):
+            return "–"
+        if isinstance(value, bool) or column == "first_request_kept":
+            return "yes" if value else "no"
+        if column in _MONEY:
+            return f"${value:,.4f}"
+        if column in _SHARES:
+            return f"{value:.1%}"
+        if column == "replay_seconds":
+            return f"{value:.3f}"
+        if isinstance(value, numbers.Real):  # numpy scalars included
+            return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+        return str(value)
+
+    return fmt
+
+
+# Columns that count what went wrong: every config is ranked on them. On the others a config whose
+# requests failed is not: it is cheap, small and retentive only because the provider refused it.
+_FAILURE_COLUMNS = ("failures", "invalid_requests", "overflows", "breaker_open_over_watermark")
+
+
+def best_cells(df: "pd.DataFrame") -> dict[str, list[int]]:
+    """Per directed column, the row positions holding its best value (ties all); absent where the configs do not differ.
+
+    Rows of configs with failed requests compete only on the failure columns, as long as some config had none.
+    """
+    import pandas as pd
+
+    failures = pd.to_numeric(df["failures"], errors="coerce").fillna(0) if "failures" in df.columns else None
+    clean = (failures == 0) if failures is not None and (failures == 0).any() else pd.Series(True, index=df.index)
+    out: dict[str, list[int]] = {}
     for col in (*LOWER_IS_BETTER, *HIGHER_IS_BETTER):
-        if col in df.columns:
-            values = df[col].dropna()
-            # A column where every config scores the same has no best one.
-            if values.nunique() > 1 or len(values) == 1:
-                best[col] = values.min() if col in LOWER_IS_BETTER else values.max()
-    return best
+        if col not in df.columns:
+            continue
+        values = pd.to_numeric(df[col], errors="coerce")
+        ranked = values if col in _FAILURE_COLUMNS else values[clean]
+        # Where every config scores the same (or only one has a value) no config is better.
+        if ranked.dropna().nunique() < 2:
+            continue
+        best = ranked.min() if col in LOWER_IS_BETTER else ranked.max()
+        out[col] = [i for i, (idx, v) in enumerate(values.items()) if idx in ranked.index and v == best]
+    return out
+
+
+def best_per_column(df: "pd.DataFrame") -> dict[str, Any]:
+    """The best value of each directed column (LOWER_/HIGHER_IS_BETTER) where the configs differ; see ``best_cells``."""
+    return {col: df[col].iloc[rows[0]] for col, rows in best_cells(df).items()}
 
 
 def style_compare(df: "pd.DataFrame", color: str = "#c6efce") -> "Styler":
-    """The compare table with the best value of each directed column highlighted (ties all highlighted)."""
-    best = best_per_column(df)
+    """The compare table formatted ($, %, thousands) with each directed column's best cells highlighted."""
+    cells = best_cells(df)
 
     def _mark(column: "pd.Series") -> list[str]:
-        if column.name not in best:
-            return [""] * len(column)
-        return [f"background-color: {color}; font-weight: bold" if v == best[column.name] else "" for v in column]
+        marked = set(cells.get(str(column.name), ()))
+        return [f"background-color: {color}; font-weight: bold" if i in marked else "" for i in range(len(column))]
 
-    return df.style.apply(_mark, axis=0)
+    return df.style.format({c: _formatter(str(c)) for c in df.columns}).apply(_mark, axis=0)

@@ -1,4 +1,4 @@
-"""Compare: the loaded session replayed under 2-4 configs, overlaid, with the best value per column highlighted."""
+"""Compare: the loaded session replayed under 2-4 configs at one window and counter, for deciding between them."""
 
 import streamlit as st
 
@@ -24,31 +24,48 @@ picked = st.multiselect(
     "Configs to compare (2-4): the current config, presets, saved configs",
     choices, default=[state.CURRENT, other], max_selections=4, key="compare.pick",
 )
+cfg = state.get_config()
+uniform = st.checkbox(
+    "Run every config at the current window and counter", value=True, key="compare.uniform",
+    help=f"On: every config runs at window {cfg.window:,} with the {cfg.counter} counter, so the rows differ only in what "
+    "they compact. Off: each config at its own window and counter (a smaller window then wins peak sent by itself).",
+)
 if len(picked) < 2:
     st.info("Pick at least two configs.")
     st.stop()
 
 try:
-    table = state.get_compare(picked)
+    table = state.get_compare(picked, uniform=uniform)
 except LabError as e:
     st.error(str(e))
     st.stop()
 
-st.plotly_chart(figures.compare_timelines(table.reports), key="compare.chart")
+if uniform:
+    st.caption(f"Every config at window {cfg.window:,} tokens, counted with {cfg.counter}.")
+else:
+    # st.text: saved configs are named by the user, and their names must not become markdown.
+    st.text("Each config at its own window and counter: " + ", ".join(
+        f"{label} {rep.window:,} ({rep.counter})" for label, rep in table.reports.items()) + ".")
+overlaid, multiples = st.tabs(["Overlaid", "One per config"])
+overlaid.plotly_chart(figures.compare_timelines(table.reports), key="compare.chart")
+multiples.plotly_chart(figures.small_multiples(table.reports), key="compare.multiples")
+
+df = table.df.drop(columns=["transcript"], errors="ignore")
+lead, rest = figures.compare_columns(df.columns)
+
+
+def _columns(cols: list[str]) -> dict:
+    return {c: st.column_config.Column(label=figures.compare_label(c), help=figures.compare_help(c)) for c in cols}
+
+
+st.dataframe(figures.style_compare(df[lead]), hide_index=True, key="compare.table", column_config=_columns(lead))
 st.caption(
-    "Best value per column highlighted: lower is better for "
-    + ", ".join(figures.LOWER_IS_BETTER) + "; higher for " + ", ".join(figures.HIGHER_IS_BETTER) + "."
+    "Best value highlighted where it really is better and the configs differ: lower "
+    + ", ".join(figures.compare_label(c).lower() for c in figures.LOWER_IS_BETTER) + "; higher "
+    + ", ".join(figures.compare_label(c).lower() for c in figures.HIGHER_IS_BETTER)
+    + ". A config with failed requests is ranked only on the failure columns."
 )
-df = table.df.drop(columns=["transcript", "replay_seconds"], errors="ignore")
-st.dataframe(
-    figures.style_compare(df), hide_index=True, key="compare.table",
-    column_config={
-        "cost": st.column_config.NumberColumn(format="$%.4f"),
-        "cost_uncompacted": st.column_config.NumberColumn(format="$%.4f"),
-        "cache_hit_ratio": st.column_config.NumberColumn(format="percent"),
-        "cache_hit_ratio_uncompacted": st.column_config.NumberColumn(format="percent"),
-        "retention_score": st.column_config.NumberColumn(format="percent"),
-    },
-)
+with st.expander("Every column"):
+    st.dataframe(figures.style_compare(df[rest]), hide_index=True, key="compare.table_all", column_config=_columns(rest))
 for err in table.errors:
     st.error(f"{err.get('config', '')}: {err.get('error', err)}")

@@ -1,15 +1,17 @@
 """Diff: the context at request k before and after the pipeline, side by side.
 
 Left: the raw history (or the context this request's pipeline started
-from); right: what was sent. Tool pairs share one box; stubs sit beside the
-output they replaced. All transcript text is drawn with st.text / st.code.
+from); right: what was sent. What the compaction wrote comes first, removed
+messages fold into one block, tool pairs share one box, stubs sit beside the
+output they replaced, and long diffs come in pages. Transcript text is drawn
+with st.text / st.code (a summary as escaped markdown).
 """
 
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import state, views
-from lab.ui.diff import diff_context
+from lab.ui import render, state
+from lab.ui.diff import diff_context, page_layout, recall_note
 
 BEFORE = {
     "raw history": "everything the transcript holds up to this request, uncompacted",
@@ -27,7 +29,7 @@ if transcript is not None:
     if report is None or not report.rows:
         st.info("This transcript has no requests: there is nothing to diff.")
         st.stop()
-    k = views.request_picker(len(report.rows), key="lab.diff.request")
+    k, events = render.request_navigator(report, key="lab.diff.request")
     mode = st.radio("Left side", list(BEFORE), horizontal=True, key="lab.diff.before", captions=list(BEFORE.values()))
     try:
         before = report.raw_at(k) if mode == "raw history" else report.input_at(k)
@@ -44,9 +46,16 @@ if transcript is not None:
     cols[3].metric("stubs", c["stubs"])
     cols[4].metric("inserted", c["inserted"])
     cols[5].metric("kept", c["kept"])
-    if row.boundary_placed:
-        st.caption(f"This request placed a compaction boundary. Events: {', '.join(sorted({e['stage'] for e in row.events})) or 'none'}.")
+    here = next((e for e in events if e.index == k), None)
+    st.caption(f"What happened: {here.label}." if here else "No stage acted at this request.")
+    head, lost = recall_note(row)
+    if head is not None:
+        st.caption(head)
+    if lost:
+        st.text("\n".join(lost))
     only = st.toggle("Only changes (fold unchanged messages)", value=True, key="lab.diff.only")
-    views.draw_sections(diff, only_changes=only, key="lab.diff.page")
+    layout = page_layout(diff, only_changes=only)
+    render.draw_top(layout.top)
+    render.draw_pages(layout, render.report_counter(report), key="lab.diff.page")
     with st.expander("Text diff of a changed block"):
-        views.block_diff_picker(diff, key="lab.diff.block")
+        render.block_diff_picker(diff, key="lab.diff.block")

@@ -9,7 +9,9 @@ import streamlit as st
 from lab.core.diagnostics import config_warnings
 from lab.core.presets import preset, preset_description, preset_names
 from lab.errors import LabError
+from lab.replay.prices import describe_config
 from lab.ui import state, widgets
+from lab.ui.alerts import show_alerts
 
 st.title("Pipeline")
 
@@ -55,6 +57,8 @@ if state.require_transcript() is not None:
     cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=f"raw history peak {report.peak_raw:,}")
     cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
     cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()))
-    cols[3].metric("Cost", f"${report.total_cost:.4f}", help=f"without compaction ${report.total_cost_uncompacted:.4f}")
+    cols[3].metric("Cost", f"${report.total_cost:.4f}",
+                   help=f"without compaction ${report.total_cost_uncompacted:.4f}. {describe_config(report.config)}")
     score = report.retention_score
     cols[4].metric("Retention", "n/a" if score is None else f"{score:.0%}")
+    show_alerts(report)

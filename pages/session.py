@@ -1,9 +1,12 @@
 """Session: upload, pick or generate a transcript, then see what it is made of."""
 
+import re
+
 import pandas as pd
 import streamlit as st
 
 from lab.errors import LabError
+from lab.formats.sanity import misread_warnings
 from lab.generate import GeneratorConfig, parse_generator_config
 from lab.ui import state, widgets
 
@@ -54,12 +57,44 @@ except LabError as e:
 
 st.header("Overview")
 st.text(f"{state.transcript_label()}  |  detected format: {state.transcript_format()}")
+# The proposal was applied on load; it is shown again (with the current counter) so the user knows why.
+try:
+    proposal = state.get_window_proposal()
+except LabError as e:
+    st.warning(f"No window proposed: {e}")
+else:
+    window = state.get_config().window
+    note = "" if proposal.window in (None, window) else f" The window is now {window:,}; pick any on the Pipeline page."
+    st.info(f"Window: {proposal.reason}.{note}")
+    if proposal.window is not None and proposal.window != window:
+        if st.button(f"Use the proposed window ({proposal.window:,})", key="session.use_proposed_window"):
+            state.set_session_window(proposal.window)
+            st.rerun()
 cols = st.columns(5)
 cols[0].metric("Messages", stats.messages)
 cols[1].metric("Tool calls", stats.tool_calls)
 cols[2].metric("Tool errors", stats.tool_errors)
 cols[3].metric("Images", stats.images)
 cols[4].metric("Sidechains", stats.sidechains)
+
+recorded = state.get_recorded()
+if recorded:
+    undo = state.recorded_mode() == "undo"
+    agents = ", ".join(sorted({c.agent for c in recorded}))
+    where = ", ".join(f"message {c.index}" for c in recorded[:8]) + (" ..." if len(recorded) > 8 else "")
+    how = "replayed from the raw history" if undo else "honoured, as the agent did"
+    st.info(f"This session contains {len(recorded)} recorded compaction(s) by {agents} (at {where}); {how}.")
+    for c in recorded:
+        st.caption(c.describe())
+    if st.toggle(
+        "Undo the agent's recorded compactions",
+        value=undo,
+        key="session.undo_recorded",
+        help="On: replay the raw history as if the agent had never compacted, so the config alone decides what is sent. "
+        "Off: honour the agent's own compactions; everything before each is dropped whatever the config does.",
+    ) != undo:
+        state.set_recorded_mode("keep" if undo else "undo")
+        st.rerun()
 
 st.subheader("Tokens per counter")
 st.caption("Share of the tokens that is tool output (results and their stubs), measured on this session.")
@@ -84,7 +119,12 @@ else:
 
 st.subheader("Import notes")
 notes = transcript.notes
-st.caption(f"{notes.records_read} records read; by role: {stats.by_role}")
+# A possible misread (lab.formats.sanity) is said loudly; the text names files and skipped kinds from
+# the transcript, so markdown is escaped to show it as written.
+for misread in misread_warnings(notes):
+    st.warning(re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~])", r"\\\1", misread), icon="⚠️")
+roles = ", ".join(f"{n:,} {role}" for role, n in stats.by_role.items()) or "none"
+st.caption(f"{notes.records_read:,} records read; messages by role: {roles}")
 if notes.skipped:
     st.dataframe(pd.DataFrame({"skipped record kind": list(notes.skipped), "count": list(notes.skipped.values())}), hide_index=True)
 problems = (

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import llm, state, views
-from lab.ui.summary import compaction_summaries, retention_table
+from lab.ui import state, views
+from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table, safe_markdown
 
 st.title("Summary")
 transcript = state.require_transcript()
@@ -23,34 +23,46 @@ if report is not None:
             "No compaction wrote a summary in this replay. Lower the window or the watermark on the "
             "Pipeline page (or pick a bigger session) to see one."
         )
-    for item in items:
-        with st.expander(item.title):
+    for i, item in enumerate(items):
+        with st.expander(item.title, expanded=i == 0):
             st.text(item.detail)
-            st.code(item.text, language=None, wrap_lines=True)
+            rendered, plain = st.tabs(["rendered", "plain text"])
+            # The summary quotes the transcript: escaped markdown, so its words render and its HTML never does.
+            rendered.markdown(safe_markdown(item.text))
+            plain.code(item.text, language=None, wrap_lines=True)
             if item.attachment:
                 st.caption("Recovery attachment")
                 st.code(item.attachment, language=None, wrap_lines=True)
 
     st.subheader("Retention")
     st.caption("What the final context still holds, and where each item went: tail (kept verbatim), summary, spill file, or nowhere.")
+    for line in PART_HELP.values():
+        st.caption(line)
     parts = report.retention.parts
     if parts:
         cols = st.columns(len(parts) + 1)
         score = report.retention_score
         cols[0].metric("score", "n/a" if score is None else f"{score:.0%}")
         for col, (name, part) in zip(cols[1:], parts.items()):
-            col.metric(name.replace("_", " "), f"{part.kept}/{part.total}")
+            col.metric(PART_LABELS.get(name, name.replace("_", " ")), f"{part.kept}/{part.total}", help=PART_HELP.get(name))
     table = retention_table(report)
     if table:
         where = st.multiselect("Show", ["tail", "summary", "spill", "nowhere"], default=["summary", "spill", "nowhere"], key="lab.summary.where")
-        st.dataframe([r for r in table if r["where"] in where], hide_index=True)
+        st.dataframe([r for r in table if r["where"] in where], hide_index=True, column_order=["part", "item", "where", "lost to", "found in"])
         if report.rows:
             if st.button("Open the last request in Diff", key="lab.summary.to_diff"):
                 state.select_request(len(report.rows) - 1)
                 st.switch_page(state.page_path("diff"))
 
 st.subheader("LLM summary")
-settings = llm.llm_panel()
-if report is not None and transcript is not None and report.rows:
-    k = views.request_picker(len(report.rows), key="lab.summary.request")
-    llm.llm_summary_section(report, k, transcript, settings)
+# The provider SDKs take seconds to import: the panel loads them only when asked for.
+if st.toggle("Compare with an LLM summary", key="lab.summary.llm", persist_state="session",
+             help="Loads the anthropic and openai SDKs on first use, which takes a few seconds."):
+    from lab.ui import llm
+
+    settings = llm.llm_panel()
+    if report is not None and transcript is not None and report.rows:
+        k = views.request_picker(len(report.rows), key="lab.summary.request")
+        llm.llm_summary_section(report, k, transcript, settings)
+else:
+    st.caption("Off: nothing is imported or sent. Turn it on to summarise a request with an LLM beside the rule-based summary.")

@@ -6,7 +6,9 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
+from lab.replay.prices import describe_config, explain_pricing
 from lab.ui import state, widgets
+from lab.ui.alerts import show_alerts
 
 # Quick knobs beside the chart; the Pipeline page has every setting.
 TUNE = ("window", "watermark.ratio", "spill.threshold", "microcompact.keep_recent")
@@ -31,6 +33,8 @@ with st.expander("Tune (the same settings as the Pipeline page)"):
     if state.config_error():
         st.error(state.config_error())
 
+show_alerts(report)
+
 last = len(report.rows) - 1
 k = min(state.selected_request(), last)
 
@@ -38,10 +42,21 @@ cols = st.columns(6)
 cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=f"raw history peak: {report.peak_raw:,} tokens")
 cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
 cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()), help=str(report.compactions_by_strategy or "none"))
-cols[3].metric("Overflows / failures", f"{report.overflows} / {report.failures}", help=f"invalid requests: {report.invalid_requests}")
+# A request sent over the watermark because the breaker is open is a failure too, though nothing overflowed.
+failures = report.failures + report.breaker_open_over_watermark
+cols[3].metric("Overflows / failures", f"{report.overflows} / {failures}",
+               help=f"failures: {report.failures} not sent, {report.breaker_open_over_watermark} over the watermark with the breaker open; "
+                    f"invalid requests: {report.invalid_requests}")
 saved = report.total_cost_uncompacted - report.total_cost
-# Streamlit reads the direction from a leading "-"; inverse colours make a saving green.
-cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved >= 0 else '+'}${abs(saved):.4f} vs none", delta_color="inverse")
+prices = describe_config(report.config)
+cost_help = f"without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
+if abs(saved) < 1e-9:
+    # Nothing compacted the bill: a green "-$0.0000" would claim a saving that is not there.
+    cols[4].metric("Cost", f"${report.total_cost:.4f}", delta="no change", delta_color="off", delta_arrow="off", help=cost_help)
+else:
+    # Streamlit reads the direction from a leading "-"; inverse colours make a saving green.
+    cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved > 0 else '+'}${abs(saved):.4f} vs none",
+                   delta_color="inverse", help=cost_help)
 cols[5].metric("Cache hits", f"{report.cache_hit_ratio:.0%}", help=f"without compaction: {report.cache_hit_ratio_uncompacted:.0%}")
 
 chart = st.plotly_chart(
@@ -70,3 +85,4 @@ if row.events:
 left, right = st.columns(2)
 left.plotly_chart(figures.composition(report), key="timeline.composition")
 right.plotly_chart(figures.cost(report), key="timeline.cost")
+right.caption(explain_pricing(report.config, report.meta.get("model")) + " Pick another row or edit the prices on the Pipeline page (Replay, Pricing).")

@@ -73,6 +73,20 @@ class TestReplay:
         assert any("summary.tail_min_tokens (10,000)" in line and "nothing to summarise" in line for line in warnings)
         assert "requests: 40" in captured.out and "warning: " not in captured.out
 
+    def test_loud_failures_print_as_warning_lines(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        # claude-code at 16k: every auto summary fails, the breaker opens and requests stay over the watermark.
+        rc = main(["replay", str(SMALL), "--preset", "claude-code", "--window", "16000", "--report", str(tmp_path / "r.json")])
+        assert rc == 0
+        captured = capsys.readouterr()
+        err = captured.err.splitlines()
+        assert all(line.startswith("warning: ") for line in err)
+        breaker = [line for line in err if "circuit breaker opened" in line]
+        assert len(breaker) == 1 and "summary.tail_min_tokens" in breaker[0]
+        report = Report.read(tmp_path / "r.json")
+        assert report.breaker_open_over_watermark > 0
+        assert f"breaker open over watermark: {report.breaker_open_over_watermark}" in captured.out
+        assert "warning: " not in captured.out
+
     def test_no_warning_for_a_preset_at_200k(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["replay", str(SMALL), "--preset", "mewcode", "--report", str(tmp_path / "r.json")]) == 0
         assert capsys.readouterr().err == ""

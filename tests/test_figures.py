@@ -72,6 +72,16 @@ class TestTimeline:
         assert failed > 0
         assert sum(p["symbol"].count("x") for p in points.values()) == failed
 
+    def test_the_legend_says_what_a_cross_means(self, report: Report) -> None:
+        key = _trace(figures.timeline(report), figures.FAILED_KEY)
+        assert "✗" in key.name and "failed" in key.name
+        assert key.marker.symbol == "x" and key.showlegend is not False
+
+    def test_no_failure_key_without_a_failed_event(self) -> None:
+        clean = replay(SMALL, preset("minicode"))
+        assert all(e["success"] for r in clean.rows for e in r.events)
+        assert figures.FAILED_KEY not in {t.name for t in figures.timeline(clean).data}
+
     def test_selected_request_is_marked(self, report: Report) -> None:
         fig = figures.timeline(report, selected=3)
         assert [s.x0 for s in fig.layout.shapes] == [3]
@@ -116,15 +126,128 @@ class TestCompare:
             "failures": [0, 0, 0],
         })
         best = figures.best_per_column(df)
-        assert best == {"peak_sent": 100, "cost": 0.2, "retention_score": 0.9, "cache_hit_ratio": 0.8}
-        html = figures.style_compare(df).to_html()
-        # ties for the best are all highlighted (both 0.2 costs); a column where all agree (failures) is not
-        assert html.count("font-weight: bold") >= 1
+        assert best == {"peak_sent": 100, "cost": 0.2, "retention_score": 0.9}
         styles = figures.style_compare(df)._compute().ctx
         marked = {(r, c) for (r, c), props in styles.items() if props}
         cols = list(df.columns)
+        # ties for the best are all highlighted (both 0.2 costs); a column where all agree (failures) is not
         assert marked == {(1, cols.index("peak_sent")), (0, cols.index("cost")), (2, cols.index("cost")),
-                          (1, cols.index("retention_score")), (2, cols.index("cache_hit_ratio"))}
+                          (1, cols.index("retention_score"))}
+
+
+class TestHighlightRules:
+    def _marked(self, df: pd.DataFrame) -> set[tuple[int, str]]:
+        ctx = figures.style_compare(df)._compute().ctx
+        return {(r, df.columns[c]) for (r, c), props in ctx.items() if any("background-color" in p for p, _ in props)}
+
+    def test_counts_without_a_better_direction_are_never_ranked(self) -> None:
+        # summary_calls 0 for a config that never compacted is not "best"; nor are compactions or cache hits
+        df = pd.DataFrame({"config": ["never", "often"], "summary_calls": [0, 4], "compactions": [0, 9],
+                           "cache_hit_ratio": [1.0, 0.6], "requests_over_watermark": [12, 3], "window": [32_000, 32_000]})
+        assert figures.best_cells(df) == {}
+        assert self._marked(df) == set()
+
+    def test_equal_values_have_no_best(self) -> None:
+        df = pd.DataFrame({"config": ["a", "b"], "cost": [0.5, 0.5], "peak_sent": [900, 900], "failures": [0, 0]})
+        assert figures.best_cells(df) == {}
+
+    def test_one_value_among_missing_ones_is_not_best(self) -> None:
+        df = pd.DataFrame({"config": ["a", "b"], "needed_later_recall": [0.7, None]})
+        assert figures.best_cells(df) == {}
+
+    def test_failures_invalid_and_breaker_lower_is_better(self) -> None:
+        df = pd.DataFrame({"config": ["a", "b", "c"], "failures": [2, 0, 0], "invalid_requests": [0, 3, 0],
+                           "overflows": [5, 1, 1], "breaker_open_over_watermark": [4, 0, 7]})
+        assert figures.best_cells(df) == {"failures": [1, 2], "invalid_requests": [0, 2], "overflows": [1, 2],
+                                          "breaker_open_over_watermark": [1]}
+
+    def test_a_config_with_failed_requests_is_not_best_on_cost_peak_or_retention(self) -> None:
+        # refused requests are not billed and never compacted: cheap, small and retentive for the wrong reason
+        df = pd.DataFrame({"config": ["fails", "works", "also"], "failures": [17, 0, 0], "cost": [0.12, 0.20, 0.36],
+                           "peak_sent": [9_000, 8_500, 11_800], "retention_score": [1.0, 0.85, 0.52]})
+        cells = figures.best_cells(df)
+        assert cells == {"failures": [1, 2], "cost": [1], "peak_sent": [1], "retention_score": [1]}
+        assert (0, "cost") not in self._marked(df)
+
+    def test_when_every_config_failed_they_are_ranked_among_themselves(self) -> None:
+        df = pd.DataFrame({"config": ["a", "b"], "failures": [3, 1], "cost": [0.1, 0.2]})
+        assert figures.best_cells(df) == {"failures": [1], "cost": [0]}
+
+
+class TestTableFormat:
+    def test_money_shares_and_thousands(self) -> None:
+        df = pd.DataFrame({"config": ["a", "b"], "cost": [1234.5, 0.01234], "peak_sent": [36_985, 512],
+                           "retention_score": [0.8512, None], "cache_hit_ratio": [1.0, 0.0], "first_request_kept": [True, None],
+                           "replay_seconds": [0.01234, 1.5]})
+        shown = figures.style_compare(df)._compute()
+        text = {(r, df.columns[c]): v["display_value"] for r, row in enumerate(shown._translate(False, False)["body"])
+                for c, v in enumerate(x for x in row if x.get("type") == "td")}
+        assert text[(0, "cost")] == "$1,234.5000" and text[(1, "cost")] == "$0.0123"
+        assert text[(0, "peak_sent")] == "36,985" and text[(1, "peak_sent")] == "512"
+        assert text[(0, "retention_score")] == "85.1%" and text[(1, "retention_score")] == "–"
+        assert text[(0, "cache_hit_ratio")] == "100.0%"
+        assert text[(0, "first_request_kept")] == "yes" and text[(1, "first_request_kept")] == "–"
+        assert text[(0, "replay_seconds")] == "0.012"
+
+    def test_labels_are_readable_for_every_column(self) -> None:
+        table = compare(SMALL, ["minicode", "mewcode"])
+        for col in table.columns:
+            label = figures.compare_label(col)
+            assert label and "_" not in label and label[0].isupper(), (col, label)
+        assert figures.compare_label("compactions_tool_budget") == "Compactions: tool budget"
+        assert figures.compare_label("needed_later_recall") == "Needed-later recall"
+
+    def test_lead_columns_first_and_the_rest_with_config(self) -> None:
+        table = compare(SMALL, ["minicode", "mewcode"])
+        lead, rest = figures.compare_columns(table.columns)
+        assert lead == list(figures.COMPARE_LEAD)
+        assert rest[0] == "config" and set(rest[1:]) == set(table.columns) - set(lead)
+        assert all(figures.compare_help(c) for c in lead if c != "config")
+
+
+class TestSmallMultiples:
+    @pytest.fixture(scope="class")
+    def reports(self) -> dict[str, Report]:
+        return compare(SMALL, ["minicode", "mewcode", "codex"], window=12_000).reports
+
+    def test_one_panel_per_config_with_its_rows(self, reports: dict[str, Report]) -> None:
+        fig = figures.small_multiples(reports)
+        assert [a.text for a in fig.layout.annotations] == list(reports)
+        axes = set()
+        for label, rep in reports.items():
+            line = _trace(fig, label)
+            assert list(line.y) == [r.sent_tokens for r in rep.rows]
+            axes.add((line.xaxis, line.yaxis))
+        assert len(axes) == len(reports)
+        raws = [t for t in fig.data if t.name == "raw history"]
+        assert [list(t.y) for t in raws] == [[r.raw_tokens for r in rep.rows] for rep in reports.values()]
+        # one legend entry per kind of line, however many panels draw it
+        assert sum(1 for t in raws if t.showlegend) == 1
+
+    def test_events_and_watermarks_are_the_reports(self, reports: dict[str, Report]) -> None:
+        fig = figures.small_multiples(reports)
+        events = [t for t in fig.data if (t.name or "").startswith("event: ")]
+        assert sum(len(t.x) for t in events) == sum(len(r.events) for rep in reports.values() for r in rep.rows) > 0
+        marks = [t for t in fig.data if t.name == "watermark"]
+        assert [set(t.y) for t in marks] == [{rep.watermark_tokens} for rep in reports.values()]
+
+    def test_axes_are_shared(self, reports: dict[str, Report]) -> None:
+        layout = figures.small_multiples(reports).to_plotly_json()["layout"]
+        for axis in ("xaxis", "yaxis"):
+            matched = [v.get("matches") for k, v in layout.items() if k.rstrip("0123456789") == axis]
+            assert len(matched) == 3 and matched.count(None) == 1 and len(set(matched) - {None}) == 1
+
+    def test_four_configs_make_a_two_by_two_grid(self, reports: dict[str, Report]) -> None:
+        four = {**reports, "again": next(iter(reports.values()))}
+        layout = figures.small_multiples(four).to_plotly_json()["layout"]
+        assert sum(1 for k in layout if k.rstrip("0123456789") == "xaxis") == 4
+
+    def test_titles_are_escaped(self, reports: dict[str, Report]) -> None:
+        fig = figures.small_multiples({"<b>x</b>": next(iter(reports.values()))})
+        assert fig.layout.annotations[0].text == "&lt;b&gt;x&lt;/b&gt;"
+
+    def test_no_reports_no_panels(self) -> None:
+        assert figures.small_multiples({}).data == ()
 
 
 class TestEdges:
@@ -138,3 +261,19 @@ class TestEdges:
         code = "import sys; import lab.figures; print('streamlit' in sys.modules)"
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == "False"
+
+
+class TestRecallLine:
+    def test_the_timeline_draws_recall_per_request_on_a_0_to_1_axis(self, report: Report) -> None:
+        assert any(r.needed_later_recall is not None for r in report.rows)
+        fig = figures.timeline(report)
+        line = _trace(fig, "needed-later recall")
+        assert list(line.y) == [r.needed_later_recall for r in report.rows]
+        assert line.yaxis == "y2" and tuple(fig.layout.yaxis2.range) == (0, 1.05)
+
+    def test_no_line_when_nothing_was_needed(self, report: Report) -> None:
+        empty = report.model_copy(update={"rows": [r.model_copy(update={"needed_later_recall": None}) for r in report.rows]})
+        assert "needed-later recall" not in {t.name for t in figures.timeline(empty).data}
+
+    def test_recall_is_a_higher_is_better_compare_column(self) -> None:
+        assert "needed_later_recall" in figures.HIGHER_IS_BETTER

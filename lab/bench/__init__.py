@@ -2,6 +2,10 @@
 
 Each section is a function returning printable lines and a JSON-able dict.
 Claims in the README quote what this prints; nothing here is a pass/fail test.
+
+The real transcripts come from ``$LAB_CORPUS`` (``lab.corpus``). Without it, a
+section that needs them raises ``CorpusMissing`` and ``run_bench`` prints
+``skipped: <reason>`` for that section and goes on with the others.
 """
 
 from __future__ import annotations
@@ -11,21 +15,37 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..atomic import write_text_atomic
+from ..corpus import CORPUS_ENV, corpus_dir
+from ..corpus import corpus_files as _transcripts_in
 from ..errors import LabError
 
-__all__ = ["run_bench", "SECTIONS", "corpus_files", "default_corpus"]
+__all__ = ["run_bench", "SECTIONS", "corpus_files", "default_corpus", "register_section", "CorpusMissing"]
+
+
+class CorpusMissing(LabError):
+    """No corpus is configured: the section that needs one is skipped, not failed."""
 
 
 def default_corpus() -> Path:
-    # The corpus sits beside the project: <root>/../shared/corpus.
-    return Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+    """The corpus folder, ``$LAB_CORPUS``; raises ``CorpusMissing`` when it is not set."""
+    folder = corpus_dir()
+    if folder is None:
+        raise CorpusMissing(f"no corpus: set {CORPUS_ENV} to a folder of transcripts")
+    if not folder.is_dir():
+        # Set but wrong is a mistake to report, not a reason to skip quietly.
+        raise LabError(f"{CORPUS_ENV}={folder}: not a folder")
+    return folder
 
 
 def corpus_files(folder: Path | None = None) -> list[Path]:
     folder = folder or default_corpus()
     if not folder.is_dir():
         raise LabError(f"corpus folder not found: {folder}")
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix != ".md")
+    files = _transcripts_in(folder)
+    if not files:
+        raise CorpusMissing(f"no transcripts in the corpus folder {folder}")
+    return files
 
 
 def _tokens(quick: bool) -> tuple[list[str], dict]:
@@ -61,14 +81,20 @@ def run_bench(sections: list[str] | None = None, quick: bool = False, out: str |
     for name in names:
         t0 = time.perf_counter()
         print(f"== {name}", flush=True)
-        lines, data = SECTIONS[name](quick)
+        try:
+            lines, data = SECTIONS[name](quick)
+        except CorpusMissing as e:
+            lines, data = [f"skipped: {e}"], {"skipped": str(e)}
         for line in lines:
             print(line, flush=True)
         data["section_seconds"] = round(time.perf_counter() - t0, 2)
         results[name] = data
         print(flush=True)
     if out:
-        Path(out).write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+        try:
+            write_text_atomic(out, json.dumps(results, indent=2, default=str) + "\n")
+        except OSError as e:
+            raise LabError(f"cannot write {out}: {e.strerror or e}") from None
     return results
 
 
@@ -76,7 +102,7 @@ def _load_optional_sections() -> None:
     # Sections that live in later layers register themselves on import.
     import importlib
 
-    for mod in ("lab.bench.core", "lab.bench.replay", "lab.bench.app"):
+    for mod in ("lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.app"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

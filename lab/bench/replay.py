@@ -18,6 +18,12 @@
   average is lower even when the per-request cost is flat.
 - compare: ``compare_folder`` over the corpus folder with every preset, with 1
   and with 2 processes (wall time, best of two each); the ratio is the speed-up.
+- recall: what needed-later recall costs, as the ratio of CPU time of every
+  corpus transcript x preset replayed at 32k with ``recall=True`` to the same
+  with ``recall=False`` (each best of three, taken in turn). "cold" forgets
+  the memoized tokens (``mentions.clear_cache``) before every replay, so each
+  replay reads every text; "warm" keeps them, as replays of one transcript
+  under several configs do (Compare, the Pipeline page). The target is <= 1.3.
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ from ..core.presets import preset_names
 from . import corpus_files, default_corpus, register_section
 from .core import REPEAT, Timing, best_of_each
 
-__all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "replay_timing", "LINEAR_LIMIT"]
+__all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "bench_recall", "replay_timing", "LINEAR_LIMIT", "RECALL_LIMIT"]
 
 LINEAR_LIMIT = 12.0
+# Needed-later recall may cost at most this much more replay time.
+RECALL_LIMIT = 1.3
 GROWTH_WINDOW = 64_000
 
 
@@ -126,6 +134,46 @@ def bench_compare(folder: Path) -> tuple[list[str], dict]:
     return lines, {"rows": len(table.rows), "errors": len(table.errors), "seconds_1": walls[1], "seconds_2": walls[2], "speedup": ratio}
 
 
+def _verdict(ratio: float) -> str:
+    return "ok" if ratio <= RECALL_LIMIT else "OVER"
+
+
+def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tuple[list[str], dict]:
+    from ..formats import load
+    from ..replay import replay
+    from ..replay.mentions import clear_cache
+
+    transcripts = []
+    for path in files:
+        try:
+            transcripts.append(load(path))
+        except Exception:  # noqa: BLE001 - bench_corpus already reports files that cannot load
+            continue
+    best: dict[str, float] = {}
+    for t in transcripts:
+        for name in preset_names():
+            runs: dict[str, float] = {}
+            for _ in range(repeat):
+                # In turn, so a burst of load from other processes hits every mode alike.
+                for mode in ("off", "cold", "warm"):
+                    if mode == "cold":
+                        clear_cache()
+                    seconds, _report = _cpu(partial(replay, t, name, window=window, recall=mode != "off"))
+                    runs[mode] = min(runs.get(mode, float("inf")), seconds)
+            for mode, seconds in runs.items():
+                best[mode] = best.get(mode, 0.0) + seconds
+    off = best.get("off", 0.0)
+    cold = best.get("cold", 0.0) / off if off else float("inf")
+    warm = best.get("warm", 0.0) / off if off else float("inf")
+    lines = [
+        f"{len(transcripts)} transcripts x {len(preset_names())} presets at {window:,}: without recall {off:.2f} s, "
+        f"with recall cold {best.get('cold', 0.0):.2f} s, warm {best.get('warm', 0.0):.2f} s of CPU",
+        f"recall cost: cold x{cold:.2f} ({_verdict(cold)}), warm x{warm:.2f} ({_verdict(warm)}) (target <= x{RECALL_LIMIT})",
+    ]
+    return lines, {"seconds_off": off, "seconds_cold": best.get("cold", 0.0), "seconds_warm": best.get("warm", 0.0),
+                   "ratio_cold": cold, "ratio_warm": warm, "limit": RECALL_LIMIT}
+
+
 def bench_replay(quick: bool) -> tuple[list[str], dict]:
     files = corpus_files()
     lines: list[str] = []
@@ -138,6 +186,8 @@ def bench_replay(quick: bool) -> tuple[list[str], dict]:
     lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time, each request at its fastest of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each)"] + part
     part, data["compare"] = bench_compare(default_corpus())
     lines += ["-- compare_folder throughput"] + part
+    part, data["recall"] = bench_recall(files, repeat=1 if quick else 3)
+    lines += ["-- needed-later recall cost (CPU time, recall on / off)"] + part
     return lines, data
 
 

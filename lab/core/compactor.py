@@ -167,6 +167,7 @@ class Compactor:
         summary_ok = any(e.stage == "summary" and e.effective for e in gated_events)
         if ran_summary:
             self.state.breaker_failures = 0 if summary_ok else self.state.breaker_failures + 1
+            self.state.breaker_failed_at = None if summary_ok else ctx.now
         if summary_ok:
             self._reset_anchor()
         self.state.last_request_time = ctx.now
@@ -185,6 +186,7 @@ class Compactor:
         ok = any(e.stage == "summary" and e.effective for e in result.events)
         if ok:
             self._reset_anchor()
+            self._close_breaker()
         return self._outcome(result.messages, list(result.events), result.boundary, "manual", self.count_tokens(msgs), self.count_tokens(result.messages), success=ok)
 
     def recover(self, messages: Sequence[Message], error: BaseException | str | dict, *, now: float | None = None) -> CompactionOutcome:
@@ -197,6 +199,8 @@ class Compactor:
         active = fold(self._active, msgs, ctx)
         result = self._recovery(active.messages, ctx)
         self._reset_anchor()
+        if any(e.stage == "summary" and e.effective for e in result.events):
+            self._close_breaker()
         events = list(active.events) + list(result.events)
         after = list(result.messages)
         return self._outcome(after, events, result.boundary or active.boundary, trigger, self.count_tokens(msgs), self.count_tokens(after), success=True)
@@ -317,6 +321,12 @@ class Compactor:
             self._reset_anchor()
         elif unchanged < n and any(a is not b and a != b for a, b in zip(before[unchanged:n], after[unchanged:n])):
             self._reset_anchor()
+
+    def _close_breaker(self) -> None:
+        """After a successful forced compact: MiniCode's recovery resets its breaker, then ``_on_success`` keeps it closed."""
+        if self.config.watermark.breaker_reset_on_forced:
+            self.state.breaker_failures = 0
+            self.state.breaker_failed_at = None
 
     def _reset_anchor(self) -> None:
         self.state.anchor = None

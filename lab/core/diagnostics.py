@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .stages.recovery import accept_limit
 from .stages.watermark import threshold
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,20 +77,73 @@ def _watermark(config: "CompactionConfig") -> list[str]:
     if first > window:
         out.append(f"Auto-compaction triggers only above {_n(first - 1)} tokens, which is not below the window ({_n(window)}): "
                    "the provider refuses the request before auto-compaction ever runs. Lower watermark.ratio.")
-    tail = config.summary.tail_min_tokens
-    if tail >= first:
-        out.append(
-            f"summary.tail_min_tokens ({_n(tail)}) is at or above the {_n(first)} tokens at which auto-compaction first triggers: "
-            "a summary triggered there keeps the whole history in its verbatim tail and has nothing to summarise, and after "
-            f"{wm.breaker_failures} such failure(s) in a row the circuit breaker turns auto-compaction off. "
-            "Lower summary.tail_min_tokens or raise the window."
-        )
+    return out
+
+
+def _summary(config: "CompactionConfig") -> list[str]:
+    """The summary stage at the moment auto-compaction first triggers: can its tail leave anything to summarise?
+
+    At the trigger the context holds about ``first`` tokens. A tail that keeps
+    at least ``first`` tokens (``tail_min_tokens``, both policies) or every
+    message up to ``tail_max_tokens`` (MiniCode's scan) keeps the whole
+    context, so that summary fails with "nothing to summarise"; failures in a
+    row open the circuit breaker. The full compact with
+    ``full_tail_policy="third"`` counts messages, not tokens, so only session
+    memory is affected then.
+    """
+    s, wm = config.summary, config.watermark
+    first = first_trigger(config)
+    if first is None:
+        return []
+    who = []
+    if s.session_memory:
+        who.append("session memory")
+    if s.full_tail_policy == "same":
+        who.append("the full summary")
+    if not who:
+        return []
+    subject = " and ".join(who)
+    low, high = s.tail_bounds(config.window)
+    keeps, it, has = ("keep", "they", "have") if len(who) > 1 else ("keeps", "it", "has")
+    breaker = (f"after {wm.breaker_failures} such failure(s) in a row the circuit breaker turns auto-compaction off"
+               if s.full_tail_policy == "same" else "the full summary (tail: the newest min(n/3, tail_min_messages) messages) does the work")
+    if low >= first:
+        return [f"summary.tail_min_tokens ({_n(low)}) is at or above the {_n(first)} tokens at which auto-compaction first "
+                f"triggers: {subject} {keeps} the whole history in the verbatim tail and {has} nothing to summarise, and {breaker}. "
+                "Lower summary.tail_min_tokens or raise the window."]
+    if s.tail_policy == "minicode" and high >= first:
+        mark = _n(threshold(wm, config.window, "auto") or first)
+        if high >= config.window:
+            when = f"never summarise{'s' if it == 'it' else ''} before the provider refuses the request; {breaker}"
+        else:
+            when = f"summarise{'s' if it == 'it' else ''} only once the context passes {_n(high)} tokens; until then {breaker}"
+        third = ", set summary.full_tail_policy to 'third'," if s.full_tail_policy == "same" else ""
+        return [f"summary tail max {_n(high)} ≥ watermark {mark}: {subject} {keeps} every message within "
+                f"summary.tail_max_tokens in the verbatim tail, so {it} {when}. Lower summary.tail_max_tokens below {mark}{third} "
+                "or raise the window."]
+    return []
+
+
+def _summary_size(config: "CompactionConfig") -> list[str]:
+    """A summary message that may itself be as large as the threshold it is meant to get under."""
+    s = config.summary
+    first = first_trigger(config)
+    if first is None:
+        return []
+    out: list[str] = []
+    if s.keep_user_messages_tokens >= first:
+        out.append(f"summary.keep_user_messages_tokens ({_n(s.keep_user_messages_tokens)}) lets the summary keep user messages verbatim up to "
+                   f"the {_n(first)} tokens at which auto-compaction triggers: after a long session the summary alone can be over the threshold, "
+                   "so every request compacts again or the summary saves too little. Lower summary.keep_user_messages_tokens.")
+    if s.summarizer != "rules" and s.summary_max_tokens >= first:
+        out.append(f"summary.summary_max_tokens ({_n(s.summary_max_tokens)}) lets the LLM's summary reach the {_n(first)} tokens at which "
+                   "auto-compaction triggers: a long summary is over the threshold by itself. Lower summary.summary_max_tokens.")
     return out
 
 
 def _attachment(config: "CompactionConfig") -> list[str]:
     cap = attachment_cap(config)
-    tail = config.summary.tail_min_tokens
+    tail = config.summary.tail_bounds(config.window)[0]
     if not cap or cap + tail <= config.window:
         return []
     share = config.summary.attachment_max_window_share
@@ -117,22 +171,24 @@ def _spill(config: "CompactionConfig") -> list[str]:
 
 def _microcompact(config: "CompactionConfig") -> list[str]:
     mc = config.microcompact
-    if not (mc.enabled and mc.mode == "token_trigger") or mc.trigger_tokens < config.window:
+    if not (mc.enabled and mc.mode == "token_trigger") or mc.trigger_at(config.window) < config.window:
         return []
-    # The stage clears only when the context is larger than trigger_tokens.
-    return [f"microcompact.trigger_tokens ({_n(mc.trigger_tokens)}) is not below the window ({_n(config.window)}): old tool "
+    # The stage clears only when the context is larger than its trigger.
+    return [f"microcompact.trigger_tokens ({_n(mc.trigger_at(config.window))}) is not below the window ({_n(config.window)}): old tool "
             "results are never cleared before the provider refuses the request. Lower microcompact.trigger_tokens."]
 
 
 def _recovery(config: "CompactionConfig") -> list[str]:
     rc, window = config.recovery, config.window
-    if not rc.enabled or rc.strategy != "mewcode":
+    if not rc.enabled:
         return []
+    if rc.strategy == "minicode":
+        return _ladder(config)
     giveup = window - rc.giveup_margin
     if giveup <= 0:
         return [f"recovery.giveup_margin ({_n(rc.giveup_margin)}) is not below the window ({_n(window)}): the emergency "
                 "recovery always gives up."]
-    tail = config.summary.tail_min_tokens
+    tail = config.summary.tail_bounds(window)[0]
     if config.summary.enabled and tail >= giveup:
         return [f"summary.tail_min_tokens ({_n(tail)}) is at or above the emergency give-up limit (window - recovery.giveup_margin "
                 f"= {_n(giveup)}): whatever the forced summary keeps is over that limit, so the emergency recovery succeeds only when "
@@ -140,9 +196,29 @@ def _recovery(config: "CompactionConfig") -> list[str]:
     return []
 
 
+def _ladder(config: "CompactionConfig") -> list[str]:
+    """MiniCode's forced full compact: accepted only under accept_ratio x blocking_ratio x window."""
+    s, rc = config.summary, config.recovery
+    if not s.enabled or s.full_tail_policy != "same":
+        return []
+    limit = accept_limit(rc, config.window)
+    low, high = s.tail_bounds(config.window)
+    # The forced compact runs on a context just over the window and keeps at least tail_min_tokens of it.
+    if low >= limit:
+        why = (f"summary.tail_min_tokens ({_n(low)}) is at or above the {_n(limit)} tokens a recovered request must stay "
+               "under (recovery.accept_ratio x recovery.blocking_ratio x window): the recovery ladder's forced full compact is always rejected")
+    elif s.tail_policy == "minicode" and high >= config.window:
+        why = (f"summary.tail_max_tokens ({_n(high)}) is not below the window ({_n(config.window)}): the recovery ladder's "
+               "forced full compact keeps the whole context in its verbatim tail and has nothing to summarise")
+    else:
+        return []
+    return [f"{why}, so recovery truncates history without a summary. Set summary.full_tail_policy to 'third' or lower the tail."]
+
+
 def config_warnings(config: "CompactionConfig") -> list[str]:
     """Plain-English warnings for settings that cannot work at ``config.window``; [] when none apply.
 
     Pure: reads the config, never a transcript, the disk or the network.
     """
-    return [*_watermark(config), *_attachment(config), *_spill(config), *_microcompact(config), *_recovery(config)]
+    return [*_watermark(config), *_summary(config), *_summary_size(config), *_attachment(config), *_spill(config),
+            *_microcompact(config), *_recovery(config)]

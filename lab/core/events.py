@@ -90,6 +90,8 @@ class CompactorState:
     microcompact_last_run: float | None = None
     last_request_time: float | None = None
     breaker_failures: int = 0
+    # When the last auto failure happened (the clock the breaker's cooldown is measured on).
+    breaker_failed_at: float | None = None
     # Provider-reported usage and the number of messages it covered.
     anchor: Usage | None = None
     anchor_messages: int = 0

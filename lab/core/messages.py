@@ -127,6 +127,9 @@ class Boundary(_Frozen):
     # Ids of the first and last messages kept verbatim after the boundary.
     preserved_first_id: str | None = None
     preserved_last_id: str | None = None
+    # Messages right after the marker that the compaction wrote as copies of kept history (Codex's
+    # replacement history), besides its summary; replaying the raw history drops them with the marker.
+    replaced_messages: int = Field(0, ge=0)
 
 
 class Message(_Frozen):

@@ -10,7 +10,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["PricingConfig", "CacheConfig", "RetentionWeights", "ReplaySettings"]
+__all__ = ["DEFAULT_PRICE_ROW", "PricingConfig", "CacheConfig", "RetentionWeights", "ReplaySettings"]
+
+# The row of lab.replay.prices the default numbers below are (a test checks they agree).
+DEFAULT_PRICE_ROW = "Claude Sonnet 4.6"
 
 
 class _Settings(BaseModel):
@@ -18,6 +21,12 @@ class _Settings(BaseModel):
 
 
 class PricingConfig(_Settings):
+    # A name, not a switch: the four numbers are what the replay bills. Configs written before it load as the default row.
+    model: str = Field(
+        DEFAULT_PRICE_ROW, max_length=200,
+        description="The row of the lab's price table these prices were taken from (lab.replay.prices); empty for prices typed in. "
+        "The numbers below are what the replay bills.",
+    )
     input_per_mtok: float = Field(3.0, ge=0, le=1000, description="Price of one million uncached input tokens, in dollars.")
     output_per_mtok: float = Field(15.0, ge=0, le=1000, description="Price of one million output tokens, in dollars.")
     cache_write_per_mtok: float = Field(3.75, ge=0, le=1000, description="Price of one million tokens written to the prompt cache (Anthropic: 1.25x input for the 5-minute TTL, 2x for 1 hour).")
@@ -40,6 +49,11 @@ class RetentionWeights(_Settings):
 
 
 class ReplaySettings(_Settings):
+    recorded_compactions: Literal["undo", "keep"] = Field(
+        "undo",
+        description="Compactions the original agent recorded in the transcript: 'undo' replays the raw history as if it had never compacted, "
+        "so the config alone decides what is sent; 'keep' honours them, dropping what came before each as the agent did.",
+    )
     seconds_per_request: float = Field(30.0, ge=0, le=86_400, description="Simulated time between requests when the transcript has no timestamps.")
     use_timestamps: bool = Field(True, description="Take time from message timestamps when the transcript has them.")
     pricing: PricingConfig = Field(default_factory=PricingConfig)

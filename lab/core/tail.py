@@ -32,6 +32,8 @@ __all__ = [
     "LEAD_USER_PLACEHOLDER",
     "leading_system_messages",
     "select_tail",
+    "third_tail_start",
+    "is_turn",
     "adjust_for_pairs",
     "repair_roles",
     "truncate_keep",
@@ -109,6 +111,32 @@ def select_tail(
             count += 1
         start = i
     return start
+
+
+def is_turn(message: Message) -> bool:
+    """A conversation turn: a user or assistant message the agent's history holds, not one the pipeline wrote."""
+    return message.role != "system" and message.tag is None
+
+
+def third_tail_start(messages: Sequence[Message], max_messages: int) -> int:
+    """Index in ``messages`` where MiniCode's full-compact tail starts: the newest ``min(n // 3, max_messages)`` turns.
+
+    ``n`` counts the conversation turns: not system messages, and not the
+    lab's own pipeline messages (summary, placeholder, truncation note), which
+    MiniCode writes as system messages. The published MiniCode code
+    (``AutoCompactDispatcher._run_full_compact``) keeps
+    ``min(len(non_system) // 3, config.min_keep_messages)`` messages, by count
+    only: unlike session memory it has no token bounds, which is why it can
+    still summarise when the whole context is smaller than the session-memory
+    tail. The caller moves the cut with ``adjust_for_pairs``; a result of
+    ``len(messages)`` means an empty tail.
+    """
+    if max_messages < 0:
+        raise ConfigError(f"max_messages must be >= 0, got {max_messages}")
+    first = leading_system_messages(messages)
+    turns = [i for i in range(first, len(messages)) if is_turn(messages[i])]
+    keep = min(len(turns) // 3, max_messages)
+    return turns[-keep] if keep else len(messages)
 
 
 class _PairScan:

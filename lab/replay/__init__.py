@@ -3,6 +3,7 @@
     replay(transcript, config)        one Report: a Row per request, totals, retention
     compare(transcript, configs)      one CompareTable row per config
     compare_folder(folder, configs)   one row per transcript x config, across processes
+    propose_window(transcript)        the standard window that makes a config act on this session
 
 Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``.
 """
@@ -14,9 +15,11 @@ from typing import Any
 from .cache import CacheStep, PromptCache, request_cost
 from .compare import CompareTable, compare, compare_folder
 from .engine import EPOCH, prompt_too_long_error, replay, request_points, resolve_config
-from .report import Report, Retention, RetentionItem, RetentionPart, Row
+from .recall import Recall
+from .report import LostMention, Report, Retention, RetentionItem, RetentionPart, Row
 from .retention import PARTS as RETENTION_PARTS
 from .retention import retention, targets
+from .window import WindowProposal, propose_window, raw_peak
 
 __all__ = [
     "replay",
@@ -28,6 +31,8 @@ __all__ = [
     "Retention",
     "RetentionPart",
     "RetentionItem",
+    "LostMention",
+    "Recall",
     "RETENTION_PARTS",
     "retention",
     "targets",
@@ -38,6 +43,9 @@ __all__ = [
     "resolve_config",
     "prompt_too_long_error",
     "EPOCH",
+    "propose_window",
+    "raw_peak",
+    "WindowProposal",
 ]
 
 

@@ -25,8 +25,9 @@ from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
 from ..errors import ConfigError, LabError
 from .engine import replay
+from .recorded import RecordedMode
 from .report import Report
-from .support import ConfigLike, as_transcript, resolve_config
+from .support import ConfigLike, as_transcript, resolve_config, with_recorded_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -43,13 +44,18 @@ BASE_COLUMNS = [
     "peak_sent",
     "peak_raw",
     "requests_over_watermark",
+    "breaker_open_over_watermark",
     "compactions",
     "summary_calls",
     "invalid_requests",
     "overflows",
     "failures",
     "first_request_kept",
+    "recorded_compactions",
+    "recorded_compactions_mode",
     "retention_score",
+    "needed_later_recall",
+    "recoverable_share",
     "cost",
     "cost_uncompacted",
     "cache_hit_ratio",
@@ -70,13 +76,18 @@ def summary_row(report: Report, transcript: str, config: str, seconds: float = 0
         "peak_sent": report.peak_sent,
         "peak_raw": report.peak_raw,
         "requests_over_watermark": report.requests_over_watermark,
+        "breaker_open_over_watermark": report.breaker_open_over_watermark,
         "compactions": sum(report.compactions_by_strategy.values()),
         "summary_calls": report.summary_calls,
         "invalid_requests": report.invalid_requests,
         "overflows": report.overflows,
         "failures": report.failures,
         "first_request_kept": report.first_request_kept,
+        "recorded_compactions": report.recorded_compactions,
+        "recorded_compactions_mode": report.recorded_compactions_mode,
         "retention_score": report.retention_score,
+        "needed_later_recall": report.needed_later_recall,
+        "recoverable_share": report.recoverable_share,
         "cost": report.total_cost,
         "cost_uncompacted": report.total_cost_uncompacted,
         "cache_hit_ratio": report.cache_hit_ratio,
@@ -135,7 +146,7 @@ class CompareTable:
         return target
 
 
-def _labelled(configs: Sequence[ConfigSpec], window: int | None) -> list[tuple[str, CompactionConfig]]:
+def _labelled(configs: Sequence[ConfigSpec], window: int | None, recorded: RecordedMode | None = None) -> list[tuple[str, CompactionConfig]]:
     if isinstance(configs, (str, CompactionConfig)) or not isinstance(configs, Sequence):
         configs = [configs]
     if not configs:
@@ -150,6 +161,7 @@ def _labelled(configs: Sequence[ConfigSpec], window: int | None) -> list[tuple[s
         else:
             cfg = resolve_config(spec, window)
             label = spec if isinstance(spec, str) else cfg.label
+        with_recorded_mode(cfg, recorded)
         seen[label] = seen.get(label, 0) + 1
         # Two configs with one label would be indistinguishable in the table.
         out.append((label if seen[label] == 1 else f"{label}#{seen[label]}", cfg))
@@ -162,9 +174,13 @@ def compare(
     *,
     window: int | None = None,
     retention_each: bool = False,
+    recorded_compactions: RecordedMode | None = None,
 ) -> CompareTable:
-    """Replay one transcript under each config; one table row per config, reports kept."""
-    labelled = _labelled(configs, window)
+    """Replay one transcript under each config; one table row per config, reports kept.
+
+    ``recorded_compactions`` ("undo" or "keep") overrides every config's ``replay.recorded_compactions``.
+    """
+    labelled = _labelled(configs, window, recorded_compactions)
     t = as_transcript(transcript)
     name = t.meta.source_path or t.meta.title or t.meta.session_id or "transcript"
     table = CompareTable()
@@ -238,11 +254,12 @@ def compare_folder(
     *,
     processes: int = 2,
     window: int | None = None,
+    recorded_compactions: RecordedMode | None = None,
 ) -> CompareTable:
     """Replay every transcript of a folder under every config: one row per transcript x config."""
     if not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"processes must be >= 1, got {processes!r}")
-    labelled = _labelled(configs, window)
+    labelled = _labelled(configs, window, recorded_compactions)
     files = folder_files(source)
     base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
     tasks = []

@@ -66,6 +66,9 @@ from ..core.tokens.base import TokenCounter, get_counter
 from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
+from .recorded import RecordedMode, apply_recorded
+from .recall import Recall
+from .recall import totals as recall_totals
 from .report import Report, Row
 from .retention import retention, targets
 from .support import (
@@ -84,6 +87,7 @@ from .support import (
     request_points,
     resolve_config,
     sendable,
+    with_recorded_mode,
     with_session_cwd,
     summary_numbers,
 )
@@ -127,6 +131,8 @@ def replay(
     progress: Progress | None = None,
     anchor: Literal["replayed", "recorded"] = "replayed",
     incremental: bool = True,
+    recorded_compactions: RecordedMode | None = None,
+    recall: bool = True,
 ) -> Report:
     """Replay ``transcript`` under ``config`` and report every request; see the module docstring.
 
@@ -139,25 +145,35 @@ def replay(
     ``anchor``: the usage handed to the Compactor's anchor, "replayed" (this replay's own provider
     model) or "recorded" (the transcript's usage where it has some). ``incremental=False``: recompute
     each row's sums, validity and cache prefix from scratch (the reference; same report, slower).
+    ``recorded_compactions``: overrides ``config.replay.recorded_compactions`` ("undo" replays the raw
+    history as if the original agent had never compacted, "keep" honours its compactions; see ``recorded.py``).
+    ``recall=False``: skip needed-later recall (``recall.py``; its fields stay empty), for the bench's ratio.
     """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
-    t = as_transcript(transcript)
     notes: list[str] = []
-    cfg = with_session_cwd(resolve_config(config, window), t, notes)
+    cfg = with_recorded_mode(resolve_config(config, window), recorded_compactions)
+    t, found, recorded_notes = apply_recorded(as_transcript(transcript), cfg.replay.recorded_compactions)
+    notes.extend(recorded_notes)
+    cfg = with_session_cwd(cfg, t, notes)
     counter = counter if counter is not None else get_counter(cfg.counter)
     store = store if store is not None else MemoryStore()
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools)
-    run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor, incremental)
-    return run.go(notes)
+    run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor, incremental, recall)
+    report = run.go(notes)
+    report.recorded_compactions_mode = cfg.replay.recorded_compactions
+    report.recorded_compactions = len(found)
+    report.recorded = found
+    return report
 
 
 class _Run:
     """The state of one replay; ``go`` walks the request points once."""
 
     def __init__(self, t: Transcript, cfg: CompactionConfig, compactor: Compactor, recorder: RecordingSummarizer,
-                 store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True) -> None:
+                 store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True,
+                 recall: bool = True) -> None:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         self.counts = MessageCounts(compactor.counter)
@@ -175,6 +191,7 @@ class _Run:
         limit = threshold(cfg.watermark, cfg.window, "auto")
         self.watermark = limit if limit is not None else cfg.window
         self.compactions: dict[str, int] = {}
+        self.recall = Recall(t.messages, store, compactor.state.spill_paths, incremental=incremental) if recall else None
 
     def _recover(self, working: list[Message], sent_tokens: int, now: float, step: _Step) -> tuple[list[Message], bool, int, list[Event]]:
         """Play the provider's prompt-too-long until the context fits; returns (context, recovered, calls, failed events)."""
@@ -254,6 +271,7 @@ class _Run:
             while q < len(raw) and raw[q].role == "assistant":
                 q += 1
             response = raw[p:q]
+            recall_fields = self.recall.step(p, q, working).fields() if self.recall is not None else {}
             output = self.counts.sum(response)
             if failed:
                 cache_step = CacheStep(sent=sent_tokens, cached=0, written=0, uncached=0, expired=False, shared=0)
@@ -293,6 +311,7 @@ class _Run:
                 cost_uncompacted=request_cost(raw_step, output, pricing),
                 cache_hit_ratio=cache_step.cached / sent_tokens if sent_tokens and not failed else 0.0,
                 over_watermark=sent_tokens > self.watermark,
+                breaker_open=any(e.stage == "watermark" and e.strategy == "breaker_open" for e in step.events),
                 overflowed=overflowed,
                 recovered=recovered,
                 failed=failed,
@@ -303,6 +322,7 @@ class _Run:
                 summary_cost=s_cost,
                 composition=self.sums.composition,
                 first_request_kept=self.sums.first_kept if self.first_at is not None and self.first_at < p else None,
+                **recall_fields,  # type: ignore[arg-type]
             )
             if self.retention_each:
                 row.retention = retention(sent, self.goals, upto=p, store=self.store, spill_paths=compactor.state.spill_paths, weights=cfg.replay.retention)
@@ -346,6 +366,7 @@ class _Run:
             peak_raw=raw_tokens,
             requests=len(rows),
             requests_over_watermark=sum(1 for r in rows if r.over_watermark),
+            breaker_open_over_watermark=sum(1 for r in rows if r.breaker_open and r.over_watermark),
             watermark_tokens=self.watermark,
             compactions_by_strategy=dict(sorted(self.compactions.items())),
             summary_calls=self.recorder.calls,
@@ -361,6 +382,7 @@ class _Run:
             first_request_kept=all(flags) if flags else None,
             retention=kept,
             retention_score=kept.score,
+            **recall_totals(rows),  # type: ignore[arg-type]
             config=cfg.model_dump(mode="json"),
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,

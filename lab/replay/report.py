@@ -22,11 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..core.messages import Message, is_sent
 from ..errors import LabError
+from .recorded import RecordedCompaction
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION"]
+__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO"]
 
 REPORT_VERSION = 1
 
@@ -42,6 +43,20 @@ class RetentionItem(_Data):
     # "tail" (verbatim in a kept message), "summary" (inside a pipeline-written message),
     # "spill" (recoverable from the spill store through a path the context names), or "nowhere".
     where: str
+    # For an item that is nowhere: one of LOST_TO, what removed it (None in reports made before it existed).
+    lost_to: str | None = None
+
+
+# What removed a lost item: the original agent's own compaction recorded in the transcript, or the replayed config.
+LOST_TO = ("recorded compaction", "this config")
+
+
+class LostMention(_Data):
+    """A mention the response at a request used that its context no longer holds (see ``recall.py``)."""
+
+    mention: str
+    kind: str
+    lost_to: str
 
 
 class RetentionPart(_Data):
@@ -98,6 +113,8 @@ class Row(_Data):
     cost_uncompacted: float = 0.0
     cache_hit_ratio: float = 0.0
     over_watermark: bool = False
+    # The watermark wanted a summary but the circuit breaker was open (after repeated auto failures).
+    breaker_open: bool = False
     overflowed: bool = False
     recovered: bool = False
     failed: bool = False
@@ -111,6 +128,17 @@ class Row(_Data):
     first_request_kept: bool | None = None
     # Only when the replay ran with retention_each=True.
     retention: Retention | None = None
+    # Needed-later recall (recall.py): mentions of this request's recorded response seen earlier in the raw history.
+    needed_mentions: int = 0
+    kept_mentions: int = 0
+    recoverable_mentions: int = 0
+    lost_recorded: int = 0
+    lost_config: int = 0
+    # kept / needed, and recoverable / needed; None when nothing was needed (or the replay ran with recall=False).
+    needed_later_recall: float | None = None
+    recoverable_share: float | None = None
+    # The lost mentions themselves, at most recall.MAX_LOST of them.
+    lost_mentions: list[LostMention] = Field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -118,7 +146,7 @@ class Row(_Data):
 
 
 # Row fields that are nested and stay out of the flat DataFrame view (their own columns are derived).
-_NESTED = ("events", "freed_by_stage", "composition", "problems", "retention")
+_NESTED = ("events", "freed_by_stage", "composition", "problems", "retention", "lost_mentions")
 
 
 class Report(_Data):
@@ -135,6 +163,8 @@ class Report(_Data):
     peak_raw: int = 0
     requests: int = 0
     requests_over_watermark: int = 0
+    # Requests sent over the watermark because the breaker was open: failures, though nothing overflowed.
+    breaker_open_over_watermark: int = 0
     watermark_tokens: int | None = None
     compactions_by_strategy: dict[str, int] = Field(default_factory=dict)
     summary_calls: int = 0
@@ -150,9 +180,21 @@ class Report(_Data):
     first_request_kept: bool | None = None
     retention: Retention = Field(default_factory=Retention)
     retention_score: float | None = None
+    # Needed-later recall over every request: sums of the row counts, and sum kept / sum needed.
+    needed_mentions: int = 0
+    kept_mentions: int = 0
+    recoverable_mentions: int = 0
+    lost_recorded: int = 0
+    lost_config: int = 0
+    needed_later_recall: float | None = None
+    recoverable_share: float | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    # What the replay did with the compactions the original agent recorded ("undo" or "keep"), and each one found.
+    recorded_compactions_mode: str = "undo"
+    recorded_compactions: int = 0
+    recorded: list[RecordedCompaction] = Field(default_factory=list)
 
     # Shared, immutable message objects: one tuple of references per request, never copies.
     _contexts: list[tuple[Message, ...]] | None = PrivateAttr(default=None)
@@ -217,7 +259,7 @@ class Report(_Data):
 
     def totals(self) -> dict[str, Any]:
         """Everything but the rows, config and meta: the numbers a comparison table shows."""
-        data = self.model_dump(mode="json", exclude={"rows", "config", "meta", "retention"})
+        data = self.model_dump(mode="json", exclude={"rows", "config", "meta", "retention", "recorded"})
         data["retention"] = {name: part.share for name, part in self.retention.parts.items()}
         return data
 

@@ -4,8 +4,16 @@ Six parts, each scored separately as kept / total, with where each item went:
 
     first_request   the user's first request, verbatim
     user_messages   every user text message, verbatim
-    file_paths      every file path the agent named in a tool call's input
-    errors          the first line of every error result
+    file_paths      every file path the agent named in a tool call's input:
+                    path keys (Read, Edit, Write) and the paths inside shell
+                    commands (``cat a/b.py``, ``sed -n 1,20p x.py``, ``grep -rn
+                    foo src/``), found by ``mentions.py``
+    errors          the error line of every failed result: a result flagged as
+                    an error, a shell result with a non-zero exit code
+                    (``<returncode>1</returncode>``, "exit code 1") or one that
+                    holds a traceback; the line is its last error line (a
+                    traceback's exception, an ``error:`` line), else its last
+                    non-empty line
     planted_facts   facts the generator planted (``transcript.meta.planted_facts``)
     recoverable     removed tool output that can still be read back from the
                     spill store through a path the context names
@@ -26,6 +34,13 @@ message's ``_persisted_path`` in MiniCode, whose preview names only the file).
 
 The score is the weighted mean of the part shares, over the parts that had
 anything to keep; weights come from ``config.replay.retention``.
+
+Items read as a person would name them: a path, an error line, a user
+message, and for removed output the tool and what it ran on (``Read
+app/big.py``, ``bash: cat a/b.py``), never a tool-call id. An item that is
+nowhere says what removed it (``lost_to``): "recorded compaction" when its
+last appearance before ``upto`` lies before the newest compaction recorded
+in the transcript there (see ``recall.py``), else "this config".
 """
 
 from __future__ import annotations
@@ -38,6 +53,8 @@ from ..core.replay_settings import RetentionWeights
 from ..core.store import SpillStore
 from ..core.summarizers.rules import tool_path, user_texts
 from ..errors import StoreError
+from .mentions import command_text, error_line, exit_code, kind, shell_mentions
+from .recall import CONFIG, RECORDED, recorded_boundaries
 from .report import Retention, RetentionItem, RetentionPart
 
 __all__ = ["PARTS", "Targets", "targets", "retention"]
@@ -48,11 +65,16 @@ LABEL_CHARS = 200
 _PIPELINE_TAGS = ("summary", "memory", "truncation_note", "placeholder")
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Item:
     text: str
     # Index of the first raw message it appears in: it only counts for requests after that.
     at: int
+    # Index of the last raw message that names it (the attribution of a loss looks at it).
+    last: int = -1
+
+    def __post_init__(self) -> None:
+        self.last = max(self.last, self.at)
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,8 @@ class _Result:
     tool_use_id: str
     content: str
     at: int
+    # What a person would call the call that produced it: "Read app/big.py", "bash: cat a/b.py".
+    label: str = ""
 
 
 @dataclass
@@ -72,6 +96,8 @@ class Targets:
     errors: list[_Item] = field(default_factory=list)
     planted_facts: list[_Item] = field(default_factory=list)
     results: list[_Result] = field(default_factory=list)
+    # Raw indices of the compactions the original agent recorded in the transcript.
+    boundaries: list[int] = field(default_factory=list)
 
 
 def _first_line(text: str) -> str:
@@ -83,7 +109,7 @@ def _first_line(text: str) -> str:
 
 def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Targets:
     """Collect every item from the raw history, once per transcript."""
-    out = Targets()
+    out = Targets(boundaries=recorded_boundaries(raw))
     index = {m.id: i for i, m in enumerate(raw)}
     for k, t in enumerate(user_texts(raw)):
         at = index.get(t.id.split("#", 1)[0], 0)
@@ -91,27 +117,77 @@ def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Target
         if k == 0:
             out.first_request.append(item)
         out.user_messages.append(item)
-    paths: set[str] = set()
-    errors: set[str] = set()
+    paths: dict[str, _Item] = {}
+    errors: dict[str, _Item] = {}
+    uses: dict[str, ToolUseBlock] = {}
     for i, m in enumerate(raw):
         for b in m.content:
             if isinstance(b, ToolUseBlock):
-                path = tool_path(b)
-                if path and path not in paths:
-                    paths.add(path)
-                    out.file_paths.append(_Item(path, i))
+                uses[b.id] = b
+                for path in _paths(b):
+                    _note(paths, out.file_paths, path, i)
             elif isinstance(b, ToolResultBlock):
-                if b.is_error:
-                    line = _first_line(b.content)
-                    if line and line not in errors:
-                        errors.add(line)
-                        out.errors.append(_Item(line, i))
+                line = _error_of(b)
+                if line:
+                    _note(errors, out.errors, line, i)
                 if b.content and b.compacted is None:
-                    out.results.append(_Result(b.tool_use_id, b.content, i))
+                    out.results.append(_Result(b.tool_use_id, b.content, i, _call_label(uses.get(b.tool_use_id), b)))
     for fact in dict.fromkeys(f for f in planted_facts if f):
         at = next((i for i, m in enumerate(raw) if _mentions(m, fact)), 0)
         out.planted_facts.append(_Item(fact, at))
     return out
+
+
+def _note(seen: dict[str, _Item], items: list[_Item], text: str, i: int) -> None:
+    item = seen.get(text)
+    if item is None:
+        seen[text] = item = _Item(text, i)
+        items.append(item)
+    item.last = i
+
+
+def _paths(block: ToolUseBlock) -> list[str]:
+    """The files a call names: its path key, and the paths of its shell command line (a heredoc's body left out)."""
+    found: list[str] = []
+    path = tool_path(block)
+    if path:
+        found.append(path)
+    command = _command(block)
+    if command:
+        line = command.split("<<", 1)[0]
+        whole = command_text(line)
+        found += sorted(m for m in shell_mentions(line) if m != whole and " " not in m and kind(m) == "path")
+    return list(dict.fromkeys(found))
+
+
+def _command(block: ToolUseBlock) -> str | None:
+    for key in ("command", "cmd"):
+        value = block.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def _error_of(block: ToolResultBlock) -> str | None:
+    """The line that names a failed result's error, or None when the result did not fail."""
+    text = block.content
+    code = exit_code(text) if "<returncode>" in text or "xit code" in text or "exited with" in text else None
+    failed = block.is_error or (code is not None and code != 0) or "Traceback (most recent call last)" in text
+    return error_line(text) if failed else None
+
+
+def _call_label(use: ToolUseBlock | None, result: ToolResultBlock) -> str:
+    if use is None:
+        return f"result of an unknown call: {_first_line(result.content)[:80]}"
+    path = tool_path(use)
+    if path:
+        return f"{use.name} {path}"
+    command = _command(use)
+    if command:
+        return f"{use.name}: {command_text(command)}"
+    return f"{use.name}: {_first_line(result.content)[:80]}"
 
 
 def _mentions(message: Message, text: str) -> bool:
@@ -215,8 +291,24 @@ def _label(text: str) -> str:
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 3] + "..."
 
 
-def _part(items: Sequence[_Item], ctx: _Context, upto: int, *, spills: bool) -> RetentionPart:
-    found = [RetentionItem(item=_label(it.text), where=ctx.where(it.text, spills=spills)) for it in items if it.at < upto]
+def _lost_to(last: int, boundary: int | None) -> str:
+    return RECORDED if boundary is not None and last < boundary else CONFIG
+
+
+def _newest_boundary(goals: Targets, upto: int) -> int | None:
+    before = [b for b in goals.boundaries if b < upto]
+    return before[-1] if before else None
+
+
+def _part(items: Sequence[_Item], ctx: _Context, upto: int, *, spills: bool, boundary: int | None) -> RetentionPart:
+    found: list[RetentionItem] = []
+    for it in items:
+        if it.at >= upto:
+            continue
+        where = ctx.where(it.text, spills=spills)
+        # The last appearance that could still have been kept: the one before this request.
+        lost = _lost_to(it.last if it.last < upto else it.at, boundary) if where == "nowhere" else None
+        found.append(RetentionItem(item=_label(it.text), where=where, lost_to=lost))
     return RetentionPart(kept=sum(1 for f in found if f.where != "nowhere"), total=len(found), items=found)
 
 
@@ -231,15 +323,20 @@ def retention(
 ) -> Retention:
     """Score ``context`` against the items of ``goals`` that appeared before raw message ``upto``."""
     ctx = _Context(context, store, spill_paths or {})
+    boundary = _newest_boundary(goals, upto)
     parts = {
-        "first_request": _part(goals.first_request, ctx, upto, spills=False),
-        "user_messages": _part(goals.user_messages, ctx, upto, spills=False),
-        "file_paths": _part(goals.file_paths, ctx, upto, spills=False),
-        "errors": _part(goals.errors, ctx, upto, spills=True),
-        "planted_facts": _part(goals.planted_facts, ctx, upto, spills=True),
+        "first_request": _part(goals.first_request, ctx, upto, spills=False, boundary=boundary),
+        "user_messages": _part(goals.user_messages, ctx, upto, spills=False, boundary=boundary),
+        "file_paths": _part(goals.file_paths, ctx, upto, spills=False, boundary=boundary),
+        "errors": _part(goals.errors, ctx, upto, spills=True, boundary=boundary),
+        "planted_facts": _part(goals.planted_facts, ctx, upto, spills=True, boundary=boundary),
     }
     removed = [r for r in goals.results if r.at < upto and r.content not in ctx.intact]
-    items = [RetentionItem(item=r.tool_use_id, where="spill" if ctx.recoverable(r.tool_use_id) else "nowhere") for r in removed]
+    items = []
+    for r in removed:
+        spill = ctx.recoverable(r.tool_use_id)
+        items.append(RetentionItem(item=_label(r.label or r.tool_use_id), where="spill" if spill else "nowhere",
+                                   lost_to=None if spill else _lost_to(r.at, boundary)))
     kept_chars = sum(len(r.content) for r, it in zip(removed, items) if it.where == "spill")
     parts["recoverable"] = RetentionPart(
         kept=sum(1 for it in items if it.where == "spill"),

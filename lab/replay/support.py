@@ -35,6 +35,7 @@ __all__ = [
     "request_points",
     "resolve_config",
     "with_session_cwd",
+    "with_recorded_mode",
     "as_transcript",
     "prompt_too_long_error",
     "RecordingSummarizer",
@@ -78,6 +79,16 @@ def resolve_config(config: ConfigLike, window: int | None = None) -> CompactionC
             cfg.window = window
         except ValidationError as e:
             raise ConfigError(f"window: {e.errors()[0]['msg']}") from None
+    return cfg
+
+
+def with_recorded_mode(cfg: CompactionConfig, mode: str | None) -> CompactionConfig:
+    """``cfg`` (a private copy already) with its recorded-compactions mode overridden when ``mode`` is given."""
+    if mode is not None:
+        try:
+            cfg.replay.recorded_compactions = mode  # type: ignore[assignment]  # validated on assignment
+        except ValidationError:
+            raise ConfigError(f"recorded_compactions must be 'undo' or 'keep', got {mode!r}") from None
     return cfg
 
 

@@ -11,6 +11,12 @@ the left.
 Rows that share a tool call id are put in one group, so the page can draw a
 tool_use and its tool_result in the same box: a pair is visibly kept, stubbed
 or removed together.
+
+For navigating, ``event_requests(rows)`` lists the requests where something
+happened (stage events, a boundary, an overflow, a failure), each with a label
+saying what, and ``page_layout`` orders one diff for reading: what the
+compaction wrote (summary, boundary) first, each run of removed messages as one
+folded block, then the rest in pages of a bounded height.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field
-from typing import Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence
+
+from ..core.commands import PATH_KEYS, tool_action
 
 from ..core.messages import (
     Block,
@@ -29,6 +37,7 @@ from ..core.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from ..replay.report import Row
 
 __all__ = [
     "RowStatus",
@@ -43,6 +52,17 @@ __all__ = [
     "diff_context",
     "text_diff",
     "clip",
+    "recall_note",
+    "tool_input_text",
+    "RequestEvents",
+    "event_requests",
+    "default_request",
+    "step_request",
+    "PageLayout",
+    "page_layout",
+    "section_lines",
+    "paginate",
+    "PAGE_LINES",
 ]
 
 RowStatus = Literal["kept", "changed", "removed", "inserted"]
@@ -116,11 +136,15 @@ class DiffRow:
 
 @dataclass(frozen=True)
 class Section:
-    """What the page draws as one unit: a tool-pair group, a lone row, or a run of unchanged rows folded away."""
+    """What the page draws as one unit: a tool-pair group, a lone row, or a run of rows folded away.
+
+    A folded section is a run of unchanged rows, or (``removed``) a run of rows the pipeline removed.
+    """
 
     rows: tuple[DiffRow, ...]
     group: int | None = None
     folded: bool = False
+    removed: bool = False
 
     @property
     def tool_ids(self) -> tuple[str, ...]:
@@ -189,13 +213,44 @@ def render_block(block: Block) -> str:
     if isinstance(block, ThinkingBlock):
         return block.thinking
     if isinstance(block, ToolUseBlock):
-        return f"{block.name}({json.dumps(block.input, ensure_ascii=False, indent=2, sort_keys=True)})"
+        return tool_input_text(block)
     if isinstance(block, ToolResultBlock):
         return block.content
     if isinstance(block, ImageBlock):
         where = f" {block.url}" if block.url else ""
         return f"[image {block.media_type}, {block.size_bytes} bytes{where}]"
     return ""  # pragma: no cover - the Block union is closed
+
+
+def _value_text(key: str, value: Any) -> str:
+    if isinstance(value, str):
+        # A multi-line value (a heredoc, a file body, an edit's old text) keeps its real line breaks.
+        return f"{key}:\n{value}" if "\n" in value else f"{key}: {value}"
+    return f"{key}: {json.dumps(value, ensure_ascii=False, sort_keys=True)}"
+
+
+def tool_input_text(block: ToolUseBlock) -> str:
+    """A tool call as a person reads it: the command it runs or the files it names, then its other inputs.
+
+    A tool ``tool_action`` cannot read (no command, no path, no change) falls back to pretty JSON.
+    """
+    inputs = block.input if isinstance(block.input, dict) else {}
+    action = tool_action(block)
+    files = action.paths or tuple(w.path for w in action.writes)
+    if not action.command and not files and not action.change:
+        return f"{block.name}\n{json.dumps(inputs, ensure_ascii=False, indent=2, sort_keys=True)}"
+    lines = [f"{block.name} ({action.kind})"]
+    used: set[str] = set()
+    if action.command:
+        lines.append(f"$ {action.command}")
+        used |= {"command", "cmd"}
+    else:
+        lines += [f"path: {p}" for p in files]
+        used |= set(PATH_KEYS)
+    if action.change:
+        lines.append(f"change: {action.change}")
+    lines += [_value_text(k, v) for k, v in inputs.items() if k not in used]
+    return "\n".join(lines)
 
 
 def _key(block: Block, ordinal: int) -> str:
@@ -383,3 +438,162 @@ def clip(text: str, limit: int = CLIP_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n… [{len(text) - limit:,} more characters not shown]"
+
+
+def recall_note(row: Row) -> tuple[str | None, list[str]]:
+    """Needed-later recall at one request: a headline, and one plain-text line per mention the context lost.
+
+    Each line reads "the response at k used X; this context no longer holds it", with the kind of X and what
+    removed it. Lines are transcript text: the page draws them with st.text.
+    """
+    if row.needed_later_recall is None:
+        return None, []
+    head = (f"Needed-later recall {row.needed_later_recall:.0%}: the response at request {row.index} used "
+            f"{row.needed_mentions} thing(s) seen earlier; {row.kept_mentions} in this context, "
+            f"{row.recoverable_mentions} recoverable from spill files, {row.lost_recorded} lost to the recorded "
+            f"compaction, {row.lost_config} lost to this config.")
+    lines = [f"the response at {row.index} used {m.kind} {m.mention}; this context no longer holds it (lost to {m.lost_to})"
+             for m in row.lost_mentions]
+    listed = row.lost_recorded + row.lost_config
+    if listed > len(lines):
+        lines.append(f"... and {listed - len(lines)} more")
+    return head, lines
+
+
+# -- navigating: the requests where something happened -------------------------------------------
+
+# Stages whose events mean a compaction rewrote the history (not just stubbed a result).
+_COMPACTION_STAGES = ("summary", "recovery", "truncation")
+
+
+@dataclass(frozen=True)
+class RequestEvents:
+    """One request where something happened, and a label saying what (the lab's own words)."""
+
+    index: int
+    label: str
+    compaction: bool
+
+
+def _event_words(e: dict[str, Any]) -> str:
+    stage = str(e.get("stage") or "event")
+    trigger = e.get("trigger")
+    trigger = str(trigger).removeprefix(f"{stage}_").replace("_", " ") if trigger else ""
+    word = f"{stage} ({trigger})" if trigger and trigger != stage else stage
+    return word if e.get("success", True) else f"{word} ✗ failed"
+
+
+def event_requests(rows: Sequence[Row]) -> list[RequestEvents]:
+    """Every request with a stage event, a boundary, an overflow or a failure, in order."""
+    out: list[RequestEvents] = []
+    for row in rows:
+        words = list(dict.fromkeys(_event_words(e) for e in row.events))
+        if row.boundary_placed:
+            words.append("boundary")
+        if row.overflowed:
+            words.append("overflowed")
+        if row.failed:
+            words.append("✗ request failed")
+        if not words:
+            continue
+        compaction = row.boundary_placed or any(e.get("stage") in _COMPACTION_STAGES for e in row.events)
+        out.append(RequestEvents(row.index, f"request {row.index}: {', '.join(words)}", compaction))
+    return out
+
+
+def default_request(events: Sequence[RequestEvents]) -> int:
+    """Where the page opens when nothing is selected: the first compaction, else the first event, else 0."""
+    first = next((e for e in events if e.compaction), None) or (events[0] if events else None)
+    return first.index if first is not None else 0
+
+
+def step_request(events: Sequence[RequestEvents], k: int, direction: int) -> int | None:
+    """The previous (``direction`` < 0) or next request with events from ``k``; None when there is none."""
+    if direction < 0:
+        earlier = [e.index for e in events if e.index < k]
+        return earlier[-1] if earlier else None
+    return next((e.index for e in events if e.index > k), None)
+
+
+# -- reading order and pages -------------------------------------------------------------------
+
+# What a compaction writes into the context, drawn at the top of the page.
+TOP_KINDS = ("summary", "boundary", "memory", "truncation_note")
+# A page of the diff holds about five screens of text (a screen is about 45 lines of a code block).
+PAGE_LINES = 220
+# A drawn block is capped at this many lines (the page gives it a scrolling box).
+BLOCK_LINES = 20
+# Characters per line of one side of the diff, for the height estimate.
+_LINE_CHARS = 70
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """One diff in reading order: what the compaction wrote, then the sections, split into pages."""
+
+    top: tuple[DiffRow, ...]
+    pages: tuple[tuple[Section, ...], ...]
+
+
+def _text_lines(text: str) -> int:
+    return sum(max(1, -(-len(line) // _LINE_CHARS)) for line in text.splitlines() or [""])
+
+
+def section_lines(section: Section) -> int:
+    """An estimate of how many lines a section takes on the page (each block capped at BLOCK_LINES)."""
+    if section.folded:
+        return 2
+    total = 2 if section.group is not None else 0
+    for row in section.rows:
+        sides = []
+        for pick in ("before", "after"):
+            views = [getattr(c, pick) for c in row.blocks if getattr(c, pick) is not None]
+            sides.append(sum(1 + min(BLOCK_LINES, _text_lines(v.text)) for v in views) + 1)
+        total += 1 + max(sides)
+    return total
+
+
+def paginate(sections: Sequence[Section], budget: int = PAGE_LINES) -> tuple[tuple[Section, ...], ...]:
+    """Sections in pages of at most ``budget`` estimated lines (a section taller than that gets a page alone)."""
+    if budget < 1:
+        raise ValueError(f"budget must be >= 1, got {budget}")
+    pages: list[tuple[Section, ...]] = []
+    page: list[Section] = []
+    used = 0
+    for s in sections:
+        lines = section_lines(s)
+        if page and used + lines > budget:
+            pages.append(tuple(page))
+            page, used = [], 0
+        page.append(s)
+        used += lines
+    if page:
+        pages.append(tuple(page))
+    return tuple(pages)
+
+
+def _fold_removed(sections: Sequence[Section]) -> list[Section]:
+    out: list[Section] = []
+    run: list[DiffRow] = []
+
+    def flush() -> None:
+        if run:
+            out.append(Section(tuple(run), folded=True, removed=True))
+            run.clear()
+
+    for s in sections:
+        if not s.folded and all(r.status == "removed" for r in s.rows):
+            run.extend(s.rows)
+            continue
+        flush()
+        out.append(s)
+    flush()
+    return out
+
+
+def page_layout(diff: ContextDiff, *, only_changes: bool, budget: int = PAGE_LINES) -> PageLayout:
+    """The diff for reading: summary and boundary on top, removed runs folded, the rest paginated."""
+    top = tuple(r for r in diff.rows if r.status == "inserted" and r.kind in TOP_KINDS)
+    on_top = {r.index for r in top}
+    rest = ContextDiff(tuple(r for r in diff.rows if r.index not in on_top), diff.counts)
+    return PageLayout(top, paginate(_fold_removed(rest.sections(only_changes=only_changes)), budget))

@@ -1,4 +1,4 @@
-"""Cached computations on the loaded transcript: its replay, its token stats, a compare table.
+"""Cached computations on the loaded transcript: its replay, its token stats, its proposed window, a compare table.
 
 Imports and stats are keyed on the transcript's content key; the replay on
 that key + the config's JSON + a fingerprint of the summarizer settings, so
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.providers import ProviderSettings
     from ..core.stats import TranscriptStats
     from ..replay import CompareTable, Report
+    from ..replay.recorded import RecordedCompaction
+    from ..replay.window import WindowProposal
 
 __all__ = [
     "STATS_COUNTERS",
@@ -33,6 +35,8 @@ __all__ = [
     "get_report",
     "get_stats",
     "get_compare",
+    "get_recorded",
+    "get_window_proposal",
 ]
 
 # The overview's counters: the two designs' estimates, an exact tokenizer, and the lab's fitted one.
@@ -117,10 +121,45 @@ def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], 
     return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
 
 
-def get_compare(choices: list[str]) -> "CompareTable | None":
-    """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report."""
+def get_compare(choices: list[str], *, uniform: bool = True) -> "CompareTable | None":
+    """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report.
+
+    ``uniform`` (the default): every config at the active config's window and counter; False: each at its own.
+    """
     transcript = get_transcript()
     if transcript is None:
         return None
-    labelled = tuple((c, config_for_choice(c).model_dump_json()) for c in choices)
+    labelled = tuple((c, config_for_choice(c, uniform=uniform).model_dump_json()) for c in choices)
     return _compare_cached(transcript_key() or "", labelled, transcript)
+
+
+# --- the proposed window -----------------------------------------------------------------------
+
+
+@st.cache_resource(max_entries=32, show_spinner="Measuring the session's raw peak...")
+def _proposal_cached(transcript_key: str, counter: str, recorded: str, _transcript: Transcript) -> "WindowProposal":
+    from ..replay.window import propose_window
+
+    return propose_window(_transcript, counter, recorded_compactions=recorded)  # type: ignore[arg-type]  # from a validated config
+
+
+def get_window_proposal() -> "WindowProposal | None":
+    """The standard window proposed for the loaded session, counted with the active config's counter (None: nothing loaded)."""
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    cfg = get_config()
+    return _proposal_cached(transcript_key() or "", cfg.counter, cfg.replay.recorded_compactions, transcript)
+
+
+# --- recorded compactions ----------------------------------------------------------------------
+
+
+def get_recorded() -> "list[RecordedCompaction]":
+    """The compactions the loaded session's agent recorded, with what the active config's replay does with each."""
+    from ..replay.recorded import find_recorded
+
+    transcript = get_transcript()
+    if transcript is None:
+        return []
+    return find_recorded(transcript, get_config().replay.recorded_compactions)

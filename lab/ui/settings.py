@@ -2,9 +2,20 @@
 
 All of it is memory only. The Pipeline widgets write the active config
 here; a config loaded from a file or a preset switch bumps
-``widget_generation`` so the widgets are rebuilt with the new values. The
-provider settings hold the API key, which never reaches disk or a cache key
-(``replays.summarizer_fingerprint`` hashes it).
+``widget_generation`` so the widgets are rebuilt with the new values.
+
+While a session is loaded the window is the session's, not the preset's: a
+loaded session applies its proposed window (``lab.replay.window``, through
+``set_session_window``), a preset switch or reset applies the preset at that
+window, the ● marks compare with the preset at that window, and Compare
+runs every config at the current window and counter unless told otherwise.
+
+Prices are the session's too: a loaded session whose model names a row of
+the price table (``lab.replay.prices.match_model``) is billed with that row,
+unless the prices were edited by hand, and presets and the ● marks follow it.
+
+The provider settings hold the API key, which never reaches disk or a cache
+key (``replays.summarizer_fingerprint`` hashes it).
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ import streamlit as st
 from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError
+from ..replay.prices import match_model, price_row, pricing_row_matches
 from . import keys
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +42,11 @@ __all__ = [
     "set_config",
     "get_preset_name",
     "set_preset",
+    "session_window",
+    "set_session_window",
+    "session_prices",
+    "recorded_mode",
+    "set_recorded_mode",
     "changed_fields",
     "widget_generation",
     "config_error",
@@ -46,6 +63,11 @@ DEFAULT_PRESET = "minicode"
 # Compare choices: the active config, a preset by name, or a saved config behind this prefix.
 CURRENT = "current"
 SAVED_PREFIX = "saved: "
+# The window the loaded session proposed (absent: no session, or it proposed none). Kept beside its
+# only user rather than in ``keys``, which the app's other state modules share.
+SESSION_WINDOW = keys.PREFIX + "session_window"
+# The price-table row the loaded session's model names, and the transcript it was read from.
+SESSION_PRICES, PRICED_FOR = keys.PREFIX + "session_prices", keys.PREFIX + "priced_for"
 
 
 # --- the active config ------------------------------------------------------------------------
@@ -59,6 +81,8 @@ def get_config() -> CompactionConfig:
     elif not isinstance(cfg, CompactionConfig):  # kept across a module reload; see transcript.get_transcript
         cfg = CompactionConfig.model_validate(cfg.model_dump())
         st.session_state[keys.CONFIG] = cfg
+    if st.session_state.get(PRICED_FOR) != st.session_state.get(keys.TKEY):
+        cfg = _price_for_session(cfg)
     return cfg
 
 
@@ -85,10 +109,81 @@ def get_preset_name() -> str:
 
 
 def set_preset(name: str) -> None:
-    """Switch to a preset: the config becomes a fresh copy of it (raises ConfigError if unknown)."""
+    """Switch to a preset: the config becomes a fresh copy of it (raises ConfigError if unknown).
+
+    How the session's recorded compactions are replayed is a choice about the session, not the
+    preset, so it carries over; so does the window the loaded session proposed (the preset's other
+    settings apply at the session's window, and a reset clears every ● mark).
+    """
     cfg = preset(name)
+    cfg.replay.recorded_compactions = recorded_mode()  # type: ignore[assignment]  # "undo" or "keep", from a validated config
+    window = session_window()
+    if window is not None:
+        cfg.window = window
+    _apply_session_prices(cfg)
     st.session_state[keys.PRESET] = name
     set_config(cfg)
+
+
+def session_prices() -> str | None:
+    """The price-table row the loaded session's model names, or None (no session, or a model the table lacks)."""
+    return st.session_state.get(SESSION_PRICES)
+
+
+def _apply_session_prices(cfg: CompactionConfig) -> None:
+    row = price_row(session_prices() or "")
+    if row is not None:
+        cfg.replay.pricing = row.pricing(cfg.replay.cache.ttl_seconds)
+
+
+def _price_for_session(cfg: CompactionConfig) -> CompactionConfig:
+    """Once per loaded transcript: bill it at its own model's row, unless the prices were typed in by hand."""
+    tkey = st.session_state.get(keys.TKEY)
+    st.session_state[PRICED_FOR] = tkey
+    transcript = st.session_state.get(keys.TRANSCRIPT) if tkey is not None else None
+    row = match_model(transcript.meta.model if transcript is not None else None)
+    st.session_state[SESSION_PRICES] = row.name if row is not None else None
+    ttl = cfg.replay.cache.ttl_seconds
+    if row is None or not pricing_row_matches(cfg.replay.pricing, ttl) or row.pricing(ttl) == cfg.replay.pricing:
+        return cfg
+    cfg = cfg.model_copy(deep=True)
+    cfg.replay.pricing = row.pricing(ttl)
+    set_config(cfg)
+    return cfg
+
+
+def session_window() -> int | None:
+    """The window the loaded session proposed and applied, or None (no session, or a session too small for any)."""
+    return st.session_state.get(SESSION_WINDOW)
+
+
+def set_session_window(window: int | None) -> None:
+    """Run the loaded session at ``window`` (None: keep the config's window): called when a session loads."""
+    if window is None:
+        st.session_state.pop(SESSION_WINDOW, None)
+        return
+    st.session_state[SESSION_WINDOW] = window
+    cfg = get_config()
+    if cfg.window != window:
+        cfg = cfg.model_copy(deep=True)
+        cfg.window = window
+        set_config(cfg)
+
+
+def recorded_mode() -> str:
+    """``undo`` or ``keep``: what replays do with the compactions the session's agent recorded."""
+    cfg = st.session_state.get(keys.CONFIG)
+    return cfg.replay.recorded_compactions if cfg is not None else "undo"
+
+
+def set_recorded_mode(mode: str) -> None:
+    """Replay the session's recorded compactions as ``mode``, for the current config and every compared one."""
+    cfg = get_config().model_copy(deep=True)
+    try:
+        cfg.replay.recorded_compactions = mode  # type: ignore[assignment]  # validated on assignment
+    except ValueError:
+        raise ConfigError(f"recorded compactions must be 'undo' or 'keep', got {mode!r}") from None
+    set_config(cfg, sync_widgets=False)
 
 
 def widget_generation() -> int:
@@ -116,8 +211,12 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def changed_fields() -> set[str]:
-    """Dotted paths whose value differs from the active preset (the label is not a setting)."""
-    base = _flatten(preset(get_preset_name()).model_dump(mode="json"))
+    """Dotted paths whose value differs from the active preset at the session's window (the label is not a setting)."""
+    base_cfg = preset(get_preset_name())
+    if session_window() is not None:
+        base_cfg.window = session_window()  # type: ignore[assignment]  # an int, checked above
+    _apply_session_prices(base_cfg)
+    base = _flatten(base_cfg.model_dump(mode="json"))
     now = _flatten(get_config().model_dump(mode="json"))
     return {k for k in now if k != "label" and now[k] != base.get(k)}
 
@@ -145,15 +244,27 @@ def compare_choices() -> list[str]:
     return [CURRENT, *preset_names(), *(SAVED_PREFIX + n for n in saved_configs())]
 
 
-def config_for_choice(choice: str) -> CompactionConfig:
+def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig:
+    """The config a compare choice names, replaying the session's recorded compactions as the active config does.
+
+    ``uniform``: at the active config's window and counter, so rows differ only in what compacts.
+    """
     if choice == CURRENT:
         return get_config()
     if choice.startswith(SAVED_PREFIX):
         name = choice[len(SAVED_PREFIX):]
         if name not in saved_configs():
             raise ConfigError(f"no saved config named {name!r}")
-        return saved_configs()[name]
-    return preset(choice)
+        cfg = saved_configs()[name].model_copy(deep=True)
+    else:
+        cfg = preset(choice)
+    # One session, one reading of it: a compare row must not honour what another row undoes.
+    cfg.replay.recorded_compactions = recorded_mode()  # type: ignore[assignment]  # "undo" or "keep", from a validated config
+    if uniform:
+        # A smaller window wins "peak sent", and counters disagree by up to a quarter: neither is the config's doing.
+        current = get_config()
+        cfg.window, cfg.counter = current.window, current.counter
+    return cfg
 
 
 # --- LLM settings: memory only ----------------------------------------------------------------

@@ -6,6 +6,9 @@ functions, so the two app helpers (and the tests) agree on one contract:
     get_transcript / set_transcript / transcript_label / transcript_key
     get_config / set_config / get_preset_name / set_preset / changed_fields
     get_report                    replay of the transcript under the config, cached
+    get_window_proposal / session_window / set_session_window   the window proposed and applied on load
+    session_prices                the price-table row the loaded session's model names (its replays are billed so)
+    get_recorded / recorded_mode / set_recorded_mode   the agent's own recorded compactions: undone or kept
     selected_request / select_request   shared by Timeline and Diff (+ ?request=k)
     session_dir                   a private temp folder, removed with the session
     llm_settings / set_llm_settings     memory only; the key never reaches disk or a cache key
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 from .files import sanitize_name, sweep_old_dirs, temp_root
 from .navigation import page_path, require_transcript, select_from_click, select_request, selected_request, sidebar
-from .replays import STATS_COUNTERS, get_compare, get_report, get_stats, summarizer_fingerprint
+from .replays import STATS_COUNTERS, get_compare, get_recorded, get_report, get_stats, get_window_proposal, summarizer_fingerprint
 from .settings import (
     CURRENT,
     DEFAULT_PRESET,
@@ -39,12 +42,17 @@ from .settings import (
     get_config,
     get_preset_name,
     llm_settings,
+    recorded_mode,
     save_config,
     saved_configs,
+    session_prices,
+    session_window,
     set_config,
     set_config_error,
     set_llm_settings,
     set_preset,
+    set_recorded_mode,
+    set_session_window,
     widget_generation,
 )
 from .transcript import (
@@ -90,6 +98,13 @@ __all__ = [
     "set_config_error",
     "get_report",
     "get_stats",
+    "get_window_proposal",
+    "session_window",
+    "session_prices",
+    "set_session_window",
+    "get_recorded",
+    "recorded_mode",
+    "set_recorded_mode",
     "saved_configs",
     "save_config",
     "compare_choices",

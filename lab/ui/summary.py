@@ -4,7 +4,9 @@
   rows' events (``summary_text`` / ``attachment``), with the attachment split
   off the text it was appended to.
 - ``retention_table(report)``: the retention report as rows (part, item,
-  where it went, and where in the final context it can be found).
+  where it went, what removed it, and where in the final context it is).
+- ``safe_markdown(text)``: a summary as markdown that cannot carry HTML or a
+  link out of the transcript.
 - ``summarise_request(messages, config, llm)``: what a compaction of
   ``messages`` would summarise, summarised once by the offline rules and once
   by ``llm``, from the very same ``SummaryRequest``.
@@ -12,6 +14,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -32,6 +36,9 @@ __all__ = [
     "compaction_summaries",
     "retention_table",
     "summarise_request",
+    "safe_markdown",
+    "PART_LABELS",
+    "PART_HELP",
 ]
 
 # Events that can carry a summary text (recovery runs the summary stage on its ladder).
@@ -97,6 +104,35 @@ def compaction_summaries(report: "Report") -> list[CompactionSummary]:
     return out
 
 
+# The retention parts in words, and what the two that need it mean.
+PART_LABELS = {
+    "first_request": "first request",
+    "user_messages": "user messages",
+    "file_paths": "file paths",
+    "errors": "errors",
+    "planted_facts": "planted facts",
+    "recoverable": "recoverable output",
+}
+PART_HELP = {
+    "planted_facts": "Planted facts: facts the session generator hid in a generated session to test whether compaction "
+    "keeps them; a real session has none.",
+    "recoverable": "Recoverable: tool output the pipeline took out of the context that can still be read back from its "
+    "spill file, through a path the context still names.",
+}
+
+# Markdown that could make a link, an image, HTML, math or a coloured span out of transcript text.
+_MARKDOWN_ACTIVE = re.compile(r"([\\\[\]$~|])")
+
+
+def safe_markdown(text: str) -> str:
+    """``text`` for ``st.markdown``: headings, lists and emphasis render; HTML, links, images and math do not.
+
+    HTML is escaped (``<script>`` shows as text), and brackets, ``$``, ``~`` and ``|`` are backslash-escaped,
+    so ``[x](javascript:...)`` stays text, ``:red[...]`` is no colour and ``$x$`` no formula.
+    """
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text, quote=False))
+
+
 def _locate(context: Sequence[Message], part: str, item: str, where: str) -> str:
     """Where in the final context an item was found: a message id, or a spill file."""
     if where == "nowhere":
@@ -115,17 +151,18 @@ def _locate(context: Sequence[Message], part: str, item: str, where: str) -> str
 
 
 def retention_table(report: "Report") -> list[dict[str, Any]]:
-    """One row per retention item: part, item, where it went, and where it is in the final context."""
+    """One row per retention item: part (in words), item, where it went, what removed it, where it is now."""
     context = report.final_context() if report.has_contexts else []
     rows: list[dict[str, Any]] = []
     for part, data in report.retention.parts.items():
         for it in data.items:
             rows.append(
                 {
-                    "part": part,
+                    "part": PART_LABELS.get(part, part.replace("_", " ")),
                     "item": it.item,
                     "where": it.where,
                     "kept": it.where != "nowhere",
+                    "lost to": it.lost_to or "",
                     "found in": _locate(context, part, it.item, it.where) if context else "",
                 }
             )

@@ -5,6 +5,11 @@ detection chose, and a content key the caches use: ``f:`` + the hash of a
 file's bytes, ``g:`` + the hash of the generator's knobs, or ``t:`` + the
 hash of the transcript itself. Uploads are written under the browser
 session's private folder (``session_dir``), removed with the session.
+
+Every load ends in ``set_transcript``, which also applies the window
+``lab.replay.window`` proposes for the session (counted with the active
+config's counter), so a config acts at once; the user can pick any other
+window on the Pipeline page.
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from ..core.messages import Transcript
+from ..corpus import corpus_dir, corpus_files
 from ..errors import LabError, TranscriptError
 from . import keys
+from .settings import set_session_window
 from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
 from .files import sample_files as _sample_files
 
@@ -45,6 +52,8 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES_DIR = ROOT / "sample_sessions"
 DEFAULT_SAMPLE = "generated-small.lab.json"
+# Corpus transcripts are listed after the samples under this prefix (no sample name has a slash).
+_CORPUS_PREFIX = "corpus/"
 
 # Old session folders are swept once per server process, on the first folder created.
 _swept = False
@@ -76,11 +85,25 @@ def set_transcript(transcript: Transcript, label: str, *, key: str | None = None
     st.session_state[keys.TKEY] = key or "t:" + keys.digest(transcript.model_dump_json())
     # Request numbers of the previous transcript mean nothing for this one.
     st.session_state.pop(keys.REQUEST, None)
+    _apply_proposed_window()
+
+
+def _apply_proposed_window() -> None:
+    from .replays import get_window_proposal  # replays reads this module, so it is imported late
+
+    try:
+        proposal = get_window_proposal()
+    except LabError:
+        # A counter that cannot count here (the anthropic endpoint without a key): the config keeps
+        # its window, and the Session page says why there is no proposal.
+        proposal = None
+    set_session_window(proposal.window if proposal is not None else None)
 
 
 def clear_transcript() -> None:
     for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST):
         st.session_state.pop(k, None)
+    set_session_window(None)
 
 
 def transcript_label() -> str:
@@ -116,9 +139,19 @@ def session_dir() -> Path:
 # --- loading ----------------------------------------------------------------------------------
 
 
+def _sample_paths() -> dict[str, Path]:
+    # Names map to paths found by listing, so a name from the browser is never joined to a folder.
+    paths = {name: SAMPLES_DIR / name for name in _sample_files(SAMPLES_DIR, DEFAULT_SAMPLE)}
+    folder = corpus_dir()
+    if folder is not None:
+        for path in corpus_files(folder):
+            paths.setdefault(_CORPUS_PREFIX + path.relative_to(folder).as_posix(), path)
+    return paths
+
+
 def sample_files() -> list[str]:
-    """The files of sample_sessions/, the one-click default first."""
-    return _sample_files(SAMPLES_DIR, DEFAULT_SAMPLE)
+    """The files of sample_sessions/, the one-click default first, then ``$LAB_CORPUS``'s as ``corpus/<path>``."""
+    return list(_sample_paths())
 
 
 @st.cache_resource(max_entries=32, show_spinner="Importing...")
@@ -127,14 +160,14 @@ def _load_sample_cached(path: str, digest: str) -> tuple[Transcript, str]:
 
 
 def load_sample(name: str | None = None) -> Transcript:
-    """Load a file of sample_sessions/ (the default one when ``name`` is None) and make it current."""
-    names = sample_files()
-    if not names:
+    """Load a sample (the default one when ``name`` is None) and make it current."""
+    paths = _sample_paths()
+    if not paths:
         raise TranscriptError("no sample sessions found", file=str(SAMPLES_DIR))
-    name = name or names[0]
-    if name not in names:
-        raise TranscriptError("not a sample session", file=name, expected=f"one of: {', '.join(names)}")
-    path = SAMPLES_DIR / name
+    name = name or next(iter(paths))
+    if name not in paths:
+        raise TranscriptError("not a sample session", file=name, expected=f"one of: {', '.join(paths)}")
+    path = paths[name]
     digest = keys.digest(path.read_bytes())
     transcript, fmt = _load_sample_cached(str(path), digest)
     set_transcript(transcript, name, key="f:" + digest, format=fmt)

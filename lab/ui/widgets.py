@@ -3,7 +3,8 @@
 ``field_specs(Model)`` walks a model (nested models included) and turns each
 field into a ``FieldSpec``: its dotted path, the widget kind its type calls
 for, the bounds from ``Field(ge=..., le=...)`` and the help text from its
-description. That part is pure and unit-testable. ``render_fields`` draws the
+description. That part is pure and lives in ``lab.fields``, shared with the
+notebook explorer. ``render_fields`` draws the
 specs; ``config_form`` lays out a ``CompactionConfig`` with one section per
 stage.
 
@@ -17,20 +18,30 @@ stage.
 
 from __future__ import annotations
 
-import types
-import typing
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from functools import partial
-from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import annotated_types as at
 import streamlit as st
-from pydantic import BaseModel, ValidationError
 
-from ..core.config import STAGE_FIELDS, CompactionConfig, parse_config
-from ..core.tokens import counter_names
+from ..core.config import STAGE_FIELDS, CompactionConfig
+from ..core.relevance import inactive_fields
 from ..errors import ConfigError
+# The specs are Streamlit-free and shared with the notebook explorer; re-exported here for the pages.
+from ..fields import (
+    FieldSpec,
+    WidgetKind,
+    config_choices,
+    config_specs,
+    field_specs,
+    from_widget,
+    get_path,
+    humanize,
+    to_widget,
+    with_value,
+)
+from ..fields import flat_values as _flat_values
+from ..replay.prices import row_names, with_row
 
 __all__ = [
     "FieldSpec",
@@ -50,176 +61,12 @@ __all__ = [
     "config_choices",
     "update_config",
     "MARK",
+    "PRICE_ROW_PATH",
 ]
 
-WidgetKind = Literal["toggle", "select", "slider", "number", "text", "textarea", "list", "datetime"]
 MARK = "●"
-# A bounded int range up to this wide gets a slider; wider ones (windows, byte thresholds) a number input.
-SLIDER_MAX_INT_RANGE = 1000
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    path: str
-    kind: WidgetKind
-    label: str
-    help: str
-    default: Any = None
-    min_value: float | int | None = None
-    max_value: float | int | None = None
-    step: float | int | None = None
-    options: tuple[Any, ...] = ()
-    is_int: bool = False
-    optional: bool = False
-    max_chars: int | None = None
-    group: str = ""
-
-
-def humanize(name: str) -> str:
-    text = name.replace("_", " ").strip()
-    return text[:1].upper() + text[1:]
-
-
-def _bounds(metadata: Iterable[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for m in metadata:
-        if isinstance(m, at.Ge):
-            out["min"] = m.ge
-        elif isinstance(m, at.Gt):
-            out["min"] = m.gt
-        elif isinstance(m, at.Le):
-            out["max"] = m.le
-        elif isinstance(m, at.Lt):
-            out["max"] = m.lt
-        elif isinstance(m, at.MaxLen):
-            out["max_len"] = m.max_length
-    return out
-
-
-def _unwrap_optional(ann: Any) -> tuple[Any, bool]:
-    origin = typing.get_origin(ann)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(ann) if a is not type(None)]
-        if len(args) == 1 and len(args) != len(typing.get_args(ann)):
-            return args[0], True
-    return ann, False
-
-
-def _is_model(ann: Any) -> bool:
-    return isinstance(ann, type) and issubclass(ann, BaseModel)
-
-
-def _numeric(path: str, ann: type, info: Any, label: str, help_text: str, default: Any, group: str) -> FieldSpec:
-    b = _bounds(info.metadata)
-    is_int = ann is int
-    # Streamlit wants bounds, value and step of one type: `ge=0` on a float field must become 0.0.
-    lo, hi = (None if b.get(k) is None else ann(b[k]) for k in ("min", "max"))
-    if is_int:
-        slider = lo is not None and hi is not None and hi - lo <= SLIDER_MAX_INT_RANGE
-        step: float | int = 1
-    else:
-        # Shares of something (ratios, rates) get a slider with hundredths; prices and weights too.
-        slider = lo is not None and hi is not None and hi <= 1.0
-        step = 0.01 if hi is not None and hi <= 1000 else 1.0
-    return FieldSpec(
-        path, "slider" if slider else "number", label, help_text, default,
-        min_value=lo, max_value=hi, step=step, is_int=is_int, group=group,
-    )
-
-
-def field_specs(
-    model: type[BaseModel],
-    *,
-    prefix: str = "",
-    exclude: Iterable[str] = (),
-    choices: Mapping[str, Sequence[Any]] | None = None,
-    group: str = "",
-) -> list[FieldSpec]:
-    """One spec per leaf field of ``model``, in declaration order (nested models flattened)."""
-    skip = set(exclude)
-    choices = choices or {}
-    specs: list[FieldSpec] = []
-    for name, info in model.model_fields.items():
-        path = f"{prefix}{name}"
-        if path in skip:
-            continue
-        ann, optional = _unwrap_optional(info.annotation)
-        if _is_model(ann):
-            specs.extend(field_specs(ann, prefix=path + ".", exclude=skip, choices=choices, group=group or path))
-            continue
-        label = humanize(name)
-        help_text = (info.description or "").strip()
-        default = info.get_default(call_default_factory=True)
-        b = _bounds(info.metadata)
-        if path in choices:
-            specs.append(FieldSpec(path, "select", label, help_text, default, options=tuple(choices[path]), group=group))
-        elif ann is bool:
-            specs.append(FieldSpec(path, "toggle", label, help_text, default, group=group))
-        elif typing.get_origin(ann) is Literal:
-            specs.append(FieldSpec(path, "select", label, help_text, default, options=typing.get_args(ann), group=group))
-        elif ann in (int, float):
-            specs.append(_numeric(path, ann, info, label, help_text, default, group))
-        elif typing.get_origin(ann) is list:
-            specs.append(FieldSpec(path, "list", label, help_text, default, group=group))
-        elif ann is datetime:
-            specs.append(FieldSpec(path, "datetime", label, help_text, default, group=group))
-        elif ann is str:
-            kind: WidgetKind = "textarea" if optional else "text"
-            specs.append(FieldSpec(path, kind, label, help_text, default, optional=optional, max_chars=b.get("max_len"), group=group))
-        else:
-            raise ConfigError(f"no widget for field {path} of type {info.annotation!r}")
-    return specs
-
-
-# --- values between the model and the widgets -------------------------------------------------
-
-
-def to_widget(spec: FieldSpec, value: Any) -> Any:
-    if spec.kind == "list":
-        return ", ".join(value or ())
-    if spec.kind == "datetime":
-        return value.isoformat() if isinstance(value, datetime) else str(value or "")
-    if spec.kind in ("text", "textarea"):
-        return "" if value is None else str(value)
-    if spec.kind in ("slider", "number"):
-        return int(value) if spec.is_int else float(value)
-    return value
-
-
-def from_widget(spec: FieldSpec, raw: Any) -> Any:
-    if spec.kind == "list":
-        return [part.strip() for part in str(raw or "").split(",") if part.strip()]
-    if spec.kind == "textarea" and spec.optional:
-        return str(raw) if raw and str(raw).strip() else None
-    if spec.kind in ("slider", "number") and raw is not None:
-        # Float sliders step in hundredths; rounding keeps 0.86 from arriving as 0.8600000000000001.
-        return int(raw) if spec.is_int else round(float(raw), 6)
-    return raw
-
-
-def get_path(model: BaseModel, path: str) -> Any:
-    value: Any = model
-    for part in path.split("."):
-        value = getattr(value, part)
-    return value
-
-
-def with_value(model: BaseModel, path: str, value: Any) -> Any:
-    """A validated copy of ``model`` with the field at ``path`` set; ConfigError names the field."""
-    data = model.model_dump()
-    node = data
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node[part]
-    node[parts[-1]] = value
-    if isinstance(model, CompactionConfig):
-        return parse_config(data)
-    try:
-        return type(model).model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or path
-        raise ConfigError(f"field {loc}: {first['msg']}") from None
+# A select over the price table's rows: choosing one sets the four prices too (``update_config``).
+PRICE_ROW_PATH = "replay.pricing.model"
 
 
 def widget_key(prefix: str, path: str) -> str:
@@ -243,19 +90,26 @@ def render_field(
     changed: bool = False,
     baseline: Any = None,
     on_change: OnChange | None = None,
+    inactive: str | None = None,
 ) -> Any:
-    """Draw one widget for ``spec`` showing ``value``; returns the model-side value it holds."""
+    """Draw one widget for ``spec`` showing ``value``; returns the model-side value it holds.
+
+    ``inactive``: why the setting has no effect under the rest of the config. The widget is then
+    disabled, with that reason first in its help, so moving it cannot promise a change that never comes.
+    """
     label = spec.label
     if changed:
         label = f"{MARK} {label}"
     help_text = spec.help
+    if inactive:
+        help_text = f"No effect now: {inactive}\n\n{help_text}"
     if changed and baseline is not None:
         help_text = f"{help_text}\n\nPreset value: {to_widget(spec, baseline)!s}"
     cb: dict[str, Any] = {}
     if on_change is not None:
         cb = {"on_change": _callback, "args": (spec, key, on_change)}
     shown = to_widget(spec, value)
-    common = {"key": key, "help": help_text or None, **cb}
+    common = {"key": key, "help": help_text or None, "disabled": bool(inactive), **cb}
     if spec.kind == "toggle":
         raw = st.toggle(label, value=bool(shown), **common)
     elif spec.kind == "select":
@@ -284,10 +138,15 @@ def render_fields(
     baseline: Mapping[str, Any] | None = None,
     on_change: OnChange | None = None,
     columns: int = 1,
+    inactive: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Draw every spec (optionally in columns); returns path -> current model-side value."""
+    """Draw every spec (optionally in columns); returns path -> current model-side value.
+
+    ``inactive`` maps a path to why it has no effect now (``relevance.inactive_fields``); those widgets are disabled.
+    """
     changed = set(changed)
     baseline = baseline or {}
+    inactive = inactive or {}
     out: dict[str, Any] = {}
     cols = st.columns(columns) if columns > 1 else None
     for i, spec in enumerate(specs):
@@ -296,6 +155,7 @@ def render_fields(
             out[spec.path] = render_field(
                 spec, values.get(spec.path, spec.default), key=widget_key(key_prefix, spec.path),
                 changed=spec.path in changed, baseline=baseline.get(spec.path), on_change=on_change,
+                inactive=inactive.get(spec.path),
             )
     return out
 
@@ -305,23 +165,20 @@ def update_config(spec: FieldSpec, value: Any) -> None:
     from . import state
 
     try:
-        state.set_config(with_value(state.get_config(), spec.path, value), sync_widgets=False)
+        if spec.path == PRICE_ROW_PATH:
+            # Picking a row fills in its four prices: the number widgets are rebuilt to show them.
+            cfg = state.get_config().model_copy(deep=True)
+            cfg.replay.pricing = with_row(cfg.replay.pricing, str(value), cfg.replay.cache.ttl_seconds)
+            state.set_config(cfg)
+        else:
+            state.set_config(with_value(state.get_config(), spec.path, value), sync_widgets=False)
     except ConfigError as e:
         state.set_config_error(str(e))
 
 
-def config_choices() -> dict[str, list[str]]:
-    # The anthropic counter calls the network on every count: far too slow for a replay per slider move.
-    return {"counter": [n for n in counter_names() if n != "anthropic"]}
-
-
-def _flat_values(model: BaseModel, specs: Iterable[FieldSpec]) -> dict[str, Any]:
-    return {s.path: get_path(model, s.path) for s in specs}
-
-
-def config_specs() -> list[FieldSpec]:
-    """Every setting of CompactionConfig as a spec (the label is a name, not a setting)."""
-    return field_specs(CompactionConfig, exclude=("label",), choices=config_choices())
+def _specs() -> list[FieldSpec]:
+    """The config's specs, the price table's row names offered for ``replay.pricing.model``."""
+    return [replace(s, kind="select", options=("", *row_names())) if s.path == PRICE_ROW_PATH else s for s in config_specs()]
 
 
 def config_fields(
@@ -335,7 +192,7 @@ def config_fields(
     columns: int = 1,
 ) -> dict[str, Any]:
     """A few settings by path (e.g. quick knobs beside a chart), from the same generated specs."""
-    by_path = {s.path: s for s in config_specs()}
+    by_path = {s.path: s for s in _specs()}
     unknown = [p for p in paths if p not in by_path]
     if unknown:
         raise ConfigError(f"no config field {', '.join(unknown)}")
@@ -343,7 +200,7 @@ def config_fields(
     specs = [replace(by_path[p], label=humanize(p.replace(".", " "))) for p in paths]
     base = _flat_values(baseline, specs) if baseline is not None else {}
     return render_fields(specs, _flat_values(config, specs), key_prefix=key_prefix, changed=changed,
-                         baseline=base, on_change=on_change, columns=columns)
+                         baseline=base, on_change=on_change, columns=columns, inactive=inactive_fields(config))
 
 
 def config_form(
@@ -355,11 +212,12 @@ def config_form(
     on_change: OnChange | None = None,
 ) -> dict[str, Any]:
     """The whole config: window and counter, then one section per stage in pipeline order, then replay settings."""
-    specs = config_specs()
+    specs = _specs()
     changed = set(changed)
     values = _flat_values(config, specs)
     base = _flat_values(baseline, specs) if baseline is not None else {}
-    draw = partial(render_fields, key_prefix=key_prefix, changed=changed, baseline=base, on_change=on_change)
+    draw = partial(render_fields, key_prefix=key_prefix, changed=changed, baseline=base, on_change=on_change,
+                   inactive=inactive_fields(config))
     out = draw([s for s in specs if not s.group], values, columns=2)
     for group in (*STAGE_FIELDS, "replay"):
         inner = [s for s in specs if s.group == group]

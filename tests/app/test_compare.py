@@ -1,15 +1,63 @@
-"""The Compare page: 2-4 configs (current, presets, saved) replayed and overlaid, the table with the best values."""
+"""The Compare page: 2-4 configs (current, presets, saved) at one window and counter, the deciding table, small multiples."""
 
 from __future__ import annotations
 
+import json
+import re
+
+import pandas as pd
+from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
+from lab import figures
 from lab.core.presets import preset_names
 from tests.app.conftest import no_exception, switch_to
 
 
-def _table(at: AppTest):  # noqa: ANN202 - a pandas DataFrame
-    return at.dataframe[0].value
+def _frame(at: AppTest, key: str):  # noqa: ANN202 - the element
+    # A dataframe without selections carries no element id, so its key is not visible here: the page
+    # draws the lead table first and the one behind the expander second, and nothing else.
+    frames = list(at.dataframe)
+    assert len(frames) == 2, len(frames)
+    return frames[["compare.table", "compare.table_all"].index(key)]
+
+
+def _table(at: AppTest, key: str = "compare.table") -> pd.DataFrame:
+    return _frame(at, key).value
+
+
+def _all(at: AppTest) -> pd.DataFrame:
+    return _table(at, "compare.table_all")
+
+
+def _shown(at: AppTest, key: str = "compare.table") -> pd.DataFrame:
+    """The table as the user reads it: the Styler's formatted display values."""
+    return dataframe_util.convert_arrow_bytes_to_pandas_df(_frame(at, key).proto.arrow_data.styler.display_values)
+
+
+def _highlighted(at: AppTest, key: str = "compare.table") -> set[tuple[int, str]]:
+    """(row, column name) of every cell the Styler paints."""
+    frame = _frame(at, key)
+    columns = list(frame.value.columns)
+    cells: set[tuple[int, str]] = set()
+    for selectors, props in re.findall(r"([^{}]+)\{([^}]*)\}", frame.proto.arrow_data.styler.styles):
+        if "background-color" in props:
+            cells |= {(int(r), columns[int(c)]) for r, c in re.findall(r"row(\d+)_col(\d+)", selectors)}
+    return cells
+
+
+def _labels(at: AppTest, key: str = "compare.table") -> dict[str, str]:
+    # "_index" is Streamlit's own entry for the (hidden) index.
+    return {col: conf.get("label") for col, conf in json.loads(_frame(at, key).proto.columns).items() if col != "_index"}
+
+
+def _cfg_key(at: AppTest, field: str) -> str:
+    """A Pipeline widget's key in the current widget generation (loading a session may rebuild them)."""
+    return f"cfg{at.session_state['lab.widget_gen'] if 'lab.widget_gen' in at.session_state else 0}:{field}"
+
+
+def _charts(at: AppTest) -> dict[str, dict]:
+    return {str(c.key) if hasattr(c, "key") else "": json.loads(c.proto.spec) for c in at.get("plotly_chart")}
 
 
 class TestCompare:
@@ -22,8 +70,7 @@ class TestCompare:
         switch_to(app, "compare")
         table = _table(app)
         assert list(table["config"]) == ["current", "mewcode"]
-        assert {"peak_sent", "cost", "cache_hit_ratio", "retention_score", "invalid_requests"} <= set(table.columns)
-        assert len(list(app.get("plotly_chart"))) == 1
+        assert {"peak_sent", "cost", "retention_score", "failures"} <= set(table.columns)
         # under minicode the small sample spills and clears; mewcode's 50 KB threshold never fires on it
         assert table.loc[0, "peak_sent"] < table.loc[1, "peak_sent"]
 
@@ -48,14 +95,14 @@ class TestCompare:
 
     def test_saved_config_can_be_compared(self, app: AppTest) -> None:
         switch_to(app, "pipeline")
-        app.toggle(key="cfg0:spill.enabled").set_value(False).run()
+        app.toggle(key=_cfg_key(app, "spill.enabled")).set_value(False).run()
         switch_to(app, "compare")
         app.text_input(key="compare.save_name").set_value("no spill").run()
         app.button(key="compare.save").click().run()
         no_exception(app)
         assert "saved: no spill" in app.multiselect(key="compare.pick").options
         app.multiselect(key="compare.pick").set_value(["minicode", "saved: no spill"]).run()
-        table = _table(app)
+        table = _all(app)
         assert list(table["config"]) == ["minicode", "saved: no spill"]
         assert table.loc[0, "compactions_tool_budget"] > 0 and table.loc[1, "compactions_tool_budget"] == 0
 
@@ -64,3 +111,100 @@ class TestCompare:
         app.button(key="compare.save").click().run()
         no_exception(app)
         assert any("needs a name" in e.value for e in app.error)
+
+
+class TestOneWindowAndCounter:
+    def _at_50k_with_chars(self, app: AppTest) -> AppTest:
+        # The current config: minicode at 50k counted with chars/3.5; the compared preset: minicode at 200k with minicode.
+        switch_to(app, "pipeline")
+        app.number_input(key=_cfg_key(app, "window")).set_value(50_000).run()
+        app.selectbox(key=_cfg_key(app, "counter")).set_value("chars/3.5").run()
+        no_exception(app)
+        switch_to(app, "compare")
+        app.multiselect(key="compare.pick").set_value(["current", "minicode"]).run()
+        no_exception(app)
+        return app
+
+    def test_by_default_every_config_runs_at_the_current_window_and_counter(self, app: AppTest) -> None:
+        self._at_50k_with_chars(app)
+        assert app.checkbox(key="compare.uniform").value is True
+        rows = _all(app)
+        assert list(rows["window"]) == [50_000, 50_000]
+        # one counter: both raw histories are the same count (mewcode's line can no longer sit above it)
+        assert rows.loc[0, "peak_raw"] == rows.loc[1, "peak_raw"]
+        assert any("window 50,000 tokens, counted with chars/3.5" in c.value for c in app.caption)
+
+    def test_unticked_each_config_runs_at_its_own(self, app: AppTest) -> None:
+        self._at_50k_with_chars(app)
+        app.checkbox(key="compare.uniform").uncheck().run()
+        no_exception(app)
+        rows = _all(app)
+        assert list(rows["window"]) == [50_000, 200_000]
+        assert rows.loc[0, "peak_raw"] != rows.loc[1, "peak_raw"]
+        assert any("minicode 200,000 (minicode)" in t.value for t in app.text)
+
+    def test_the_checkbox_label(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        assert app.checkbox(key="compare.uniform").label == "Run every config at the current window and counter"
+
+
+class TestTable:
+    def test_leads_with_the_deciding_columns_and_keeps_the_rest_behind_an_expander(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        assert list(_table(app).columns) == list(figures.COMPARE_LEAD)
+        assert "breaker_open_over_watermark" in _table(app).columns
+        rest = list(_all(app).columns)
+        assert rest[0] == "config"
+        assert {"summary_calls", "cache_hit_ratio", "window", "peak_raw", "invalid_requests"} <= set(rest)
+        assert not set(rest[1:]) & set(figures.COMPARE_LEAD)
+        assert "Every column" in [e.label for e in app.expander]
+
+    def test_column_labels_are_readable(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        labels = _labels(app)
+        assert labels["peak_sent"] == "Peak sent (tokens)" and labels["needed_later_recall"] == "Needed-later recall"
+        for key in ("compare.table", "compare.table_all"):
+            assert all(label and "_" not in label for label in _labels(app, key).values()), _labels(app, key)
+
+    def test_numbers_are_formatted(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        raw, shown = _table(app), _shown(app)
+        for i in range(len(raw)):
+            assert shown.loc[i, "cost"] == f"${raw.loc[i, 'cost']:,.4f}"
+            assert shown.loc[i, "peak_sent"] == f"{raw.loc[i, 'peak_sent']:,}" and "," in shown.loc[i, "peak_sent"]
+            assert shown.loc[i, "retention_score"] == f"{raw.loc[i, 'retention_score']:.1%}"
+        rest = _shown(app, "compare.table_all")
+        assert rest["cache_hit_ratio"].str.endswith("%").all()
+
+    def test_best_is_highlighted_only_where_it_is_better_and_values_differ(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        raw, marked = _table(app), _highlighted(app)
+        # the small sample at 200k: minicode sends less; nobody fails, so failures has no best
+        assert (raw["failures"] == 0).all()
+        assert (0, "peak_sent") in marked and (1, "peak_sent") not in marked
+        assert not {c for _, c in marked} & {"failures", "compactions", "config", "breaker_open_over_watermark"}
+        assert {c for _, c in marked} == set(figures.best_cells(raw))
+        # summary calls, cache hits and the window are never ranked
+        rest_marked = {c for _, c in _highlighted(app, "compare.table_all")}
+        assert not rest_marked & {"summary_calls", "cache_hit_ratio", "window", "requests", "compactions_tool_budget"}
+
+
+class TestSmallMultiples:
+    def test_one_mini_timeline_per_config_on_shared_axes(self, app: AppTest) -> None:
+        switch_to(app, "compare")
+        app.multiselect(key="compare.pick").set_value(["minicode", "mewcode", "codex"]).run()
+        no_exception(app)
+        charts = _charts(app)
+        assert {"compare.chart", "compare.multiples"} <= set(charts)
+        spec = charts["compare.multiples"]
+        titles = [a["text"] for a in spec["layout"]["annotations"]]
+        assert titles == ["minicode", "mewcode", "codex"]
+        sent = [t for t in spec["data"] if t.get("name") in titles]
+        assert [t["name"] for t in sent] == titles
+        assert len({t["xaxis"] for t in sent}) == 3
+        for axis in ("xaxis", "yaxis"):
+            # shared axes: every panel's axis but one matches that one
+            names = [k for k in spec["layout"] if re.fullmatch(axis + r"\d*", k)]
+            matched = [spec["layout"][k].get("matches") for k in names]
+            assert len(names) == 3 and matched.count(None) == 1 and len(set(matched) - {None}) == 1
+        assert ["One per config" in t.label for t in app.tabs] == [False, True]

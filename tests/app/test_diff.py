@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from lab.core import preset
 from lab.formats import load
 from lab.replay import replay
-from lab.ui.diff import diff_context
+from lab.ui.diff import diff_context, event_requests
 from tests.conftest import ROOT, SAMPLES
 
 TIMEOUT = 120
@@ -126,7 +128,7 @@ class TestWithSample:
         _no_exception(at)
         assert int(next(m for m in at.metric if m.label == "messages removed").value) > 0
         assert any(t.value.startswith("[Compaction boundary") or "Compaction boundary" in t.value for t in at.code)
-        assert any("removed by the pipeline" in c.value for c in at.caption)
+        assert any("removed by the pipeline" in e.label for e in at.expander)
         assert any("· summary ·" in t.value for t in at.text)
 
     def test_text_diff_of_a_changed_block(self, small_report: Any) -> None:
@@ -150,3 +152,103 @@ class TestEscaping:
         for value in _markdown_like(at):
             assert "<script" not in value and "onerror" not in value and "**Preview**" not in value
         assert not at.get("html"), "no raw HTML element at all"
+
+
+def _summarising() -> Any:
+    cfg = preset("minicode")
+    cfg.window = 8000
+    cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000})
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def summarised_report() -> Any:
+    return replay(load(SAMPLES / SMALL), _summarising())
+
+
+PICK = "lab.diff.request"
+
+
+class TestNavigation:
+    def test_opens_at_the_first_compaction_not_request_zero(self, summarised_report: Any) -> None:
+        first = next(r.index for r in summarised_report.rows if r.boundary_placed)
+        at = page_test(SMALL, _summarising().model_dump_json()).run()
+        _no_exception(at)
+        assert first > 0 and at.number_input(key=PICK).value == first
+        assert any(c.value.startswith(f"What happened: request {first}: ") and "boundary" in c.value for c in at.caption)
+
+    def test_previous_and_next_go_to_requests_with_events(self, small_report: Any) -> None:
+        events = [e.index for e in event_requests(small_report.rows)]
+        at = page_test(SMALL).run()
+        at.number_input(key=PICK).set_value(0).run()
+        assert at.button(key=f"{PICK}.prev").disabled
+        at.button(key=f"{PICK}.next").click().run()
+        _no_exception(at)
+        assert at.number_input(key=PICK).value == events[0]
+        at.button(key=f"{PICK}.next").click().run()
+        assert at.number_input(key=PICK).value == events[1]
+        at.button(key=f"{PICK}.prev").click().run()
+        assert at.number_input(key=PICK).value == events[0]
+
+    def test_the_list_names_what_happened_and_jumps_there(self, small_report: Any) -> None:
+        events = event_requests(small_report.rows)
+        at = page_test(SMALL).run()
+        box = at.selectbox(key=f"{PICK}.events")
+        assert box.options == [e.label for e in events] and box.label == f"Requests with events ({len(events)})"
+        box.set_value(events[-1].index).run()
+        _no_exception(at)
+        assert at.number_input(key=PICK).value == events[-1].index
+        at.number_input(key=PICK).set_value(events[-1].index - 1).run()
+        assert at.selectbox(key=f"{PICK}.events").value is None, "a quiet request shows no event in the list"
+
+
+class TestReadingOrder:
+    @pytest.fixture
+    def at_summary(self, summarised_report: Any) -> AppTest:
+        at = page_test(SMALL, _summarising().model_dump_json()).run()
+        _no_exception(at)
+        return at
+
+    def test_the_summary_comes_before_every_message(self, at_summary: AppTest) -> None:
+        texts = [t.value for t in at_summary.text]
+        summary = next(i for i, t in enumerate(texts) if "· summary ·" in t)
+        first_message = next(i for i, t in enumerate(texts) if "· message ·" in t)
+        assert summary < first_message
+        assert at_summary.tabs[0].label == "rendered"
+
+    def test_removed_messages_fold_into_one_block_with_count_and_tokens(self, summarised_report: Any, at_summary: AppTest) -> None:
+        k = at_summary.number_input(key=PICK).value
+        removed = [r for r in diff_context(summarised_report.raw_at(k), summarised_report.context_at(k, include_boundaries=True)).rows
+                   if r.status == "removed"]
+        labels = [e.label for e in at_summary.expander if "removed by the pipeline" in e.label]
+        assert len(labels) == 1
+        found = re.match(r"(\d+) message\(s\) removed by the pipeline \(#\d+ to #\d+\), ([\d,]+) tokens", labels[0])
+        assert found and int(found[1]) == len(removed) and int(found[2].replace(",", "")) > 0
+        assert int(next(m for m in at_summary.metric if m.label == "messages removed").value) == len(removed)
+        frame = at_summary.dataframe[0].value
+        assert len(frame) == len(removed) and list(frame.columns) == ["#", "role", "kind", "tokens", "preview"]
+        headers = {t.value.split("\n")[0] for t in at_summary.text}
+        drawn = [r for r in removed if f"#{r.index} {r.message.role} · {r.kind} · {r.message.id}" in headers]
+        assert drawn == [], "removed messages are not printed one by one"
+
+    def test_tool_inputs_read_as_path_or_command(self, small_report: Any) -> None:
+        at = page_test(SMALL).run()
+        at.toggle(key="lab.diff.only").set_value(False).run()
+        _no_exception(at)
+        codes = [c.value for c in at.code]
+        assert any(re.match(r"\w+ \((read|write|run|search)\)\n(path: |\$ )", c) for c in codes)
+        assert not any('"file_path":' in c or '"command":' in c for c in codes), "no JSON for tools the lab can read"
+
+    def test_pages_keep_the_element_count_bounded(self, small_report: Any) -> None:
+        at = page_test(SMALL).run()
+        at.number_input(key=PICK).set_value(len(small_report.rows) - 1).run()
+        at.toggle(key="lab.diff.only").set_value(False).run()
+        _no_exception(at)
+        page = at.number_input(key="lab.diff.page")
+        assert page.max > 1, "the last request of the sample needs more than one page"
+        first_codes = [c.value for c in at.code]
+        assert len(first_codes) <= 60
+        page.set_value(2).run()
+        _no_exception(at)
+        assert len(at.code) <= 60 and [c.value for c in at.code] != first_codes
+        assert any(c.value.startswith("Page 2 of ") for c in at.caption)

@@ -180,6 +180,7 @@ def test_an_api_key_is_never_exported(
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("../pages/summary.py").run()
     at.button(key="lab.load_sample").click().run()
+    at.toggle(key="lab.summary.llm").set_value(True).run()
     at.radio(key="lab.llm.provider").set_value("anthropic").run()
     at.text_input(key="lab.llm.key").input(KEY).run()
     assert at.session_state["lab.llm"].secret() == KEY, "the key is set in the panel"

@@ -142,6 +142,8 @@ class TestPanel:
 def test_the_key_survives_a_visit_to_another_page() -> None:
     at = AppTest.from_file(str(ROOT / "lab" / "app.py"), default_timeout=TIMEOUT).run()
     at.switch_page("../pages/summary.py").run()
+    # The panel (and the SDKs it imports) waits behind a toggle, so the page's first visit stays fast.
+    at.toggle(key="lab.summary.llm").set_value(True).run()
     at.radio(key="lab.llm.provider").set_value("anthropic").run()
     at.text_input(key="lab.llm.key").input(KEY).run()
     at.switch_page("../pages/export.py").run()

@@ -18,6 +18,11 @@ from tests.app.conftest import load_sample, metrics, no_exception, switch_to, wi
 KEY = "cfg0:"  # widget keys of the first widget generation
 
 
+def key(at: AppTest, path: str, prefix: str = "cfg") -> str:
+    """The widget key of ``path`` now: loading a session applies its window and prices, which rebuilds the widgets."""
+    return f"{prefix}{at.session_state['lab.widget_gen'] if 'lab.widget_gen' in at.session_state else 0}:{path}"
+
+
 @pytest.fixture
 def pipeline(bare_app: AppTest) -> AppTest:
     return switch_to(bare_app, "pipeline")
@@ -89,18 +94,19 @@ class TestReplayFollowsWidgets:
 
     def test_slider_changes_the_replay_totals(self, pipeline: AppTest) -> None:
         load_sample(pipeline)
-        pipeline.number_input(key=KEY + "window").set_value(12_000).run()
-        before = metrics(pipeline)["Over watermark"]
-        pipeline.slider(key=KEY + "watermark.ratio").set_value(0.5).run()
+        pipeline.number_input(key=key(pipeline, "window")).set_value(12_000).run()
+        before = metrics(pipeline)["Compactions"]
+        pipeline.slider(key=key(pipeline, "watermark.ratio")).set_value(0.5).run()
         no_exception(pipeline)
-        after = metrics(pipeline)["Over watermark"]
+        # At 50% the full compact runs where 85% never triggered.
+        after = metrics(pipeline)["Compactions"]
         assert int(after) > int(before)
 
     def test_stage_toggle_changes_the_replay(self, pipeline: AppTest) -> None:
         load_sample(pipeline)
         peak = metrics(pipeline)["Peak sent"]
-        pipeline.toggle(key=KEY + "spill.enabled").set_value(False).run()
-        pipeline.toggle(key=KEY + "microcompact.enabled").set_value(False).run()
+        pipeline.toggle(key=key(pipeline, "spill.enabled")).set_value(False).run()
+        pipeline.toggle(key=key(pipeline, "microcompact.enabled")).set_value(False).run()
         no_exception(pipeline)
         assert metrics(pipeline)["Peak sent"] != peak
         assert "Spill (off)" in [e.label.split("  ")[0] for e in pipeline.expander]
@@ -177,3 +183,54 @@ class TestFieldSpecs:
 
         assert {s.path for s in widgets.config_specs()} == leaves(CompactionConfig) - {"label"}
         assert widgets.config_choices()["counter"] and "anthropic" not in widgets.config_choices()["counter"]
+
+
+class TestIdleKnobs:
+    """Issue 12: a knob with no effect under the current mode is disabled, its reason first in its help."""
+
+    @pytest.fixture
+    def claude_code(self, pipeline: AppTest) -> AppTest:
+        pipeline.selectbox(key="pipeline.preset").set_value("claude-code").run()
+        no_exception(pipeline)
+        return pipeline
+
+    def test_ratio_is_disabled_in_reserve_mode_with_the_reason(self, claude_code: AppTest) -> None:
+        ratio = claude_code.slider(key="cfg1:watermark.ratio")
+        assert ratio.disabled
+        assert ratio.help.startswith("No effect now:") and "'reserve'" in ratio.help
+        assert not claude_code.number_input(key="cfg1:watermark.safety_margin").disabled
+
+    def test_spill_threshold_is_disabled_while_spill_is_off(self, claude_code: AppTest) -> None:
+        threshold = claude_code.number_input(key="cfg1:spill.threshold")
+        assert threshold.disabled and "Spill is off" in threshold.help
+        # The switch that brings them back stays usable.
+        assert not claude_code.toggle(key="cfg1:spill.enabled").disabled
+
+    def test_switching_the_mode_enables_the_knob(self, claude_code: AppTest) -> None:
+        claude_code.selectbox(key="cfg1:watermark.mode").set_value("ratio").run()
+        no_exception(claude_code)
+        assert not claude_code.slider(key="cfg1:watermark.ratio").disabled
+        assert claude_code.number_input(key="cfg1:watermark.safety_margin").disabled
+
+    def test_every_disabled_widget_is_one_the_core_calls_idle(self, claude_code: AppTest) -> None:
+        from lab.core.relevance import inactive_fields
+
+        kinds = (claude_code.toggle, claude_code.selectbox, claude_code.slider, claude_code.number_input,
+                 claude_code.text_input, claude_code.text_area)
+        disabled = {str(w.key)[len("cfg1:"):] for kind in kinds for w in kind if str(w.key or "").startswith("cfg1:") and w.disabled}
+        assert disabled == set(inactive_fields(_session_config(claude_code))) and disabled
+
+
+class TestPricing:
+    def test_picking_a_row_sets_its_prices(self, pipeline: AppTest) -> None:
+        pipeline.selectbox(key=KEY + "replay.pricing.model").set_value("GPT-4.1").run()
+        no_exception(pipeline)
+        pricing = _session_config(pipeline).replay.pricing
+        assert (pricing.model, pricing.input_per_mtok, pricing.cache_read_per_mtok, pricing.output_per_mtok) == ("GPT-4.1", 2.0, 0.5, 8.0)
+        # The number widgets are rebuilt to show the row's numbers.
+        assert pipeline.number_input(key="cfg1:replay.pricing.input_per_mtok").value == 2.0
+
+    def test_the_cost_metric_names_the_prices(self, pipeline: AppTest) -> None:
+        load_sample(pipeline)
+        cost = next(m for m in pipeline.metric if m.label == "Cost")
+        assert "Claude Sonnet 4.5 prices" in cost.help and "per million tokens" in cost.help

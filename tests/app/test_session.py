@@ -65,7 +65,7 @@ class TestOverview:
 
 
 class TestUpload:
-    @pytest.mark.skipif(CODEX is None, reason="corpus not available")
+    @pytest.mark.corpus("codex")
     def test_corpus_upload_is_imported_with_detection(self, bare_app: AppTest) -> None:
         assert CODEX is not None
         bare_app.file_uploader(key="session.upload").set_value((CODEX.name, CODEX.read_bytes(), "application/json")).run()
@@ -208,3 +208,103 @@ def test_objects_from_a_reloaded_module_are_rebuilt() -> None:
     at.run()
     no_exception(at)
     assert at.text[0].value == "True True 50000"
+
+
+class TestRecordedCompactions:
+    def test_the_page_says_what_was_recorded_and_the_toggle_keeps_it(self, app: AppTest) -> None:
+        app.selectbox(key="session.sample").set_value("claude-code-compacted.jsonl").run()
+        app.button(key="session.load_sample").click().run()
+        no_exception(app)
+        info = " ".join(i.value for i in app.info)
+        assert "1 recorded compaction(s) by Claude Code" in info and "replayed from the raw history" in info
+        toggle = app.toggle(key="session.undo_recorded")
+        assert toggle.value is True
+        toggle.set_value(False).run()
+        no_exception(app)
+        assert "honoured, as the agent did" in " ".join(i.value for i in app.info)
+        assert app.session_state["lab.config"].replay.recorded_compactions == "keep"
+
+    def test_a_session_without_recorded_compactions_shows_no_toggle(self, app: AppTest) -> None:
+        keys = {t.key for t in app.toggle}
+        assert "session.undo_recorded" not in keys
+
+
+# --- the proposed window (lab.replay.window, applied on load) ----------------------------------------
+
+HUGE = "generated-huge-outputs.lab.json"  # raw peak about 84k tokens: 32k is the largest standard window under 60%
+ATTIO = "claude-code/attio-mcp-server-session.jsonl"  # the issue's 59k session
+
+
+def _load(at: AppTest, name: str) -> AppTest:
+    at.selectbox(key="session.sample").set_value(name).run()
+    at.button(key="session.load_sample").click().run()
+    no_exception(at)
+    return at
+
+
+def _window_line(at: AppTest) -> str:
+    lines = [i.value for i in at.info if i.value.startswith("Window: ")]
+    assert len(lines) == 1, [i.value for i in at.info]
+    return lines[0]
+
+
+def _config(at: AppTest):  # noqa: ANN202 - a CompactionConfig
+    return at.session_state["lab.config"]
+
+
+class TestProposedWindow:
+    def test_a_large_session_is_run_at_the_proposed_window(self, app: AppTest) -> None:
+        from lab.replay.window import propose_window
+
+        _load(app, HUGE)
+        expected = propose_window(SAMPLES / HUGE, "minicode")
+        assert expected.window == 32_000
+        assert _config(app).window == 32_000
+        assert _window_line(app) == f"Window: {expected.reason}."
+        assert "proposed 32k: the raw history peaks at" in _window_line(app)
+        assert any("window 32,000" in t.value for t in app.sidebar.text)
+        # applied already: nothing to offer
+        assert not [b for b in app.button if b.key == "session.use_proposed_window"]
+
+    def test_a_small_session_keeps_the_window_and_says_why(self, app: AppTest) -> None:
+        assert _config(app).window == preset("minicode").window == 200_000
+        line = _window_line(app)
+        assert line.startswith("Window: no window proposed: the raw history peaks at only ")
+        assert "keeps its own window" in line
+
+    def test_presets_and_reset_keep_the_sessions_window(self, app: AppTest) -> None:
+        _load(app, HUGE)
+        app.switch_page("../pages/pipeline.py").run()
+        no_exception(app)
+        app.selectbox(key="pipeline.preset").set_value("mewcode").run()
+        no_exception(app)
+        assert _config(app).window == 32_000
+        assert _config(app).spill.threshold == preset("mewcode").spill.threshold
+        # the window is the session's: no ● for it, and reset keeps it
+        assert not any("changed from the preset" in c.value for c in app.caption)
+        app.button(key="pipeline.reset").click().run()
+        no_exception(app)
+        assert _config(app).window == 32_000
+
+    def test_a_window_picked_later_stands_and_the_proposal_can_be_reapplied(self, app: AppTest) -> None:
+        _load(app, HUGE)
+        app.switch_page("../pages/pipeline.py").run()
+        gen = app.session_state["lab.widget_gen"]
+        app.number_input(key=f"cfg{gen}:window").set_value(100_000).run()
+        no_exception(app)
+        app.switch_page("../pages/session.py").run()
+        no_exception(app)
+        assert _config(app).window == 100_000
+        assert "The window is now 100,000" in _window_line(app)
+        app.button(key="session.use_proposed_window").click().run()
+        no_exception(app)
+        assert _config(app).window == 32_000
+        assert not [b for b in app.button if b.key == "session.use_proposed_window"]
+
+    @pytest.mark.corpus(ATTIO)
+    def test_the_issues_59k_session_is_proposed_32k(self, app: AppTest) -> None:
+        _load(app, "corpus/" + ATTIO)
+        line = _window_line(app)
+        assert line.startswith("Window: proposed 32k: the raw history peaks at 59,")
+        assert "so a 200k window would never fill; 32k is the largest standard window under 60% of that peak" in line
+        assert _config(app).window == 32_000

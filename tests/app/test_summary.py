@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 import pytest
@@ -11,7 +12,8 @@ from lab.core import CompactionConfig, preset
 from lab.formats import load
 from lab.replay import replay
 from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
-from lab.ui.summary import compaction_summaries, retention_table, summarise_request
+from lab.replay.report import LOST_TO
+from lab.ui.summary import PART_LABELS, compaction_summaries, retention_table, safe_markdown, summarise_request
 from tests.builders import call_and_result, system, user
 from tests.conftest import ROOT, SAMPLES
 
@@ -79,11 +81,20 @@ class TestData:
 
     def test_retention_rows_say_where_each_item_went(self, summarised: Any) -> None:
         rows = retention_table(summarised)
-        assert {r["part"] for r in rows} <= set(summarised.retention.parts)
+        assert {r["part"] for r in rows} <= set(PART_LABELS.values())
         assert sum(1 for r in rows if r["kept"]) == sum(p.kept for p in summarised.retention.parts.values())
         located = [r for r in rows if r["where"] in ("tail", "summary")]
         assert located and all(r["found in"].startswith("message ") for r in located)
         assert all(r["found in"] == "" for r in rows if r["where"] == "nowhere")
+        assert all(r["lost to"] in LOST_TO for r in rows if r["where"] == "nowhere")
+        assert all(r["lost to"] == "" for r in rows if r["where"] != "nowhere")
+
+    def test_retention_items_read_as_text_not_ids_or_dicts(self, summarised: Any) -> None:
+        rows = retention_table(summarised)
+        items = [r["item"] for r in rows]
+        assert items and all(isinstance(i, str) and not i.startswith(("{", "toolu_", "call_")) for i in items)
+        removed = [r["item"] for r in rows if r["part"] == "recoverable output"]
+        assert removed and all(" " in i for i in removed), "removed output is named by its tool and what it ran on"
 
     def test_pipeline_input_is_the_previous_context_plus_what_arrived(self, summarised: Any) -> None:
         k = next(r.index for r in summarised.rows if r.boundary_placed)
@@ -124,12 +135,44 @@ class TestData:
             summarise_request([system(), user("hi")], preset("minicode"))
 
 
+HOSTILE = "Fix <script>alert(1)</script> and <img src=x onerror=alert(1)> as in [x](javascript:alert(1))"
+
+
+def _hostile_page(page: str, hostile: str) -> None:
+    """A session whose first request is hostile, summarised by the rules (which quote it verbatim)."""
+    import runpy
+
+    from lab.core import preset
+    from lab.core.messages import Transcript
+    from lab.ui import state
+    from tests.builders import call_and_result, system, user
+
+    if state.get_transcript() is None:
+        msgs = [system(), user(hostile)]
+        for i in range(12):
+            msgs += call_and_result("Read", f"line {i}\n" * 400, file_path=f"src/f{i}.py")
+        msgs.append(user("and now the tests"))
+        state.set_transcript(Transcript(messages=msgs), "hostile")
+        cfg = preset("minicode")
+        cfg.window = 8000
+        cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000, "session_memory": False})
+        state.set_config(cfg)
+    runpy.run_path(page, run_name="__main__")
+
+
+def _llm_on(at: AppTest) -> AppTest:
+    at.toggle(key="lab.summary.llm").set_value(True).run()
+    return at
+
+
 class TestPage:
     def test_without_a_session(self) -> None:
         at = page_test().run()
         assert not at.exception
         assert at.title[0].value == "Summary"
         assert at.button(key="lab.load_sample")
+        assert at.toggle(key="lab.summary.llm").value is False and not at.radio, "the LLM panel waits to be asked for"
+        at.toggle(key="lab.summary.llm").set_value(True).run()
         assert at.radio(key="lab.llm.provider").value == "rules", "the LLM panel is there even before a session"
 
     def test_with_a_sample_and_no_compaction(self) -> None:
@@ -139,16 +182,39 @@ class TestPage:
         assert [m.label for m in at.metric][0] == "score"
         assert at.dataframe, "the retention table is drawn"
 
-    def test_summaries_are_shown_as_text(self, summarised: Any) -> None:
+    def test_summaries_are_rendered_as_markdown_with_the_text_beside(self, summarised: Any) -> None:
         items = compaction_summaries(summarised)
         at = page_test(SMALL, _summarising_config()).run()
         assert not at.exception and not at.error
         assert [e.label for e in at.expander][: len(items)] == [i.title for i in items]
-        codes = [c.value for c in at.code]
-        assert items[0].text in codes
+        markdown = [m.value for m in at.markdown]
+        assert safe_markdown(items[0].text) in markdown, "rendered"
+        assert "\n## " in items[0].text, "the summary really has markdown (headings) to render"
+        assert items[0].text in [c.value for c in at.code], "and as plain text in its own tab"
+
+    def test_retention_explains_its_parts_and_shows_readable_items(self, summarised: Any) -> None:
+        at = page_test(SMALL, _summarising_config()).run()
+        captions = [c.value for c in at.caption]
+        assert any(c.startswith("Planted facts: ") for c in captions) and any(c.startswith("Recoverable: ") for c in captions)
+        frame = at.dataframe[0].value
+        assert list(frame.columns) == ["part", "item", "where", "kept", "lost to", "found in"]
+        assert all(isinstance(v, str) for v in frame["item"])
+        assert set(frame["part"]) <= set(PART_LABELS.values())
+
+    def test_hostile_summary_text_is_escaped_not_rendered(self) -> None:
+        at = AppTest.from_function(_hostile_page, default_timeout=TIMEOUT, kwargs={"page": PAGE, "hostile": HOSTILE}).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        rendered = [m.value for m in at.markdown if "Fix " in m.value]
+        assert rendered, "the summary quoting the hostile request is rendered as markdown"
+        for value in rendered:
+            assert "<script" not in value and "<img" not in value
+            assert not re.search(r"(?<!\\)\]\(javascript:", value), "no link: its bracket is escaped"
+            assert "&lt;script&gt;alert(1)&lt;/script&gt;" in value and "\\[x\\](javascript:alert(1))" in value
+        assert any(HOSTILE in c.value for c in at.code), "the plain-text tab shows it as written"
+        assert not at.get("html")
 
     def test_llm_panel_without_a_key_does_not_fail(self) -> None:
-        at = page_test(SMALL).run()
+        at = _llm_on(page_test(SMALL).run())
         at.radio(key="lab.llm.provider").set_value("anthropic").run()
         assert not at.exception and not at.error
         assert any("No API key for anthropic" in i.value for i in at.info)
@@ -156,7 +222,7 @@ class TestPage:
 
     @pytest.mark.parametrize("provider", ["openai", "anthropic"])
     def test_llm_summary_from_the_fake_provider_is_shown_beside_the_rules(self, fake: FakeProvider, provider: str) -> None:
-        at = page_test(SMALL, preset("mewcode")).run()
+        at = _llm_on(page_test(SMALL, preset("mewcode")).run())
         at.radio(key="lab.llm.provider").set_value(provider).run()
         at.text_input(key="lab.llm.base_url").input(fake.base_url(provider)).run()  # type: ignore[arg-type]
         picker = at.number_input(key="lab.summary.request")
@@ -170,7 +236,7 @@ class TestPage:
 
     def test_provider_error_is_shown_and_the_app_keeps_running(self, fake: FakeProvider) -> None:
         fake.script("auth")
-        at = page_test(SMALL, preset("mewcode")).run()
+        at = _llm_on(page_test(SMALL, preset("mewcode")).run())
         at.radio(key="lab.llm.provider").set_value("openai").run()
         at.text_input(key="lab.llm.base_url").input(fake.base_url_openai).run()
         picker = at.number_input(key="lab.summary.request")
@@ -181,7 +247,7 @@ class TestPage:
         assert at.title[0].value == "Summary" and at.metric, "the rest of the page is still drawn"
 
     def test_nothing_to_summarise_is_an_error_not_a_crash(self, fake: FakeProvider) -> None:
-        at = page_test(SMALL).run()
+        at = _llm_on(page_test(SMALL).run())
         at.radio(key="lab.llm.provider").set_value("openai").run()
         at.text_input(key="lab.llm.base_url").input(fake.base_url_openai).run()
         at.button(key="lab.llm.run").click().run()  # request 0: one user message, nothing before the tail
@@ -199,3 +265,47 @@ def test_open_the_last_request_in_diff() -> None:
     assert at.title[0].value == "Diff"
     picker = at.number_input(key="lab.diff.request")
     assert picker.value == picker.max
+
+
+def _timed_page(page: str, sample: str) -> None:
+    """The page after the session is loaded and replayed (shared with every page), its own work timed."""
+    import time
+
+    import streamlit as st
+
+    from lab.ui import state
+    from tests.app.test_summary import _page
+
+    if state.get_transcript() is None:
+        state.load_sample(sample)
+        state.get_report()
+        # The Session page (the default one) has imported pandas, which st.dataframe needs, before any visit here.
+        import pandas  # noqa: F401
+    t = time.perf_counter()
+    _page(page)
+    st.session_state["test.seconds"] = time.perf_counter() - t
+
+
+FIRST_VISIT = """
+import sys
+sys.path.insert(0, {root!r})
+from streamlit.testing.v1 import AppTest
+from tests.app.test_summary import _timed_page, PAGE, SMALL
+
+at = AppTest.from_function(_timed_page, default_timeout=300, kwargs={{"page": PAGE, "sample": SMALL}}).run()
+assert not at.exception, at.exception
+print(at.session_state["test.seconds"], "anthropic" in sys.modules or "openai" in sys.modules)
+"""
+
+
+def test_the_first_visit_imports_no_provider_sdk_and_is_quick() -> None:
+    """Measured in a fresh process: the SDK imports (seconds) made the first visit slow; now they wait for the toggle."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_VISIT.format(root=str(ROOT))], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seconds, sdk = out.stdout.split()
+    assert sdk == "False", "no provider SDK is imported until the LLM panel is turned on"
+    # The page's own work took 0.03-0.25 s here, on a loaded 2-core machine; the bound only catches a regression to seconds.
+    assert float(seconds) < 3.0, f"first visit took {seconds} s"

@@ -6,6 +6,7 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.test_pipeline import key
 from tests.app.conftest import TIMEOUT, load_sample, metrics, new_app, no_exception, switch_to
 
 
@@ -86,11 +87,12 @@ class TestChartClick:
 class TestQuickKnobs:
     def test_knob_changes_the_replay_like_the_pipeline_page(self, app: AppTest) -> None:
         switch_to(app, "timeline")
-        app.number_input(key="tl0:window").set_value(12_000).run()
-        before = int(metrics(app)["Over watermark"])
-        app.slider(key="tl0:watermark.ratio").set_value(0.5).run()
+        app.number_input(key=key(app, "window", "tl")).set_value(12_000).run()
+        before = int(metrics(app)["Compactions"])
+        app.slider(key=key(app, "watermark.ratio", "tl")).set_value(0.5).run()
         no_exception(app)
-        assert int(metrics(app)["Over watermark"]) > before
+        # A lower watermark lets the full compact (tail: the newest min(n/3, 5) messages) run where 85% never triggered.
+        assert int(metrics(app)["Compactions"]) > before
         assert app.session_state["lab.config"].watermark.ratio == 0.5
 
     def test_pipeline_change_shows_on_the_timeline(self) -> None:
@@ -98,8 +100,8 @@ class TestQuickKnobs:
         switch_to(at, "timeline")
         peak = metrics(at)["Peak sent"]
         switch_to(at, "pipeline")
-        at.toggle(key="cfg0:spill.enabled").set_value(False).run()
-        at.toggle(key="cfg0:microcompact.enabled").set_value(False).run()
+        at.toggle(key=key(at, "spill.enabled")).set_value(False).run()
+        at.toggle(key=key(at, "microcompact.enabled")).set_value(False).run()
         switch_to(at, "timeline")
         assert metrics(at)["Peak sent"] != peak
 
@@ -124,3 +126,88 @@ def test_session_without_requests_explains_instead_of_charting() -> None:
     no_exception(at)
     assert any("no model requests" in i.value for i in at.info)
     assert not _charts(at)
+
+
+class TestLoudFailures:
+    def test_breaker_banner_and_honest_failure_count(self, app: AppTest) -> None:
+        from tests.app.test_pipeline_warnings import at_window
+
+        at_window(app, "claude-code", 16_000)
+        switch_to(app, "timeline")
+        errors = [e.value for e in app.error]
+        assert any("circuit breaker opened" in e for e in errors), errors
+        overflows, failures = metrics(app)["Overflows / failures"].split(" / ")
+        # Nothing overflowed, yet requests went over the watermark with the breaker open: those are failures.
+        assert overflows == "0" and int(failures) > 0
+
+    def test_no_banner_when_the_config_copes(self, app: AppTest) -> None:
+        switch_to(app, "timeline")
+        assert not app.error
+        assert metrics(app)["Overflows / failures"] == "0 / 0"
+
+
+class TestCostYouCanTrust:
+    """Issue 12 §6: the cost says which model's prices it used, and "no change" when nothing changed."""
+
+    @staticmethod
+    def _cost(at: AppTest) -> Any:
+        return next(m for m in at.metric if m.label == "Cost")
+
+    @staticmethod
+    def _captions(at: AppTest) -> str:
+        return "\n".join(c.value for c in at.caption)
+
+    def test_the_sessions_model_prices_the_replay_and_says_so(self, app: AppTest) -> None:
+        from lab.replay.prices import PRICES_TAKEN
+
+        switch_to(app, "timeline")
+        # The sample's model is claude-sonnet-4-5: billed at that row, named with its date and numbers.
+        assert app.session_state["lab.config"].replay.pricing.model == "Claude Sonnet 4.5"
+        text = self._captions(app)
+        assert "Claude Sonnet 4.5 prices" in text and PRICES_TAKEN in text and "input $3.00" in text
+        assert "The session's model 'claude-sonnet-4-5' is Claude Sonnet 4.5." in text
+        assert "Claude Sonnet 4.5 prices" in self._cost(app).help
+
+    def test_a_gpt_session_is_billed_at_its_row(self, bare_app: AppTest) -> None:
+        switch_to(bare_app, "session")
+        bare_app.selectbox(key="session.sample").set_value("codex-rollout-forecast.jsonl").run()
+        bare_app.button(key="session.load_sample").click().run()
+        switch_to(bare_app, "timeline")
+        pricing = bare_app.session_state["lab.config"].replay.pricing
+        assert (pricing.model, pricing.input_per_mtok, pricing.cache_read_per_mtok) == ("GPT-5", 1.25, 0.125)
+        assert "GPT-5 prices" in self._captions(bare_app)
+
+    def test_edited_prices_are_called_custom_and_kept(self, app: AppTest) -> None:
+        switch_to(app, "pipeline")
+        # The key's generation moves as the session's window and prices are applied: found by its path.
+        key = next(str(w.key) for w in app.number_input if str(w.key or "").endswith(":replay.pricing.input_per_mtok"))
+        app.number_input(key=key).set_value(4.0).run()
+        switch_to(app, "timeline")
+        assert app.session_state["lab.config"].replay.pricing.input_per_mtok == 4.0
+        assert "Custom prices, edited from Claude Sonnet 4.5" in self._captions(app)
+
+    def test_no_change_instead_of_a_zero_saving(self, app: AppTest) -> None:
+        switch_to(app, "pipeline")
+        # Every stage off: the compacted bill is the raw one.
+        for stage in ("spill", "dedup", "microcompact", "watermark", "summary"):
+            key = next(str(t.key) for t in app.toggle if str(t.key or "").endswith(f":{stage}.enabled"))
+            app.toggle(key=key).set_value(False).run()
+        switch_to(app, "timeline")
+        cost = self._cost(app)
+        assert cost.delta == "no change"
+        assert "-$0.0000" not in cost.delta
+
+    def test_a_real_saving_keeps_its_delta(self, app: AppTest) -> None:
+        switch_to(app, "timeline")
+        delta = self._cost(app).delta
+        assert delta.endswith(" vs none") and delta != "no change"
+
+
+def test_quick_knobs_are_disabled_when_idle(app: AppTest) -> None:
+    switch_to(app, "pipeline")
+    app.selectbox(key="pipeline.preset").set_value("claude-code").run()
+    switch_to(app, "timeline")
+    ratio = app.slider(key=key(app, "watermark.ratio", "tl"))
+    assert ratio.disabled and "'reserve'" in ratio.help
+    assert app.number_input(key=key(app, "spill.threshold", "tl")).disabled
+    assert not app.number_input(key=key(app, "window", "tl")).disabled

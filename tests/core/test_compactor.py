@@ -140,12 +140,51 @@ class TestBreaker:
         assert c.state.breaker_failures == 3
 
     def test_manual_and_emergency_ignore_the_breaker_and_do_not_count(self) -> None:
-        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=3))
+        # MewCode's forced paths neither record a failure nor close the breaker.
+        cfg = small_window(spill={"enabled": False}, watermark=WatermarkConfig(breaker_reset_on_forced=False))
+        c = Compactor(cfg, state=CompactorState(breaker_failures=3))
         msgs = session(8, 6000)
         manual = c.compact(msgs)
         assert manual.effective and c.state.breaker_failures == 3
         rescued = c.recover(msgs, "prompt is too long: 9000 tokens > 8000 maximum")
         assert rescued.effective and c.state.breaker_failures == 3
+
+    @pytest.mark.parametrize("path", ["manual", "recovery"])
+    def test_a_successful_forced_compact_closes_the_breaker(self, path: str) -> None:
+        # MiniCode's reactive recovery resets its breaker, and _on_success keeps it at zero.
+        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=3, breaker_failed_at=5.0))
+        msgs = session(8, 6000)
+        out = c.compact(msgs) if path == "manual" else c.recover(msgs, "prompt is too long: 9000 tokens > 8000 maximum")
+        assert out.effective and c.state.breaker_failures == 0 and c.state.breaker_failed_at is None
+
+    def test_a_failed_forced_compact_leaves_the_breaker_open(self) -> None:
+        c = self.failing()
+        c.state.breaker_failures = 3
+        out = c.compact(session(8, 6000))
+        assert not out.success and c.state.breaker_failures == 3
+
+    def test_the_breaker_closes_300_s_after_the_last_failure(self) -> None:
+        c = self.failing()
+        msgs = session(8, 6000)
+        for now in (0.0, 10.0, 20.0):
+            c.process_request(msgs, now=now)
+        assert c.state.breaker_failures == 3 and c.state.breaker_failed_at == 20.0
+        early = c.process_request(msgs, now=20.0 + 299)
+        assert [e.strategy for e in early.events] == ["breaker_open"] and c.summarizer.calls == 3  # type: ignore[attr-defined]
+        late = c.process_request(msgs, now=20.0 + 300)
+        trigger = next(e for e in late.events if e.stage == "watermark")
+        assert trigger.success and "circuit breaker closed 300 s after the last failure" in trigger.detail
+        assert c.summarizer.calls == 4  # type: ignore[attr-defined]
+        # That attempt failed too: one failure, not a re-opened breaker.
+        assert c.state.breaker_failures == 1 and c.state.breaker_failed_at == 320.0
+
+    def test_no_cooldown_keeps_it_open(self) -> None:
+        cfg = small_window(spill={"enabled": False}, microcompact=MicrocompactConfig(enabled=False), watermark=WatermarkConfig(breaker_cooldown_seconds=0))
+        c = Compactor(cfg, summarizer=FailingSummarizer())
+        msgs = session(8, 6000)
+        for now in (0.0, 10.0, 20.0, 100_000.0):
+            out = c.process_request(msgs, now=now)
+        assert [e.strategy for e in out.events] == ["breaker_open"] and c.summarizer.calls == 3  # type: ignore[attr-defined]
 
     def test_failed_manual_compaction_does_not_count(self) -> None:
         c = self.failing()

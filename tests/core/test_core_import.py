@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-UI_MODULES = ("streamlit", "plotly")
-FORBIDDEN_PACKAGES = ("lab.formats", "lab.replay", "lab.ui")
+UI_MODULES = ("streamlit", "plotly", "ipywidgets", "anywidget")
+FORBIDDEN_PACKAGES = ("lab.formats", "lab.replay", "lab.ui", "lab.notebook")
 
 
 @pytest.mark.parametrize("module", ["lab.core", "lab.core.compactor", "lab.core.presets"])
@@ -49,12 +49,12 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 
 def test_core_works_when_ui_libraries_are_not_installed() -> None:
-    # A finder that makes streamlit and plotly unimportable, as on a machine without them.
+    # A finder that makes the UI libraries unimportable, as on a machine without them.
     code = (
         "import sys\n"
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('streamlit', 'plotly'):\n"
+        f"        if name.split('.')[0] in {UI_MODULES!r}:\n"
         "            raise ImportError(f'{name} is not installed')\n"
         "        return None\n"
         "sys.meta_path.insert(0, Block())\n"
@@ -69,3 +69,16 @@ def test_core_works_when_ui_libraries_are_not_installed() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_import_lab_loads_no_notebook_library_until_explore_is_asked_for() -> None:
+    code = (
+        "import sys, lab\n"
+        "lab.replay, lab.figures\n"
+        f"print([n for n in sys.modules if n.split('.')[0] in {UI_MODULES[2:]!r}])\n"
+        "lab.explore\n"
+        "print('ipywidgets' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "True"]

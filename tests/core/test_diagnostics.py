@@ -140,3 +140,49 @@ def test_pure_and_plain_text() -> None:
     first = config_warnings(cfg)
     assert config_warnings(cfg) == first and cfg.model_dump() == before
     assert all(isinstance(w, str) and w and "\n" not in w for w in first)
+
+
+class TestSmallWindows:
+    """Every preset at 16k, 32k and 64k: the warnings name the setting that stops a stage."""
+
+    @pytest.mark.parametrize("window", [16_000, 32_000], ids=["16k", "32k"])
+    def test_minicode_session_memory_tail_max(self, window: int) -> None:
+        w = _one(config_warnings(_with("minicode", window)), "summary tail max 40,000")
+        assert f"≥ watermark {int(0.85 * window):,}" in w and "session memory" in w
+        # The full compact keeps min(n/3, 5) messages: it is not said to fail, and the breaker is not in play.
+        assert "the full summary (tail: the newest min(n/3, tail_min_messages) messages) does the work" in w
+        assert "circuit breaker" not in w
+
+    def test_minicode_at_64k_can_summarise_from_session_memory(self) -> None:
+        assert config_warnings(_with("minicode", 64_000)) == []
+
+    def test_one_tail_for_both_summaries_names_the_issue_example(self) -> None:
+        warnings = config_warnings(_with("minicode", 32_000, summary={"full_tail_policy": "same"}))
+        w = _one(warnings, "summary tail max 40,000 ≥ watermark 27,200")
+        assert "session memory and the full summary keep" in w and "never summarise" in w and "circuit breaker" in w
+        assert "set summary.full_tail_policy to 'third'" in w
+        # The recovery ladder's forced compact has the same tail, at a context just over the window.
+        _one(warnings, "recovery ladder's forced full compact keeps the whole context")
+
+    def test_tail_max_between_the_watermark_and_the_window(self) -> None:
+        w = _one(config_warnings(_with("minicode", 64_000, summary={"tail_max_tokens": 60_000})), "summary tail max 60,000")
+        assert "only once the context passes 60,000 tokens" in w
+
+    def test_ladder_rejects_when_the_tail_floor_is_over_the_accept_limit(self) -> None:
+        cfg = _with("minicode", 200_000, summary={"full_tail_policy": "same", "tail_min_tokens": 180_000, "tail_max_tokens": 190_000})
+        _one(config_warnings(cfg), "the recovery ladder's forced full compact is always rejected")
+
+    def test_codex_keeps_more_user_text_than_the_threshold_at_16k(self) -> None:
+        w = _one(config_warnings(_with("codex", 16_000)), "summary.keep_user_messages_tokens (20,000)")
+        assert "14,401 tokens" in w
+        assert not any("keep_user_messages_tokens" in x for x in config_warnings(_with("codex", 32_000)))
+
+    def test_llm_summary_budget_over_the_threshold(self) -> None:
+        cfg = _with("mewcode", 64_000, summary={"summarizer": "anthropic", "summary_max_tokens": 40_000})
+        _one(config_warnings(cfg), "summary.summary_max_tokens (40,000)")
+
+    @pytest.mark.parametrize("name", preset_names())
+    @pytest.mark.parametrize("window", [16_000, 32_000, 64_000], ids=["16k", "32k", "64k"])
+    def test_every_warning_names_a_setting(self, name: str, window: int) -> None:
+        for w in config_warnings(_with(name, window)):
+            assert any(f"{stage}." in w for stage in ("summary", "watermark", "spill", "microcompact", "recovery")), w

@@ -88,8 +88,8 @@ class TestModelled:
 
 
 class TestAccess:
-    def test_all_six_presets(self) -> None:
-        assert preset_names() == ["minicode", "mewcode", *MODELLED]
+    def test_the_seeds_the_modelled_agents_then_the_lab_preset(self) -> None:
+        assert preset_names() == ["minicode", "mewcode", *MODELLED, "lab"]
         assert all(PRESETS[name].label == name for name in PRESETS)
 
     def test_unknown_name_lists_the_choices(self) -> None:
@@ -123,3 +123,28 @@ def test_config_bytes_without_a_format_or_not_utf8_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(b"\xff\xfe window = 1", fmt="toml")
     assert load_config(b'{"window": 64000}', fmt="json").window == 64_000
+
+
+class TestLab:
+    """The lab's own preset: each choice is in its description with the reason, and the mechanisms it names are on."""
+
+    def test_description_gives_the_reasons(self) -> None:
+        text = preset_description("lab")
+        for reason in ("bench", "read it rather than guess", "cached prompt prefix", "window-relative", "verbatim"):
+            assert reason in text
+
+    def test_mechanisms(self) -> None:
+        cfg = preset("lab")
+        assert cfg.spill.enabled and cfg.spill.preview_format == "mewcode" and cfg.spill.message_budget_enabled
+        assert cfg.dedup.enabled and not cfg.microcompact.enabled
+        assert cfg.summary.keep_user_messages_tokens > 0 and cfg.summary.tail_window_share > 0
+        assert cfg.watermark.breaker_cooldown_seconds == 300 and cfg.watermark.breaker_reset_on_forced
+        assert cfg.counter == "calibrated"
+
+    @pytest.mark.parametrize("window", [16_000, 32_000, 64_000, 128_000, 200_000])
+    def test_no_setting_is_inert_at_common_windows(self, window: int) -> None:
+        from lab.core.diagnostics import config_warnings
+
+        cfg = preset("lab")
+        cfg.window = window
+        assert config_warnings(cfg) == []

@@ -261,3 +261,27 @@ class TestTruncateKeep:
     def test_bad_ratio(self) -> None:
         with pytest.raises(ConfigError):
             truncate_keep(turns(3, 100), 1.5, 0.15, 3)
+
+
+class TestThirdTail:
+    """MiniCode 6b: the newest min(n // 3, max) conversation turns, by count only."""
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.integers(min_value=0, max_value=40), st.integers(min_value=0, max_value=8), st.booleans())
+    def test_keeps_a_third_capped(self, n: int, cap: int, marker: bool) -> None:
+        from lab.core.tail import is_turn, third_tail_start
+
+        msgs = [system()] + [user(f"u{i}") if i % 2 == 0 else assistant(f"a{i}") for i in range(n)]
+        if marker and n > 2:
+            # A pipeline-written message is not a turn: it neither counts nor shifts the cut.
+            msgs.insert(2, Message(role="user", content=(TextBlock(text="summary"),), id="s-x", tag="summary"))
+        start = third_tail_start(msgs, cap)
+        kept = [m for m in msgs[start:] if is_turn(m)]
+        assert len(kept) == min(n // 3, cap)
+        assert start >= 1 and (start == len(msgs) or is_turn(msgs[start]))
+
+    def test_negative_cap_is_a_config_error(self) -> None:
+        from lab.core.tail import third_tail_start
+
+        with pytest.raises(ConfigError, match="max_messages must be >= 0"):
+            third_tail_start([system(), user("x")], -1)

@@ -188,3 +188,15 @@ def test_same_prefix_counts_equal_objects_and_finds_the_first_difference() -> No
     changed = msgs[:63] + [user("other")] + msgs[64:]
     assert same_prefix(msgs, changed) == 63
     assert same_prefix([], msgs) == 0
+
+
+def test_recall_fields_match_a_from_scratch_replay() -> None:
+    # Masking removes early reads that later responses name, so recall has losses to agree on.
+    t = generate(GeneratorConfig(seed=13, requests=120, parallel_rate=0.3))
+    cfg = preset("openhands-masking")
+    cfg.microcompact.keep_recent = 3
+    fast, slow = _both(t, cfg, window=16_000)
+    assert fast["needed_mentions"] > 0 and fast["kept_mentions"] < fast["needed_mentions"]
+    keys = ("needed_mentions", "kept_mentions", "recoverable_mentions", "lost_recorded", "lost_config", "needed_later_recall", "lost_mentions")
+    assert [[r[k] for k in keys] for r in fast["rows"]] == [[r[k] for k in keys] for r in slow["rows"]]
+    _same_bytes(fast, slow)

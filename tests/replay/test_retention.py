@@ -46,7 +46,8 @@ class TestParts:
         assert r.parts["recoverable"].total == 0
         assert r.score == pytest.approx(1.0)
         assert _where(r, "file_paths") == ["tail", "tail"]
-        assert r.parts["errors"].items[0].item == "Traceback (most recent call last)"
+        # The error line a person would quote: the traceback's exception, not its header.
+        assert r.parts["errors"].items[0].item == "AssertionError: boom"
 
     def test_a_summary_holding_a_user_message_keeps_it(self) -> None:
         raw = _raw()
@@ -149,3 +150,52 @@ class TestThroughReplay:
         # Masking keeps no copy: every masked result is lost, none recoverable.
         assert part.total == 6 and part.kept == 0
         assert report.retention_score < 1.0
+
+
+class TestShellAgents:
+    """mini-swe-agent style: every action is a bash command, answered by <returncode> and <output>."""
+
+    def _raw(self) -> list[Message]:
+        msgs = [system(), user("Fix the failing totals test.")]
+        msgs += call_and_result("bash", "<returncode>0</returncode>\n<output>\ndef total(): ...\n</output>", tool_id="call_00_a",
+                                command="cat app/billing.py")
+        msgs += call_and_result("bash", "<returncode>0</returncode>\n<output>\n12:def test_total\n</output>", tool_id="call_00_b",
+                                command="grep -rn test_total tests/")
+        msgs += call_and_result("bash", "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n  File \"t.py\"\n"
+                                "ZeroDivisionError: division by zero\n</output>", tool_id="call_00_c", command="python -m pytest tests/test_billing.py")
+        msgs += call_and_result("bash", "<returncode>2</returncode>\n<output>\nerror: unknown option '--frobnicate'\n</output>",
+                                tool_id="call_00_d", command="sed --frobnicate x")
+        msgs.append(assistant("done"))
+        return msgs
+
+    def test_paths_inside_commands_are_file_paths(self) -> None:
+        goals = targets(self._raw())
+        assert [i.text for i in goals.file_paths] == ["app/billing.py", "tests", "tests/test_billing.py"]
+
+    def test_failed_shell_results_are_errors_by_their_error_line(self) -> None:
+        goals = targets(self._raw())
+        assert [i.text for i in goals.errors] == ["ZeroDivisionError: division by zero", "error: unknown option '--frobnicate'"]
+
+    def test_removed_output_reads_as_the_command_never_as_an_id(self) -> None:
+        raw = self._raw()
+        context = raw[:2] + [raw[2], Message(role="user", content=(ToolResultBlock(tool_use_id="call_00_a", content="[cleared]", compacted="cleared"),), id="c")] + raw[4:]
+        r = retention(context, targets(raw), upto=len(raw))
+        items = r.parts["recoverable"].items
+        assert [i.item for i in items] == ["bash: cat app/billing.py"]
+        assert all("call_00" not in i.item for p in r.parts.values() for i in p.items)
+
+    def test_a_lost_item_says_what_removed_it(self) -> None:
+        from lab.core.messages import Boundary
+
+        raw = self._raw()
+        marker = Message(role="system", content=(), id="b", tag="boundary", boundary=Boundary(trigger="auto", strategy="full"))
+        with_boundary = raw[:4] + [marker] + raw[4:]
+        r = retention([raw[0]] + with_boundary[5:], targets(with_boundary), upto=len(with_boundary))
+        lost = {i.item: i.lost_to for p in r.parts.values() for i in p.items if i.where == "nowhere"}
+        # app/billing.py was named only before the recorded boundary; the user's request too.
+        assert lost["app/billing.py"] == "recorded compaction"
+        assert lost["Fix the failing totals test."] == "recorded compaction"
+        assert all(i.lost_to is None for p in r.parts.values() for i in p.items if i.where != "nowhere")
+        # Without the boundary the same loss is the config's.
+        plain = retention([raw[0]] + raw[4:], targets(raw), upto=len(raw))
+        assert {i.lost_to for p in plain.parts.values() for i in p.items if i.where == "nowhere"} == {"this config"}

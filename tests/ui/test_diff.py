@@ -10,14 +10,25 @@ from hypothesis import strategies as st
 
 from lab.core import Compactor, preset
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from lab.replay.report import Row
 from lab.ui.diff import (
+    PAGE_LINES,
     BlockChange,
     ContextDiff,
+    RequestEvents,
     block_view,
     clip,
+    default_request,
     diff_context,
+    event_requests,
+    page_layout,
+    paginate,
+    recall_note,
     render_block,
+    section_lines,
+    step_request,
     text_diff,
+    tool_input_text,
 )
 from tests.builders import assistant, call_and_result, system, tool_result, user
 
@@ -221,8 +232,8 @@ class TestText:
         assert render_block(ToolResultBlock(tool_use_id="t", content=XSS)) == XSS
 
     def test_render_tool_use_and_image(self) -> None:
-        use = ToolUseBlock(id="t", name="Read", input={"file_path": "a.py"})
-        assert render_block(use).startswith("Read(") and '"file_path": "a.py"' in render_block(use)
+        use = ToolUseBlock(id="t", name="Read", input={"file_path": "a.py", "offset": 10})
+        assert render_block(use) == "Read (read)\npath: a.py\noffset: 10"
         view = block_view(use)
         assert view.kind == "tool_use" and view.tool_id == "t" and "[t]" in view.label
 
@@ -260,3 +271,120 @@ def test_pure_helpers_do_not_import_streamlit() -> None:
     code = "import sys, lab.ui.diff, lab.ui.summary, lab.ui.export; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", "diff, summary and export data must stay usable without Streamlit"
+
+
+class TestRecallNote:
+    def test_lost_mentions_read_as_sentences_with_their_attribution(self) -> None:
+        from lab.replay.report import LostMention, Row
+
+        row = Row(index=7, message_index=30, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1,
+                  needed_mentions=3, kept_mentions=1, recoverable_mentions=0, lost_recorded=1, lost_config=1, needed_later_recall=1 / 3,
+                  lost_mentions=[LostMention(mention="app/billing.py", kind="path", lost_to="recorded compaction"),
+                                 LostMention(mention=XSS, kind="identifier", lost_to="this config")])
+        head, lines = recall_note(row)
+        assert head is not None and "33%" in head and "request 7" in head
+        assert lines[0] == "the response at 7 used path app/billing.py; this context no longer holds it (lost to recorded compaction)"
+        # Transcript text comes back as it is, for st.text to draw; nothing is turned into markup here.
+        assert XSS in lines[1]
+
+    def test_nothing_needed_has_no_note(self) -> None:
+        from lab.replay.report import Row
+
+        row = Row(index=0, message_index=1, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1)
+        assert recall_note(row) == (None, [])
+
+
+def _use(name: str, **inputs: object) -> ToolUseBlock:
+    return ToolUseBlock(id="t1", name=name, input=inputs)
+
+
+class TestToolInputText:
+    def test_a_shell_call_is_its_command_with_real_line_breaks(self) -> None:
+        text = tool_input_text(_use("Bash", command="cd app && cat main.py\nls -la", description="look around"))
+        assert text.splitlines() == ["Bash (read)", "$ cd app && cat main.py", "ls -la", "description: look around"]
+        assert "\\n" not in text and "{" not in text
+
+    def test_an_edit_names_its_file_and_what_changed(self) -> None:
+        text = tool_input_text(_use("Edit", file_path="app/x.py", old_string="x = 1\ny = 2", new_string="x = 1\ny = 3"))
+        lines = text.splitlines()
+        assert lines[:3] == ["Edit (write)", "path: app/x.py", 'change: replaced "2" with "3"']
+        assert "old_string:" in lines and "y = 2" in lines, "multi-line inputs keep their lines"
+        assert "file_path" not in text
+
+    def test_a_patch_names_the_files_it_changes(self) -> None:
+        patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"
+        text = tool_input_text(_use("apply_patch", input=patch))
+        assert text.startswith("apply_patch (write)\npath: a.py\nchange: updated (+1 -1)")
+
+    def test_an_unknown_tool_falls_back_to_pretty_json(self) -> None:
+        text = tool_input_text(_use("mcp__github__add_issue_comment", issue_number=12, body="hi"))
+        assert text.splitlines()[0] == "mcp__github__add_issue_comment"
+        assert '  "issue_number": 12' in text and '"body": "hi"' in text
+
+    def test_transcript_text_stays_literal(self) -> None:
+        assert XSS in tool_input_text(_use("Bash", command=XSS))
+
+
+def _row(k: int, **kw: object) -> Row:
+    return Row(index=k, message_index=k, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1, **kw)  # type: ignore[arg-type]
+
+
+class TestEventRequests:
+    ROWS = [
+        _row(0),
+        _row(1, events=[{"stage": "spill", "trigger": "threshold", "success": True}]),
+        _row(2),
+        _row(3, events=[{"stage": "microcompact", "trigger": "microcompact_time", "success": True},
+                        {"stage": "summary", "trigger": "auto", "success": True}], boundary_placed=True),
+        _row(4, events=[{"stage": "summary", "trigger": "auto", "success": False}], overflowed=True, failed=True),
+    ]
+
+    def test_only_requests_where_something_happened_each_saying_what(self) -> None:
+        events = event_requests(self.ROWS)
+        assert [e.index for e in events] == [1, 3, 4]
+        assert events[0] == RequestEvents(1, "request 1: spill (threshold)", compaction=False)
+        assert events[1].label == "request 3: microcompact (time), summary (auto), boundary" and events[1].compaction
+        assert events[2].label == "request 4: summary (auto) ✗ failed, overflowed, ✗ request failed"
+
+    def test_opens_at_the_first_compaction_else_the_first_event_else_zero(self) -> None:
+        assert default_request(event_requests(self.ROWS)) == 3
+        assert default_request(event_requests(self.ROWS[:3])) == 1
+        assert default_request([]) == 0
+
+    def test_previous_and_next_skip_quiet_requests(self) -> None:
+        events = event_requests(self.ROWS)
+        assert step_request(events, 2, 1) == 3 and step_request(events, 2, -1) == 1
+        assert step_request(events, 3, 1) == 4 and step_request(events, 4, 1) is None
+        assert step_request(events, 1, -1) is None and step_request(events, 0, 1) == 1
+
+
+class TestPageLayout:
+    def test_summary_and_boundary_come_first_and_removed_rows_fold_into_one_block(
+        self, summarised: tuple[list[Message], list[Message]]
+    ) -> None:
+        d = diff_context(*summarised)
+        layout = page_layout(d, only_changes=True)
+        assert {r.kind for r in layout.top} == {"summary", "boundary"}
+        sections = [s for page in layout.pages for s in page]
+        removed = [s for s in sections if s.removed]
+        assert len(removed) == 1 and removed[0].folded
+        assert [r.index for r in removed[0].rows] == [r.index for r in d.rows if r.status == "removed"]
+        shown = {r.index for s in sections for r in s.rows} | {r.index for r in layout.top}
+        assert shown == {r.index for r in d.rows}, "every row is drawn once, on top, in a section or folded"
+
+    def test_long_diffs_are_split_into_pages_under_the_budget(self) -> None:
+        msgs = [system(), user("go")]
+        for i in range(40):
+            msgs += call_and_result("Read", f"line {i}\n" * 60, file_path=f"f{i}.py")
+        layout = page_layout(diff_context(msgs, msgs), only_changes=False)
+        assert len(layout.pages) > 1
+        for page in layout.pages:
+            assert sum(section_lines(s) for s in page) <= PAGE_LINES
+        assert sum(len(s.rows) for p in layout.pages for s in p) == len(msgs)
+
+    def test_a_section_taller_than_the_budget_gets_a_page_alone(self) -> None:
+        sections = diff_context([user("x\n" * 50), user("y")], []).sections()
+        pages = paginate(sections, budget=5)
+        assert [len(p) for p in pages] == [1, 1]
+        with pytest.raises(ValueError, match="budget must be >= 1"):
+            paginate(sections, budget=0)

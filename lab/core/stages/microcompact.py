@@ -4,7 +4,11 @@ Four policies, all keeping the newest ``keep_recent`` results intact and
 leaving every tool_use/tool_result pair in place (only content changes):
 
 - ``interval`` (MiniCode): run when ``interval_seconds`` have passed since the
-  last run; the first call only starts the clock.
+  last clearing. The clock starts at session start (the first message's
+  timestamp), and only a run that actually clears restarts it: MiniCode's
+  ``run_time_based_microcompact`` returns early, leaving
+  ``last_time_based_compact`` alone, while there are no more than
+  ``keep_recent`` results, and sets it only after clearing.
 - ``idle``: run when the gap since the previous request is at least
   ``interval_seconds``, i.e. the provider's prompt cache has expired anyway,
   so clearing costs no cache hit. ``state.last_request_time`` is stamped by
@@ -45,14 +49,23 @@ class MicrocompactConfig(StageConfig):
         "interval",
         description="'interval': run when this long has passed since the last run (MiniCode). 'idle': run after a gap between requests longer than the cache TTL. 'always': mask old results on every request (OpenHands observation masking). 'token_trigger': clear old results when the context passes trigger_tokens (Anthropic clear_tool_uses).",
     )
-    interval_seconds: int = Field(3600, ge=0, le=86_400 * 7, description="Seconds between runs (MiniCode 3600), or the idle gap in 'idle' mode.")
+    interval_seconds: int = Field(3600, ge=0, le=86_400 * 7, description="Seconds between clearings (MiniCode 3600), or the idle gap in 'idle' mode.")
+    clock_start: Literal["session_start", "epoch"] = Field(
+        "session_start",
+        description="'interval' mode: where the clock starts before the first clearing. 'session_start': the session's first message. 'epoch': time 0, as MiniCode's code initialises last_time_based_compact = 0.0, so the first clearing comes as soon as more than keep_recent results exist.",
+    )
     keep_recent: int = Field(5, ge=0, le=1000, description="Newest tool results kept intact (MiniCode 5).")
     clear_text: str = Field("[Old tool result content cleared by time-based microcompact]", min_length=1, max_length=500, description="Text a cleared result gets.")
     exclude_tools: list[str] = Field(default_factory=list, description="Tool names whose results are never cleared.")
     masked_text: str = Field("[Old tool result masked to save context; run the tool again if you need it]", min_length=1, max_length=500, description="Text a masked result gets in 'always' mode.")
     trigger_tokens: int = Field(100_000, ge=1_000, le=2_000_000, description="'token_trigger' mode: clear when the context is larger than this many tokens (Anthropic default 100,000).")
+    trigger_window_share: float = Field(0.0, ge=0.0, le=1.0, description="'token_trigger' mode: when above 0, clear when the context passes this share of the window instead of trigger_tokens, so the trigger scales with the window (0 = trigger_tokens).")
     clear_at_least: int = Field(0, ge=0, le=1_000_000, description="'token_trigger' mode: skip clearing unless it frees at least this many tokens, so a prompt-cache miss is worth it.")
     clear_tool_inputs: bool = Field(False, description="'token_trigger' mode: also empty the inputs of the cleared tool calls.")
+
+    def trigger_at(self, window: int) -> int:
+        """The context size in tokens above which 'token_trigger' mode clears, at a ``window``-token context."""
+        return int(self.trigger_window_share * window) if self.trigger_window_share > 0 else self.trigger_tokens
 
 
 def clearable_results(messages: Sequence[Message], config: MicrocompactConfig) -> list[tuple[int, int]]:
@@ -67,6 +80,14 @@ def clearable_results(messages: Sequence[Message], config: MicrocompactConfig) -
     ]
     keep = config.keep_recent
     return found[: max(len(found) - keep, 0)]
+
+
+def _session_start(messages: Sequence[Message], now: float) -> float:
+    """The first message's timestamp; ``now`` when no message has one (the clock then starts at this request)."""
+    for m in messages:
+        if m.timestamp is not None:
+            return min(m.timestamp.timestamp(), now)
+    return now
 
 
 class _Renamed(Exception):
@@ -148,15 +169,14 @@ class MicrocompactStage:
     def __init__(self, config: MicrocompactConfig | None = None) -> None:
         self.config = config or MicrocompactConfig()
 
-    def _due(self, ctx: StageContext) -> tuple[bool, str]:
+    def _due(self, messages: Sequence[Message], ctx: StageContext) -> tuple[bool, str]:
         """Whether this request clears, and the trigger to report."""
         cfg, state = self.config, ctx.state
         if cfg.mode == "interval":
             last = state.microcompact_last_run
             if last is None:
-                # The first request only starts the clock (MiniCode).
-                state.microcompact_last_run = ctx.now
-                return False, "microcompact_time"
+                last = 0.0 if cfg.clock_start == "epoch" else _session_start(messages, ctx.now)
+                state.microcompact_last_run = last
             return ctx.now - last >= cfg.interval_seconds, "microcompact_time"
         if cfg.mode == "idle":
             last = state.last_request_time
@@ -183,17 +203,15 @@ class MicrocompactStage:
         n = len(messages)
         if not cfg.enabled:
             return StageResult(passthrough(messages, ctx), unchanged=n)
-        due, trigger = self._due(ctx)
+        due, trigger = self._due(messages, ctx)
         if not due:
             return StageResult(passthrough(messages, ctx), unchanged=n)
         count = ctx.counter.count_text
         before: int | None = None
         if cfg.mode == "token_trigger":
             before = ctx.tokens(messages)
-            if before <= cfg.trigger_tokens:
+            if before <= cfg.trigger_at(ctx.config.window):
                 return StageResult(passthrough(messages, ctx), unchanged=n)
-        if cfg.mode in ("interval", "idle"):
-            ctx.state.microcompact_last_run = ctx.now
         masked = cfg.mode == "always"
         text = cfg.masked_text if masked else cfg.clear_text
         cache = self._candidates(messages, ctx, text)
@@ -234,6 +252,9 @@ class MicrocompactStage:
                 f"clearing would free only {freed} tokens (< clear_at_least {cfg.clear_at_least}); nothing cleared",
             )
             return StageResult(passthrough(messages, ctx), (event,), unchanged=n)
+        if cfg.mode == "interval":
+            # Only an actual clearing restarts the clock (MiniCode sets last_time_based_compact after clearing).
+            ctx.state.microcompact_last_run = ctx.now
         strategy = {"always": "observation_masking", "token_trigger": "clear_tool_uses"}.get(cfg.mode, "microcompact")
         verb = "masked" if masked else "cleared"
         event = Event(

@@ -2,16 +2,25 @@
 
 Two strategies, one per design:
 
-``minicode``, a ladder climbed one rung per attempt. Attempt 1 is a forced
-full compact (the summary stage without session memory, trigger
-"reactive"), accepted when the result is under ``accept_ratio x
-blocking_ratio x window`` (0.9 x 0.97 = 87.3%). Attempts 2.. are aggressive
-truncations keeping ``truncate_start - truncate_step x (attempt - 2)`` of the
-non-system messages (40%, 30%, 20%, ...; never under ``truncate_floor`` or
-``truncate_min_messages``) behind a user note that carries the first user
-request verbatim. One ``recover`` call climbs until a rung is accepted by the
-estimate; a further call (the provider still said no) resumes at the next
-rung. After ``max_attempts`` rungs it gives up with a ``StageError``.
+``minicode``, the published MiniCode code's ladder
+(``ReactiveCompactEngine.try_recover_from_overflow``). Every attempt starts
+with a forced full compact (the summary stage without session memory,
+trigger "reactive"; with ``compact_every_attempt`` off, only attempt 1),
+accepted when the result is under ``accept_ratio x blocking_ratio x window``
+(0.9 x 0.97 = 87.3%). When it is rejected, the same attempt truncates
+aggressively, keeping ``truncate_start - truncate_step x attempt`` of the
+non-system messages, never under ``truncate_floor`` or
+``truncate_min_messages``, behind a user note that carries the first user
+request verbatim. The code computes ``0.4 - 0.1 x attempt`` with the
+attempt counted from 1 before it truncates, so it keeps 30%, 20%, then the
+15% floor; the English reference (and the code's own comments) say 40%, 30%,
+20%, one step off. The lab follows the code. One difference: a forced
+compact that worked but is still over the limit is kept, and the truncation
+cuts that shorter history (MiniCode truncates the attempt's input and drops
+the summary). One ``recover`` call climbs
+until an attempt is accepted by the estimate; a further call (the provider
+still said no) resumes at the next attempt. After ``max_attempts`` it gives
+up with a ``StageError``.
 
 ``mewcode``, the emergency path: force L1 (spill) and L2 (summary), reset
 the usage anchor, re-estimate; still ``>= window - giveup_margin`` means give
@@ -58,8 +67,9 @@ class RecoveryConfig(StageConfig):
     max_attempts: int = Field(3, ge=1, le=10, description="Recovery attempts before giving up (MiniCode 3).")
     blocking_ratio: float = Field(0.97, ge=0.5, le=1.0, description="Blocking limit as a share of the window (MiniCode 97%).")
     accept_ratio: float = Field(0.9, ge=0.1, le=1.0, description="A forced compact is accepted under this share of the blocking limit (MiniCode 0.9).")
-    truncate_start: float = Field(0.4, ge=0.05, le=1.0, description="Share of non-system messages kept by the first truncation (MiniCode 0.4, then -0.1 per attempt).")
-    truncate_step: float = Field(0.1, ge=0.0, le=0.5, description="How much less each further truncation keeps.")
+    truncate_start: float = Field(0.4, ge=0.05, le=1.0, description="Truncation in attempt k keeps truncate_start - truncate_step x k of the non-system messages (MiniCode's code: 0.4 - 0.1 x k, so 30%, 20%, then the floor).")
+    truncate_step: float = Field(0.1, ge=0.0, le=0.5, description="How much less each attempt's truncation keeps (MiniCode 0.1).")
+    compact_every_attempt: bool = Field(True, description="Try the forced full compact again at the start of every attempt, not only the first (MiniCode's code: every attempt).")
     truncate_floor: float = Field(0.15, ge=0.0, le=1.0, description="Never keep less than this share (MiniCode 0.15)...")
     truncate_min_messages: int = Field(3, ge=1, le=100, description="...or fewer than this many messages (MiniCode 3).")
     giveup_margin: int = Field(3000, ge=0, le=100_000, description="MewCode: give up when still >= window - this after the forced compaction.")
@@ -71,8 +81,8 @@ def accept_limit(config: RecoveryConfig, window: int) -> int:
 
 
 def truncate_keep_ratio(config: RecoveryConfig, attempt: int) -> float:
-    """Share of non-system messages kept by truncation attempt ``attempt`` (2 -> 40%, 3 -> 30%, 4 -> 20%)."""
-    ratio = config.truncate_start - config.truncate_step * max(attempt - 2, 0)
+    """Share of non-system messages kept by the truncation of attempt ``attempt`` (MiniCode: 1 -> 30%, 2 -> 20%, 3 -> 15%)."""
+    ratio = config.truncate_start - config.truncate_step * max(attempt, 1)
     return max(ratio, config.truncate_floor)
 
 
@@ -124,32 +134,35 @@ class RecoveryStage:
         current = list(messages)
         events: list[Event] = []
         boundary: Boundary | None = None
-        # Bounded: at most max_attempts rungs over the whole life of one failing request.
+        # Bounded: at most max_attempts attempts over the whole life of one failing request.
         while ctx.state.recovery_attempts < cfg.max_attempts:
             ctx.state.recovery_attempts += 1
             attempt = ctx.state.recovery_attempts
-            if attempt == 1:
+            if attempt == 1 or cfg.compact_every_attempt:
                 result = self._forced_summary(current, ctx, "reactive", session_memory=False)
                 ok = False
                 if result is not None:
                     events.extend(result.events)
                     ok = any(e.stage == "summary" and e.effective for e in result.events)
-                    if ok:
-                        current, boundary = list(result.messages), result.boundary or boundary
-                after = ctx.counter.count_messages(current)
+                after = ctx.counter.count_messages(result.messages) if ok and result is not None else ctx.counter.count_messages(current)
                 accepted = ok and after < limit
                 if result is None:
-                    detail = "attempt 1: summary stage disabled, no forced compact"
+                    detail = f"attempt {attempt}: summary stage disabled, no forced compact"
                 else:
                     verdict = "accepted" if accepted else "rejected"
-                    detail = f"attempt 1: forced full compact {verdict} ({after} tokens, limit {limit} = {cfg.accept_ratio} x {cfg.blocking_ratio} x {window})"
-                events.append(Event(stage=self.name, trigger="reactive", tokens_before=after, tokens_after=after, strategy="full", success=accepted, detail=detail))
-            else:
-                result = self._truncate(current, ctx, attempt)
-                events.extend(result.events)
-                current, boundary = list(result.messages), result.boundary or boundary
-                accepted = ctx.counter.count_messages(current) < limit
-            if accepted:
+                    detail = f"attempt {attempt}: forced full compact {verdict} ({after} tokens, limit {limit} = {cfg.accept_ratio} x {cfg.blocking_ratio} x {window})"
+                if result is not None or attempt == 1:
+                    events.append(Event(stage=self.name, trigger="reactive", tokens_before=after, tokens_after=after, strategy="full", success=accepted, detail=detail))
+                if accepted:
+                    assert result is not None
+                    return StageResult(list(result.messages), tuple(events), result.boundary or boundary)
+                if ok and result is not None:
+                    # Kept although over the limit: the truncation below starts from the shorter history.
+                    current, boundary = list(result.messages), result.boundary or boundary
+            result = self._truncate(current, ctx, attempt)
+            events.extend(result.events)
+            current, boundary = list(result.messages), result.boundary or boundary
+            if ctx.counter.count_messages(current) < limit:
                 return StageResult(current, tuple(events), boundary)
         raise StageError(
             f"prompt too long: reactive recovery gave up after {cfg.max_attempts} attempt(s); "

@@ -10,6 +10,13 @@ providers whichever design's text is used. The tail is chosen by
 ``lab.core.tail`` and never splits a tool pair. A compaction that saves less
 than ``min_saving`` is refused: the input comes back unchanged with a failed
 event, as MiniCode does.
+
+Session memory and the full summary keep different tails in MiniCode: session
+memory scans back within ``tail_min_tokens..tail_max_tokens`` (``tail_policy``),
+the rule-based full compact keeps only the newest ``min(n / 3,
+tail_min_messages)`` turns (``full_tail_policy="third"``). With one tail for
+both, a context smaller than the session-memory tail could never be
+summarised at all, which is what broke MiniCode at small windows.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from ..summarizers.attachment import build_attachment
 from ..summarizers.base import SummaryRequest, SummaryResult
 from ..summarizers.rules import first_user_request, render_user_messages, user_texts
 from ..summarizers.session_memory import SessionMemorySummarizer
-from ..tail import adjust_for_pairs, repair_roles, select_tail
+from ..tail import adjust_for_pairs, is_turn, repair_roles, select_tail, third_tail_start
 from .base import StageConfig
 
 __all__ = ["SummaryConfig", "SummaryStage"]
@@ -45,7 +52,8 @@ class SummaryConfig(StageConfig):
     tail_policy: Literal["minicode", "mewcode"] = Field("minicode", description="MiniCode: scan back within min..max tokens and at least N messages. MewCode: keep the wider of >= min tokens AND >= N messages.")
     tail_min_tokens: int = Field(10_000, ge=0, le=500_000, description="Minimum tokens in the verbatim tail (both designs 10,000).")
     tail_max_tokens: int = Field(40_000, ge=1000, le=1_000_000, description="Maximum tokens in the verbatim tail (MiniCode 40,000).")
-    tail_min_messages: int = Field(5, ge=1, le=200, description="Minimum messages in the verbatim tail (both designs 5).")
+    tail_min_messages: int = Field(5, ge=1, le=200, description="Minimum messages in the verbatim tail (both designs 5); with full_tail_policy 'third' also the most the full summary keeps, and it fails with this many turns or fewer (MiniCode's min_keep_messages, 5).")
+    full_tail_policy: Literal["third", "same"] = Field("third", description="Tail of the full summary (not session memory). 'third': the newest min(n/3, tail_min_messages) turns, no token bounds (MiniCode 6b). 'same': the tail_policy tail, as session memory keeps (MewCode's only summary).")
     min_saving: float = Field(0.05, ge=0.0, le=0.9, description="Fail the compaction when it saves less than this share (MiniCode 5%).")
     summary_max_tokens: int = Field(20_000, ge=500, le=200_000, description="Budget for the summary text.")
     attachment_files: int = Field(5, ge=0, le=50, description="Recovery attachment: most recently read files (MewCode 5).")
@@ -56,9 +64,18 @@ class SummaryConfig(StageConfig):
     llm_base_url: str | None = Field(None, max_length=2000, description="Base URL for an LLM summarizer (OpenAI-compatible local servers: include /v1). The API key never goes in a config; it comes from the environment or the app's session.")
     attachment_for_rules: bool = Field(False, description="Also append the recovery attachment (recent files, tools, lossy notice) to rule-based and session-memory summaries; LLM summaries always get it.")
 
+    tail_window_share: float = Field(0.0, ge=0.0, le=0.9, description="Window-relative tail: when above 0, the tail keeps at most this share of the window and needs at least half of it, within the absolute min/max above, so a small window still leaves something to summarise (0 = the absolute bounds only, as both designs).")
+
     def attachment_tokens(self, window: int) -> int:
         """The most tokens the recovery attachment may take at a ``window``-token context."""
         return int(self.attachment_max_window_share * window)
+
+    def tail_bounds(self, window: int) -> tuple[int, int]:
+        """(min, max) tokens of the verbatim tail at a ``window``-token context."""
+        if self.tail_window_share <= 0:
+            return self.tail_min_tokens, self.tail_max_tokens
+        cap = int(self.tail_window_share * window)
+        return min(self.tail_min_tokens, cap // 2), min(self.tail_max_tokens, max(cap, 1))
 
 
 def _digest(*parts: str) -> str:
@@ -72,6 +89,10 @@ def _visible_tokens(messages: Sequence[Message], ctx: StageContext) -> int:
     """
     markers = [m for m in messages if m.tag == "boundary"]
     return ctx.tokens(messages) - (ctx.counter.count_messages(markers) if markers else 0)
+
+
+def _text(m: Message) -> str:
+    return "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
 
 
 def _is_pipeline(m: Message) -> bool:
@@ -91,56 +112,75 @@ class SummaryStage:
         msgs = list(messages)
         if not cfg.enabled:
             return StageResult(msgs)
-        counter = ctx.counter
         tokens_before = _visible_tokens(msgs, ctx)
         n_head = 0
         while n_head < len(msgs) and msgs[n_head].role == "system" and msgs[n_head].tag != "boundary":
             n_head += 1
         head, body = msgs[:n_head], msgs[n_head:]
 
-        start = select_tail(body, counter, cfg.tail_policy, cfg.tail_min_tokens, cfg.tail_max_tokens, cfg.tail_min_messages)
-        start = adjust_for_pairs(body, start)
-        removed, tail = body[:start], body[start:]
-        if not any(not _is_pipeline(m) for m in removed):
-            return self._fail(msgs, ctx, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages")
-
-        request = SummaryRequest(
-            messages=removed,
-            counter=counter,
-            trigger=ctx.trigger,
-            instructions=ctx.instructions,
-            tools=tuple(ctx.tools),
-            max_tokens=cfg.summary_max_tokens,
-            memory=cfg.memory_text,
-            now=ctx.now,
-            tokens_before=tokens_before,
-            messages_before=len(msgs),
-        )
         events: list[Event] = []
         # MiniCode's forced full compact (reactive recovery) skips session memory.
         if cfg.session_memory and ctx.trigger != "reactive":
-            memory = SessionMemorySummarizer(cfg.memory_max_tokens)
-            try:
-                result = memory.summarize(request)
-            except SummaryError as e:
-                events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, f"session memory failed: {e}"))
+            removed, tail = self._split(body, ctx, full=False)
+            if not any(not _is_pipeline(m) for m in removed):
+                detail = f"session memory: nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages"
+                events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, detail))
             else:
-                done = self._build(head, removed, tail, result, ctx, tokens_before)
-                if done.boundary is not None:
-                    return StageResult(done.messages, tuple(events) + done.events, done.boundary)
-                events += done.events
+                memory = SessionMemorySummarizer(cfg.memory_max_tokens)
+                try:
+                    result = memory.summarize(self._request(removed, ctx, tokens_before, len(msgs)))
+                except SummaryError as e:
+                    events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, f"session memory failed: {e}"))
+                else:
+                    done = self._build(head, removed, tail, result, ctx, tokens_before)
+                    if done.boundary is not None:
+                        return StageResult(done.messages, tuple(events) + done.events, done.boundary)
+                    events += done.events
+        strategy = "full" if getattr(ctx.summarizer, "name", "rules") == "rules" else "llm"
+        turns = sum(1 for m in body if is_turn(m))
+        if cfg.full_tail_policy == "third" and turns <= cfg.tail_min_messages:
+            # MiniCode's _run_full_compact: "Too few messages to compact" at min_keep_messages or fewer.
+            detail = f"too few messages to compact: {turns} turn(s), at most summary.tail_min_messages ({cfg.tail_min_messages})"
+            return self._fail(msgs, ctx, tokens_before, strategy, detail, events)
+        removed, tail = self._split(body, ctx, full=True)
+        if not any(not _is_pipeline(m) for m in removed):
+            return self._fail(msgs, ctx, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages", events)
         try:
             # PromptTooLongError from an LLM summarizer propagates: the caller owns the PTL retry.
-            result = ctx.summarizer.summarize(request)
+            result = ctx.summarizer.summarize(self._request(removed, ctx, tokens_before, len(msgs)))
         except SummaryError as e:
-            strategy = "full" if getattr(ctx.summarizer, "name", "rules") == "rules" else "llm"
             return self._fail(msgs, ctx, tokens_before, strategy, f"summary failed: {e}", events)
         done = self._build(head, removed, tail, result, ctx, tokens_before)
         if done.boundary is None:
             return StageResult(msgs, tuple(events) + done.events)
         return StageResult(done.messages, tuple(events) + done.events, done.boundary)
 
-    def _summary_text(self, removed: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
+    def _split(self, body: list[Message], ctx: StageContext, *, full: bool) -> tuple[list[Message], list[Message]]:
+        """(removed, tail) for session memory or, with ``full``, for the full summary; never splits a tool pair."""
+        cfg = self.config
+        if full and cfg.full_tail_policy == "third":
+            start = third_tail_start(body, cfg.tail_min_messages)
+        else:
+            low, high = cfg.tail_bounds(ctx.config.window)
+            start = select_tail(body, ctx.counter, cfg.tail_policy, low, high, cfg.tail_min_messages)
+        start = adjust_for_pairs(body, start)
+        return body[:start], body[start:]
+
+    def _request(self, removed: list[Message], ctx: StageContext, tokens_before: int, messages_before: int) -> SummaryRequest:
+        return SummaryRequest(
+            messages=removed,
+            counter=ctx.counter,
+            trigger=ctx.trigger,
+            instructions=ctx.instructions,
+            tools=tuple(ctx.tools),
+            max_tokens=self.config.summary_max_tokens,
+            memory=self.config.memory_text,
+            now=ctx.now,
+            tokens_before=tokens_before,
+            messages_before=messages_before,
+        )
+
+    def _summary_text(self, removed: list[Message], tail: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
         cfg = self.config
         llm = result.strategy not in _MINICODE_STRATEGIES
         cap = cfg.attachment_tokens(ctx.config.window)
@@ -156,6 +196,9 @@ class SummaryStage:
             if kept:
                 text += "\n\n## Recent user messages (verbatim)\n" + kept
         first = first_user_request(removed)
+        if first is None and ctx.state.first_request and not any(ctx.state.first_request in _text(m) for m in tail):
+            # A truncation note carries the request in a form the summarizer does not read; the session remembers it.
+            first = ctx.state.first_request
         if first is not None and first not in text:
             # An LLM may paraphrase; the lab guarantees the first request survives word for word.
             text += f"\n\n## The user's first request (verbatim)\n<primary-request>\n{first}\n</primary-request>"
@@ -167,7 +210,7 @@ class SummaryStage:
         self, head: list[Message], removed: list[Message], tail: list[Message], result: SummaryResult, ctx: StageContext, tokens_before: int
     ) -> StageResult:
         """The compacted history for one summary, or a failed result when it saves too little."""
-        text, attachment = self._summary_text(removed, result, ctx)
+        text, attachment = self._summary_text(removed, tail, result, ctx)
         strategy = result.strategy
         key = _digest(strategy, removed[0].id, removed[-1].id, text)
         stamp = next((m.timestamp for m in reversed(removed) if m.timestamp is not None), None)

@@ -12,7 +12,16 @@ configured design:
 
 A circuit breaker turns the auto path off after ``breaker_failures``
 consecutive failed auto summaries. Manual, emergency and reactive paths pass
-the gate unconditionally and never touch the breaker.
+the gate unconditionally and never count as failures. The breaker closes
+again (MiniCode's published ``AutoCompactDispatcher``, not MewCode's):
+
+- ``breaker_cooldown_seconds`` after the last failure: its
+  ``_maybe_auto_recover`` resets the failure count once
+  ``circuit_breaker_recovery_seconds`` (300.0) have passed since
+  ``_last_failure_time``, so the next request over the watermark tries again;
+- after a successful forced compact (``breaker_reset_on_forced``): its
+  reactive recovery resets the breaker before its forced full compact, and
+  ``_on_success`` keeps it at zero. The Compactor applies this one.
 """
 
 from __future__ import annotations
@@ -37,6 +46,8 @@ class WatermarkConfig(StageConfig):
     manual_margin: int = Field(3_000, ge=0, le=500_000, description="Margin used by manual compaction (MewCode 3,000).")
     min_window: int = Field(33_000, ge=0, le=1_000_000, description="Skip auto-compaction when the window is at or below this (MewCode 33,000).")
     breaker_failures: int = Field(3, ge=1, le=100, description="Consecutive auto failures before auto-compaction stops (both designs: 3).")
+    breaker_cooldown_seconds: int = Field(300, ge=0, le=86_400 * 7, description="Close the open breaker this long after the last auto failure (MiniCode 300 s; 0 = stays open, as MewCode's).")
+    breaker_reset_on_forced: bool = Field(True, description="A successful manual or recovery compact closes the breaker (MiniCode: yes; MewCode's forced path leaves it alone).")
     use_usage_anchor: bool = Field(False, description="Anchor the estimate on the provider's last reported usage plus an estimate of what was added since (MewCode).")
 
 
@@ -114,12 +125,26 @@ class WatermarkStage:
             return WatermarkDecision(False, tokens, None, "skipped_small_window", ev)
         if not exceeds(tokens, limit, cfg.mode):
             return WatermarkDecision(False, tokens, limit, "below")
+        cooled = self._cooled_down(ctx)
+        if cooled is not None:
+            ctx.state.breaker_failures = 0
+            ctx.state.breaker_failed_at = None
         if ctx.state.breaker_failures >= cfg.breaker_failures:
             ev = self._event(ctx, tokens, "breaker_open", False, f"circuit breaker open after {ctx.state.breaker_failures} consecutive auto failures: auto-compaction off (estimate {tokens} over threshold {limit})")
             return WatermarkDecision(False, tokens, limit, "breaker_open", ev)
         rel = ">" if cfg.mode == "ratio" else ">="
-        ev = self._event(ctx, tokens, "threshold", True, f"estimate {tokens} {rel} threshold {limit} ({cfg.mode} mode): auto-compaction triggered")
+        reopened = f"; circuit breaker closed {cooled:.0f} s after the last failure" if cooled is not None else ""
+        ev = self._event(ctx, tokens, "threshold", True, f"estimate {tokens} {rel} threshold {limit} ({cfg.mode} mode): auto-compaction triggered{reopened}")
         return WatermarkDecision(True, tokens, limit, "above", ev)
+
+    def _cooled_down(self, ctx: StageContext) -> float | None:
+        """Seconds since the last failure when an open breaker is due to close now, else None."""
+        cfg, state = self.config, ctx.state
+        failed_at = state.breaker_failed_at
+        if not cfg.breaker_cooldown_seconds or state.breaker_failures < cfg.breaker_failures or failed_at is None:
+            return None
+        elapsed = ctx.now - failed_at
+        return elapsed if elapsed >= cfg.breaker_cooldown_seconds else None
 
     def _event(self, ctx: StageContext, tokens: int, strategy: str, success: bool, detail: str) -> Event:
         return Event(

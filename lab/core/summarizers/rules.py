@@ -7,6 +7,13 @@ text only, and the user's words survive. The first request is kept whole
 (``<primary-request>``), every later user message verbatim while the budget
 allows (``<user-message>``). Both tags are parsed back from an earlier
 summary, so a summary of a summary still holds the first request.
+
+After MiniCode's headline (topics, tools, files touched, errors) come the
+sections a continuing agent needs (``sections.gather``): files changed with
+what changed, files read, commands run with their outcomes, errors seen with
+the last one verbatim, decisions and pending work, and the current step.
+They share the budget in order of importance, so the whole text stays within
+``max_tokens``.
 """
 
 from __future__ import annotations
@@ -17,9 +24,11 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator, Sequence
 
 from ...errors import SummaryError
-from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, block_text
+from ..commands import PATH_KEYS, tool_path
+from ..messages import Message, TextBlock, block_text
 from ..tokens.base import TokenCounter
 from .base import SummaryRequest, SummaryResult
+from .sections import Facts, gather
 
 __all__ = [
     "RuleSummarizer",
@@ -34,8 +43,6 @@ __all__ = [
     "summary_clock",
     "cut_to_tokens",
 ]
-
-PATH_KEYS = ("file_path", "path", "filename", "file", "notebook_path", "target_file", "absolute_path")
 
 _PRIMARY_RE = re.compile(r"<primary-request>\n(.*?)\n</primary-request>", re.S)
 _USER_RE = re.compile(r"<user-message(?: truncated=\"\d+\")?>\n(.*?)\n</user-message>", re.S)
@@ -109,14 +116,6 @@ def first_user_request(messages: Iterable[Message]) -> str | None:
     # It is usually in the first few messages: stop there rather than read the whole history.
     first = next(_iter_user_texts(messages), None)
     return first.text if first is not None else None
-
-
-def tool_path(block: ToolUseBlock) -> str | None:
-    for key in PATH_KEYS:
-        value = block.input.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
 
 
 def summary_clock(request: SummaryRequest, clock: Callable[[], float] | None) -> float:
@@ -202,11 +201,57 @@ def render_user_messages(texts: Sequence[UserText], budget: int, counter: TokenC
     return "\n".join(blocks)
 
 
+# The sections beyond MiniCode's, bounded whatever the budget.
+COMMANDS = 20
+FILES_CHANGED = 15
+FILES_READ = 20
+ERRORS_LISTED = 5
+# Shorter and shorter ends of the last error, tried in turn until one fits.
+LAST_ERROR_STEPS = (2000, 1000, 500, 250)
+
+# Where each section is printed: MiniCode's headline first, the state of the work next, the current step last.
+DISPLAY = ("topics", "tools", "touched", "errors_headline", "earlier", "users", "changed", "read", "commands", "errors", "last_error", "decisions", "step", "focus")
+
+
+def _fit(title: str, items: Sequence[str], allowance: int, counter: TokenCounter, keep_last: bool = False) -> list[str]:
+    """A titled list of ``- item`` lines within ``allowance`` tokens: the first items that fit (or the last, in order)."""
+    used = counter.count_text(title) + 2
+    if used > allowance or not items:
+        return []
+    kept: list[str] = []
+    for item in reversed(items) if keep_last else items:
+        line = f"- {item}"
+        cost = counter.count_text(line) + 1
+        if used + cost > allowance:
+            break
+        kept.append(line)
+        used += cost
+    if not kept:
+        return []
+    return ["", title, *(reversed(kept) if keep_last else kept)]
+
+
+def _tail(text: str, chars: int) -> str:
+    if len(text) <= chars:
+        return text
+    cut = text[-chars:]
+    nl = cut.find("\n")
+    if 0 <= nl < chars // 4:
+        cut = cut[nl + 1 :]  # start at a whole line
+    return f"[... {len(text) - len(cut)} earlier characters not kept]\n{cut}"
+
+
 class RuleSummarizer:
     """Full compact by rules: no LLM, the same input always gives the same text.
 
     ``clock`` supplies the header time when the request carries none; the
     lab passes its replay clock, never wall time, so replays are reproducible.
+
+    The text stays within ``request.max_tokens``. The header and the primary
+    request are always kept (the request whole, even over budget); every
+    other section takes its share of what is left in order of importance
+    (``_PRIORITY``), and whatever still does not fit is dropped, least
+    important first.
     """
 
     name = "rules"
@@ -221,94 +266,187 @@ class RuleSummarizer:
         counter = request.counter
         terms = _terms(request.instructions)
         texts = user_texts(msgs)
-        carried_other = [m for m in msgs if m.tag == "summary" and not _PRIMARY_RE.search(message_plain_text(m))]
+        facts = gather(msgs)
 
         tokens = request.tokens_before if request.tokens_before is not None else counter.count_messages(request.messages)
         count = request.messages_before if request.messages_before is not None else len(request.messages)
         stamp = datetime.fromtimestamp(summary_clock(request, self._clock), tz=timezone.utc).strftime("%H:%M:%S")
         head = [f"[Context compacted at {stamp} - Full Compact] Original: ~{tokens} tokens, {count} messages", "", "## Conversation Summary"]
-
         if texts:
             head += ["", "**Primary request (verbatim):**", f"<primary-request>\n{texts[0].text}\n</primary-request>"]
         if request.instructions:
             head += ["", f"**Focus requested by the user:** {request.instructions.strip()}"]
-        head += self._facts(msgs, texts, terms)
+        fixed = "\n".join(head)
         footer = "\n*Continue from where we left off.*"
 
-        fixed = "\n".join(head)
-        budget = max(0, request.max_tokens - counter.count_text(fixed) - counter.count_text(footer))
-        extra: list[str] = []
-        for m in carried_other:
-            # An earlier summary without our tags (an LLM's): carry it, cut to a share of the budget.
-            whole = message_plain_text(m)
-            text = cut_to_tokens(whole, max(0, budget // 2), counter)
-            if text != whole:
-                text += f"\n[... {len(whole) - len(text)} more characters not kept]"
-            extra += ["", "**Earlier summary:**", text]
-            budget -= counter.count_text(text)
-        rendered = render_user_messages(texts[1:], max(0, budget), counter)
-        if rendered:
-            extra += ["", "**User messages (verbatim, oldest first; the first is the primary request above):**", rendered]
-            budget -= counter.count_text(rendered)
-        if terms:
-            lines = self._focus_lines(msgs, terms, max(0, budget), counter)
-            if lines:
-                extra += ["", "**Lines relevant to the requested focus:**", *lines]
-        text = fixed + "\n".join(extra) + "\n" + footer
+        builders = _Builders(msgs, texts, facts, terms, counter)
+        remaining = max(0, request.max_tokens - counter.count_text(fixed) - counter.count_text(footer) - 2)
+        blocks: dict[str, list[str]] = {}
+        for key, share in _PRIORITY:
+            lines = getattr(builders, key)(remaining * share // 100)
+            if not lines:
+                continue
+            cost = counter.count_text("\n".join(lines)) + 1
+            if cost <= remaining:
+                blocks[key] = lines
+                remaining -= cost
+        text = self._assemble(fixed, blocks, footer)
+        # Counters are not additive across lines: measure the whole, and drop the least important until it fits.
+        for key, _ in reversed(_PRIORITY):
+            if counter.count_text(text) <= request.max_tokens:
+                break
+            if blocks.pop(key, None) is not None:
+                text = self._assemble(fixed, blocks, footer)
         return SummaryResult(text=text, strategy="full")
 
-    def _facts(self, msgs: list[Message], texts: list[UserText], terms: list[str]) -> list[str]:
-        out: list[str] = []
-        topics = [t for t in texts if not t.carried]
-        if terms:
-            # The requested focus goes first; order is otherwise kept.
-            topics = sorted(topics, key=lambda t: not _mentions(t.text, terms))
-        if topics:
-            out += ["", "**Topics discussed:**", *(f"- {_one_line(t.text, TOPIC_CHARS)}" for t in topics[:TOPICS])]
+    @staticmethod
+    def _assemble(fixed: str, blocks: dict[str, list[str]], footer: str) -> str:
+        body = [line for key in DISPLAY if key in blocks for line in blocks[key]]
+        return fixed + "\n" + "\n".join(body) + "\n" + footer if body else fixed + "\n" + footer
 
-        uses: dict[str, int] = {}
-        files: dict[str, int] = {}
-        errors: list[str] = []
-        for i, m in enumerate(msgs):
-            for b in m.content:
-                if isinstance(b, ToolUseBlock):
-                    uses[b.name] = uses.get(b.name, 0) + 1
-                    path = tool_path(b)
-                    if path:
-                        files.pop(path, None)
-                        files[path] = i
-                elif isinstance(b, ToolResultBlock) and b.is_error and b.content.strip():
-                    errors.append(_one_line(b.content, ERROR_CHARS))
-        if uses:
-            out += ["", "**Tools used:** " + ", ".join(f"{name} ({n})" for name, n in sorted(uses.items()))]
-        if files:
-            recent = list(reversed(files))
-            if terms:
-                recent = sorted(recent, key=lambda p: not _mentions(p, terms))
-            more = f" (+{len(recent) - FILES} more)" if len(recent) > FILES else ""
-            out += ["", "**Files touched (most recent first):** " + ", ".join(recent[:FILES]) + more]
-        if errors:
-            # The latest errors: older ones were most likely fixed on the way.
-            out += ["", f"**Errors encountered (latest {min(ERRORS, len(errors))} of {len(errors)}):**"]
-            out += [f"- {e}" for e in errors[-ERRORS:]]
+
+# (section, percent of the remaining budget it may take), most important first.
+_PRIORITY = (
+    ("step", 100),
+    ("tools", 100),
+    ("touched", 100),
+    ("errors_headline", 100),
+    ("last_error", 50),
+    ("earlier", 50),
+    ("changed", 40),
+    ("users", 75),
+    ("decisions", 50),
+    ("commands", 60),
+    ("errors", 50),
+    ("read", 100),
+    ("topics", 100),
+    ("focus", 100),
+)
+
+
+class _Builders:
+    """One method per section: the section's lines within a token allowance, or [] when it has nothing or does not fit."""
+
+    def __init__(self, msgs: list[Message], texts: list[UserText], facts: Facts, terms: list[str], counter: TokenCounter) -> None:
+        self.msgs = msgs
+        self.texts = texts
+        self.facts = facts
+        self.terms = terms
+        self.counter = counter
+
+    def _focused(self, items: list[str]) -> list[str]:
+        # The requested focus goes first; order is otherwise kept.
+        return sorted(items, key=lambda t: not _mentions(t, self.terms)) if self.terms else items
+
+    def topics(self, allowance: int) -> list[str]:
+        topics = [t.text for t in self.texts if not t.carried]
+        items = [_one_line(t, TOPIC_CHARS) for t in self._focused(topics)[:TOPICS]]
+        return _fit("**Topics discussed:**", items, allowance, self.counter)
+
+    def _line(self, text: str, allowance: int) -> list[str]:
+        return ["", text] if self.counter.count_text(text) + 2 <= allowance else []
+
+    def tools(self, allowance: int) -> list[str]:
+        uses = self.facts.tools
+        if not uses:
+            return []
+        return self._line("**Tools used:** " + ", ".join(f"{name} ({n})" for name, n in sorted(uses.items())), allowance)
+
+    def touched(self, allowance: int) -> list[str]:
+        recent = self._focused(list(reversed(self.facts.touched)))
+        if not recent:
+            return []
+        more = f" (+{len(recent) - FILES} more)" if len(recent) > FILES else ""
+        return self._line("**Files touched (most recent first):** " + ", ".join(recent[:FILES]) + more, allowance)
+
+    def errors_headline(self, allowance: int) -> list[str]:
+        errors = self.facts.errors
+        if not errors:
+            return []
+        # The latest errors: older ones were most likely fixed on the way.
+        shown = [_one_line(e.line, ERROR_CHARS) for e in errors[-ERRORS:]]
+        title = f"**Errors encountered (latest {len(shown)} of {max(self.facts.errors_total, len(errors))}):**"
+        return _fit(title, shown, allowance, self.counter, keep_last=True)
+
+    def earlier(self, allowance: int) -> list[str]:
+        # An earlier summary without our tags (an LLM's): carry it, cut to the allowance.
+        out: list[str] = []
+        for m in self.msgs:
+            if m.tag != "summary" or _PRIMARY_RE.search(message_plain_text(m)):
+                continue
+            whole = message_plain_text(m)
+            text = cut_to_tokens(whole, max(0, allowance - 10), self.counter)
+            if text != whole:
+                text += f"\n[... {len(whole) - len(text)} more characters not kept]"
+            if text.strip():
+                out += ["", "**Earlier summary:**", text]
+            allowance -= self.counter.count_text(text) + 10
         return out
 
-    def _focus_lines(self, msgs: list[Message], terms: list[str], budget: int, counter: TokenCounter) -> list[str]:
-        seen: set[str] = set()
-        lines: list[str] = []
-        used = 0
-        for m in msgs:
-            if m.tag is not None:
-                continue
-            for b in m.content:
-                for raw in block_text(b).splitlines():
-                    line = _one_line(raw, FOCUS_LINE_CHARS)
-                    if not line or line in seen or not _mentions(line, terms):
-                        continue
-                    cost = counter.count_text(line) + 1
-                    if used + cost > budget or len(lines) >= FOCUS_LINES:
-                        return lines
-                    seen.add(line)
-                    lines.append(f"- {line}")
-                    used += cost
-        return lines
+    def users(self, allowance: int) -> list[str]:
+        title = "**User messages (verbatim, oldest first; the first is the primary request above):**"
+        rendered = render_user_messages(self.texts[1:], max(0, allowance - self.counter.count_text(title) - 2), self.counter)
+        return ["", title, rendered] if rendered else []
+
+    def changed(self, allowance: int) -> list[str]:
+        items = [f"{path} — {'; '.join(what)}" for path, what in reversed(self.facts.changed.items())]
+        return _fit("**Files changed (most recent first):**", self._focused(items)[:FILES_CHANGED], allowance, self.counter)
+
+    def read(self, allowance: int) -> list[str]:
+        items = self.facts.only_read()
+        return _fit("**Files read (most recent first):**", self._focused(items)[:FILES_READ], allowance, self.counter)
+
+    def commands(self, allowance: int) -> list[str]:
+        f = self.facts
+        items = list(reversed(f.commands))[:COMMANDS]
+        title = f"**Commands run (most recent first, {max(f.commands_total, len(f.commands))} in all):**"
+        return _fit(title, items, allowance, self.counter)
+
+    def errors(self, allowance: int) -> list[str]:
+        f = self.facts
+        items = [e.item for e in reversed(f.errors)][:ERRORS_LISTED]
+        return _fit(f"**Errors seen ({max(f.errors_total, len(f.errors))} in all, most recent first):**", items, allowance, self.counter)
+
+    def last_error(self, allowance: int) -> list[str]:
+        last = next((e for e in reversed(self.facts.errors)), None)
+        if last is None or not last.text.strip():
+            return []
+        for chars in LAST_ERROR_STEPS:
+            lines = ["", f"**Last error (verbatim):** {last.source}".rstrip(), f"<last-error>\n{_tail(last.text.strip(chr(10)), chars)}\n</last-error>"]
+            if self.counter.count_text("\n".join(lines)) + 1 <= allowance:
+                return lines
+        return []
+
+    def decisions(self, allowance: int) -> list[str]:
+        title = "**Decisions and pending work (the assistant's words, oldest first):**"
+        return _fit(title, self.facts.decisions, allowance, self.counter, keep_last=True)
+
+    def step(self, allowance: int) -> list[str]:
+        return _fit("**Current step:**", self.facts.step, allowance, self.counter)
+
+    def focus(self, allowance: int) -> list[str]:
+        if not self.terms:
+            return []
+        lines = _focus_lines(self.msgs, self.terms, max(0, allowance - 12), self.counter)
+        return ["", "**Lines relevant to the requested focus:**", *lines] if lines else []
+
+
+def _focus_lines(msgs: list[Message], terms: list[str], budget: int, counter: TokenCounter) -> list[str]:
+    seen: set[str] = set()
+    lines: list[str] = []
+    used = 0
+    for m in msgs:
+        if m.tag is not None:
+            continue
+        for b in m.content:
+            for raw in block_text(b).splitlines():
+                line = _one_line(raw, FOCUS_LINE_CHARS)
+                if not line or line in seen or not _mentions(line, terms):
+                    continue
+                cost = counter.count_text(line) + 1
+                if used + cost > budget or len(lines) >= FOCUS_LINES:
+                    return lines
+                seen.add(line)
+                lines.append(f"- {line}")
+                used += cost
+    return lines

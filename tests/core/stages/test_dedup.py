@@ -18,7 +18,7 @@ from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.errors import LabError
 from tests.builders import assistant, call_and_result, system, user
-from tests.conftest import CORPUS_FILES, corpus_id
+from tests.conftest import CORPUS_FILES, corpus_file, corpus_id
 
 FILE = "".join(f"def f{i}():\n    return {i}\n" for i in range(40))
 
@@ -269,10 +269,10 @@ def test_corpus_pairs_and_tokens(path: Path) -> None:
 
 
 def test_corpus_openhands_repeated_views_are_deduped() -> None:
-    path = next((p for p in CORPUS_FILES if p.name.startswith("openhands-v0-ponyc")), None)
+    path = corpus_file("openhands/openhands-v0-ponyc-output.jsonl")
     load = _load()
-    if path is None or load is None:
-        pytest.skip("corpus file or lab.formats.load missing")
+    if load is None:
+        pytest.skip("lab.formats.load missing")
     msgs = load(path).messages
     # The agent views parser.c whole three times in a row, unchanged (a grep in between only reads).
     (event,) = DedupStage()(msgs, make_ctx()).events

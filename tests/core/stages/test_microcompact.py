@@ -111,10 +111,32 @@ class TestTiming:
         assert event.trigger == "microcompact_time" and event.strategy == "microcompact" and event.ids == ("t0", "t1", "t2")
         assert event.tokens_after == MiniCodeCounter().count_messages(on_time.messages) < event.tokens_before
 
-    def test_interval_clock_moves_even_when_nothing_to_clear(self) -> None:
+    def test_interval_clock_stays_when_nothing_is_cleared(self) -> None:
+        # MiniCode returns before setting last_time_based_compact while there are <= keep_recent results.
         stage, state = MicrocompactStage(), CompactorState(microcompact_last_run=0.0)
-        stage(history(2), make_ctx(state, now=5000.0))
-        assert state.microcompact_last_run == 5000.0
+        quiet = stage(history(2), make_ctx(state, now=5000.0))
+        assert quiet.events == () and state.microcompact_last_run == 0.0
+        # So the first request with enough results clears at once, an hour after the clock last moved.
+        cleared = stage(history(8), make_ctx(state, now=5010.0))
+        assert cleared_ids(cleared.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 5010.0
+
+    def test_interval_clock_starts_at_session_start(self) -> None:
+        msgs = [system(), user("work", at=1000.0)]
+        for i in range(8):
+            msgs += call_and_result("Read", f"result {i}\n" + "v" * 800, tool_id=f"t{i}", file_path=f"f{i}.py", at=1000.0 + 10 * i)
+        state = CompactorState()
+        # The first request an hour after the session began is due: the clock did not start at this request.
+        r = MicrocompactStage()(msgs, make_ctx(state, now=1000.0 + 3600))
+        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 4600.0
+        early = CompactorState()
+        MicrocompactStage()(msgs, make_ctx(early, now=1000.0 + 3599))
+        assert early.microcompact_last_run == 1000.0
+
+    def test_interval_clock_from_the_epoch(self) -> None:
+        stage = MicrocompactStage(MicrocompactConfig(clock_start="epoch"))
+        state = CompactorState()
+        r = stage(history(8), make_ctx(state, now=5000.0))
+        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 5000.0
 
     def test_idle_gap(self) -> None:
         stage, msgs = MicrocompactStage(MicrocompactConfig(mode="idle", interval_seconds=300)), history(8)
@@ -157,6 +179,16 @@ class TestTokenTrigger:
         assert result.messages == msgs
         (event,) = result.events
         assert not event.success and event.tokens_before == event.tokens_after and "clear_at_least" in event.detail
+
+    def test_a_window_share_replaces_the_absolute_trigger(self) -> None:
+        msgs = history(8)
+        tokens = MiniCodeCounter().count_messages(msgs)
+        cfg = MicrocompactConfig(mode="token_trigger", trigger_tokens=1_000_000, keep_recent=3, trigger_window_share=0.5)
+        assert cfg.trigger_at(200_000) == 100_000 and self.cfg().trigger_at(200_000) == 1000
+        wide = StageContext(CompactionConfig(window=4 * tokens), MiniCodeCounter(), MemoryStore(), None, CompactorState())  # type: ignore[arg-type]
+        narrow = StageContext(CompactionConfig(window=max(1000, tokens)), MiniCodeCounter(), MemoryStore(), None, CompactorState())  # type: ignore[arg-type]
+        assert MicrocompactStage(cfg)(msgs, wide).messages == msgs
+        assert cleared_ids(MicrocompactStage(cfg)(msgs, narrow).messages) == ["t0", "t1", "t2", "t3", "t4"]
 
     def test_clear_tool_inputs(self) -> None:
         out = MicrocompactStage(self.cfg(clear_tool_inputs=True))(history(8), make_ctx()).messages

@@ -56,29 +56,38 @@ class TestLadderNumbers:
         assert accept_limit(RecoveryConfig(), 100_000) == 87_300
         assert accept_limit(RecoveryConfig(), 200_000) == 174_600
 
-    @pytest.mark.parametrize(("attempt", "ratio"), [(2, 0.4), (3, 0.3), (4, 0.2), (5, 0.15), (9, 0.15)])
+    # MiniCode's code: keep_ratio = 0.4 - attempt * 0.1 with attempt counted from 1, floored at 0.15.
+    @pytest.mark.parametrize(("attempt", "ratio"), [(1, 0.3), (2, 0.2), (3, 0.15), (9, 0.15)])
     def test_keep_ratio_steps_down_to_the_floor(self, attempt: int, ratio: float) -> None:
         assert truncate_keep_ratio(RecoveryConfig(), attempt) == pytest.approx(ratio)
 
     def test_keep_count_never_under_three_messages(self) -> None:
         cfg = RecoveryConfig()
-        assert truncate_keep_count(cfg, 100, 2) == 40
-        assert truncate_keep_count(cfg, 100, 4) == 20
-        assert truncate_keep_count(cfg, 10, 4) == 3
-        assert truncate_keep_count(cfg, 2, 2) == 2
+        assert truncate_keep_count(cfg, 100, 1) == 30
+        assert truncate_keep_count(cfg, 100, 2) == 20
+        assert truncate_keep_count(cfg, 100, 3) == 15
+        assert truncate_keep_count(cfg, 10, 3) == 3
+        assert truncate_keep_count(cfg, 2, 1) == 2
+
+    def test_preset_numbers_are_the_seed_code(self) -> None:
+        from lab.core.presets import preset
+
+        rc = preset("minicode").recovery
+        assert [truncate_keep_ratio(rc, k) for k in (1, 2, 3)] == pytest.approx([0.3, 0.2, 0.15])
+        assert rc.max_attempts == 3 and rc.compact_every_attempt
 
 
 class TestTruncation:
-    """Truncation rungs, entered directly by presetting the attempt counter."""
+    """Truncations, entered directly by presetting the attempt counter; the summary is off, so no forced compact comes first."""
 
     def run(self, attempt: int, *, window: int = 1_000_000, max_attempts: int = 4, msgs: list | None = None):
-        cfg = CompactionConfig(window=window, recovery=RecoveryConfig(max_attempts=max_attempts))
+        cfg = CompactionConfig(window=window, summary=SummaryConfig(enabled=False), recovery=RecoveryConfig(max_attempts=max_attempts))
         ctx = ctx_for(cfg, recovery_attempts=attempt - 1)
         msgs = msgs or history()
         return msgs, RecoveryStage(cfg.recovery)(msgs, ctx), ctx
 
-    @pytest.mark.parametrize(("attempt", "share"), [(2, 0.4), (3, 0.3), (4, 0.2)])
-    def test_keeps_40_30_20_percent_of_non_system_messages(self, attempt: int, share: float) -> None:
+    @pytest.mark.parametrize(("attempt", "share"), [(1, 0.3), (2, 0.2), (3, 0.15)])
+    def test_keeps_30_20_15_percent_of_non_system_messages(self, attempt: int, share: float) -> None:
         msgs, result, ctx = self.run(attempt)
         body = body_len(msgs)  # 41: the request and 20 pairs
         kept = [m for m in result.messages if m.tag is None and m.role != "system"]
@@ -87,11 +96,11 @@ class TestTruncation:
         assert ctx.state.recovery_attempts == attempt
 
     def test_note_is_a_user_message_carrying_the_first_request(self) -> None:
-        _, result, _ = self.run(2)
+        _, result, _ = self.run(1)
         notes = [m for m in result.messages if m.tag == "truncation_note"]
         assert len(notes) == 1 and notes[0].role == "user"
         text = notes[0].content[0].text
-        assert text.startswith("[Context aggressively truncated for recovery - attempt 2]")
+        assert text.startswith("[Context aggressively truncated for recovery - attempt 1]")
         assert REQUEST in text
 
     def test_result_is_a_valid_request_with_pairs_intact(self) -> None:
@@ -109,8 +118,8 @@ class TestTruncation:
         assert result.boundary == marker.boundary
 
     def test_first_request_survives_a_second_truncation(self) -> None:
-        _, first, _ = self.run(2)
-        _, second, _ = self.run(3, msgs=first.messages)
+        _, first, _ = self.run(1)
+        _, second, _ = self.run(2, msgs=first.messages)
         assert REQUEST in text_of(second.messages)
         assert sum(1 for m in second.messages if m.tag == "truncation_note") == 1
         assert first_user_request(second.messages) == REQUEST
@@ -149,15 +158,36 @@ class TestForcedCompact:
         assert ctx.state.recovery_attempts == 1
         assert REQUEST in text_of(result.messages)
 
-    def test_rejected_compact_falls_through_to_truncation(self) -> None:
+    def test_rejected_compact_falls_through_to_truncation_in_the_same_attempt(self) -> None:
         msgs = history(20, 4000)
-        # The tail alone (>= 10k tokens) is over 87.3% of an 11k window.
-        cfg = CompactionConfig(window=11_000)
+        # The full compact keeps 3 round trips (~3.3k tokens): over 87.3% of a 3.5k window.
+        cfg = CompactionConfig(window=3_500)
         ctx = ctx_for(cfg)
         result = RecoveryStage(cfg.recovery)(msgs, ctx)
         details = [e.detail for e in result.events if e.stage == "recovery"]
-        assert "rejected" in details[0] and "attempt 2" in details[1]
-        assert ctx.state.recovery_attempts >= 2
+        assert details[0].startswith("attempt 1: forced full compact rejected")
+        assert details[1].startswith("attempt 1: aggressive truncation")
+        assert ctx.state.recovery_attempts == 1
+        assert MiniCodeCounter().count_messages(result.messages) < accept_limit(cfg.recovery, 3_500)
+        assert REQUEST in text_of(result.messages)
+
+    # Every attempt: the compacts of attempts 1 and 2 run; by attempt 3 two truncations left 3 turns, too few to compact.
+    @pytest.mark.parametrize(("every", "calls"), [(True, 2), (False, 1)], ids=["every-attempt", "first-only"])
+    def test_the_forced_compact_starts_every_attempt(self, every: bool, calls: int) -> None:
+        seen: list[str] = []
+
+        class Counting(RuleSummarizer):
+            def summarize(self, request):  # type: ignore[no-untyped-def]
+                seen.append(request.trigger)
+                return super().summarize(request)
+
+        # A compact that never saves enough and a window nothing fits: all three attempts run.
+        cfg = CompactionConfig(window=1_000, summary=SummaryConfig(min_saving=0.9), recovery=RecoveryConfig(compact_every_attempt=every))
+        ctx = StageContext(config=cfg, counter=MiniCodeCounter(), store=MemoryStore(), summarizer=Counting(),
+                           state=CompactorState(), trigger="reactive", force=True)
+        with pytest.raises(StageError, match="gave up after 3 attempt"):
+            RecoveryStage(cfg.recovery)(history(20, 4000), ctx)
+        assert seen == ["reactive"] * calls
 
 
 class TestMewCodeEmergency:
@@ -165,7 +195,7 @@ class TestMewCodeEmergency:
         return CompactionConfig(
             window=window,
             counter="chars/3.5",
-            summary=SummaryConfig(session_memory=False, tail_policy="mewcode", tail_min_tokens=2000),
+            summary=SummaryConfig(session_memory=False, tail_policy="mewcode", full_tail_policy="same", tail_min_tokens=2000),
             recovery=RecoveryConfig(strategy="mewcode", **recovery),
         )
 

@@ -131,10 +131,46 @@ class TestLayout:
 
     def test_tail_policies_differ(self) -> None:
         msgs = big_session()
-        mini = stage(tail_policy="minicode")(msgs, make_ctx()).boundary
-        mew = stage(tail_policy="mewcode")(msgs, make_ctx()).boundary
+        mini = stage(tail_policy="minicode", full_tail_policy="same")(msgs, make_ctx()).boundary
+        mew = stage(tail_policy="mewcode", full_tail_policy="same")(msgs, make_ctx()).boundary
         assert mini is not None and mew is not None
         assert mini.messages_removed < mew.messages_removed
+
+
+class TestFullTail:
+    """MiniCode 6b keeps the newest min(n/3, 5) turns; session memory keeps its own 10k-40k-token tail."""
+
+    @pytest.mark.parametrize(("turns", "kept"), [(6, 2), (9, 3), (15, 5), (40, 5)], ids=["6-turns", "9-turns", "15-turns", "40-turns"])
+    def test_keeps_a_third_capped_at_five(self, turns: int, kept: int) -> None:
+        msgs = [system(), user(FIRST)] + [assistant(f"a{i} " + "x" * 3000) if i % 2 == 0 else user(f"u{i} " + "y" * 3000) for i in range(turns - 1)]
+        r = SummaryStage(SummaryConfig(session_memory=False))(msgs, make_ctx())
+        assert r.boundary is not None
+        tail = [m for m in r.messages if m.tag is None and m.role != "system"]
+        assert [m.id for m in tail] == [m.id for m in msgs[-kept:]]
+
+    def test_acts_where_the_session_memory_tail_holds_everything(self) -> None:
+        # 12 turns of ~1,000 tokens: a 40k session-memory tail keeps them all, the full compact keeps 4.
+        msgs = [system(), user(FIRST)] + [m for i in range(6) for m in (assistant("a" * 4000), user(f"go on {i} " + "b" * 4000))][:-1]
+        r = SummaryStage(SummaryConfig())(msgs, make_ctx())
+        memory, full = r.events[0], r.events[-1]
+        assert memory.strategy == "session_memory" and not memory.success and "nothing to summarise" in memory.detail
+        assert full.strategy == "full" and full.success and r.boundary is not None
+        assert "kept a tail of 4" in full.detail  # 12 turns // 3
+        assert_valid(r.messages)
+        assert FIRST in texts(r.messages)
+
+    def test_never_splits_a_pair(self) -> None:
+        msgs = [system(), user(FIRST)]
+        for i in range(8):
+            msgs += call_and_result("Read", f"content {i}\n" * 300, file_path=f"src/m{i}.py")
+        r = SummaryStage(SummaryConfig(session_memory=False))(msgs, make_ctx())
+        assert r.boundary is not None
+        assert_valid(r.messages)
+
+    def test_same_uses_the_session_memory_tail(self) -> None:
+        msgs = [system(), user(FIRST)] + [m for i in range(6) for m in (assistant("a" * 4000), user(f"go on {i} " + "b" * 4000))][:-1]
+        r = SummaryStage(SummaryConfig(full_tail_policy="same"))(msgs, make_ctx())
+        assert r.boundary is None and "nothing to summarise" in r.events[-1].detail
 
 
 class TestPairs:
@@ -253,20 +289,29 @@ class TestFailures:
     def test_under_5_percent_fails(self) -> None:
         # Little to summarise, a big tail: the saving is below MiniCode's 5%.
         msgs = [system(), user(FIRST), assistant("w" * 3000)] + [m for i in range(6) for m in (user("y" * 8000), assistant("z" * 8000))]
-        r = SummaryStage(SummaryConfig(tail_policy="mewcode", tail_min_tokens=0, tail_min_messages=12))(msgs, make_ctx())
+        r = SummaryStage(SummaryConfig(tail_policy="mewcode", full_tail_policy="same", tail_min_tokens=0, tail_min_messages=12))(msgs, make_ctx())
         assert r.boundary is None and r.messages == msgs
         failed = r.events[-1]
         assert failed.strategy == "full" and not failed.success
         assert 0 < failed.tokens_freed < 0.05 * failed.tokens_before
         # The same history compacts when 1% is enough.
-        ok = SummaryStage(SummaryConfig(tail_policy="mewcode", tail_min_tokens=0, tail_min_messages=12, min_saving=0.01))(msgs, make_ctx())
+        ok = SummaryStage(SummaryConfig(tail_policy="mewcode", full_tail_policy="same", tail_min_tokens=0, tail_min_messages=12, min_saving=0.01))(msgs, make_ctx())
         assert ok.boundary is not None and ok.boundary.tokens_after < ok.boundary.tokens_before
 
     def test_nothing_to_summarise(self) -> None:
         msgs = [system(), user(FIRST), assistant("ok"), user("more"), assistant("done")]
-        r = stage()(msgs, make_ctx())
+        r = stage(full_tail_policy="same")(msgs, make_ctx())
         assert r.boundary is None and r.messages == msgs
         assert "nothing to summarise" in r.events[-1].detail
+
+    def test_too_few_turns_for_the_full_compact(self) -> None:
+        # MiniCode's _run_full_compact: "Too few messages to compact" at min_keep_messages (5) turns or fewer.
+        msgs = [system(), user(FIRST), assistant("a" * 4000), user("b" * 4000), assistant("c" * 4000), user("d" * 4000)]
+        r = stage(session_memory=False)(msgs, make_ctx())
+        assert r.boundary is None and r.messages == msgs
+        assert r.events[-1].strategy == "full" and "too few messages to compact: 5 turn(s)" in r.events[-1].detail
+        six = stage(session_memory=False)(msgs + [assistant("e" * 4000)], make_ctx())
+        assert six.boundary is not None and six.boundary.messages_removed == 4
 
     def test_disabled(self) -> None:
         msgs = big_session()
@@ -365,3 +410,30 @@ def test_corpus(path: Path, policy: str, memory: bool) -> None:
     first = first_user_text(msgs)
     assert first in texts(r.messages)
     assert r.boundary.tokens_after < r.boundary.tokens_before
+
+
+class TestWindowRelativeTail:
+    def test_off_keeps_the_absolute_bounds(self) -> None:
+        from lab.core.stages.summary import SummaryConfig
+
+        cfg = SummaryConfig(tail_min_tokens=10_000, tail_max_tokens=40_000)
+        assert cfg.tail_bounds(32_000) == (10_000, 40_000)
+
+    @pytest.mark.parametrize(("window", "bounds"), [(32_000, (4_000, 8_000)), (64_000, (8_000, 16_000)), (200_000, (10_000, 40_000))])
+    def test_a_share_caps_both_bounds_within_the_absolute_ones(self, window: int, bounds: tuple[int, int]) -> None:
+        from lab.core.stages.summary import SummaryConfig
+
+        cfg = SummaryConfig(tail_min_tokens=10_000, tail_max_tokens=40_000, tail_window_share=0.25)
+        assert cfg.tail_bounds(window) == bounds
+
+    def test_at_a_small_window_the_share_leaves_something_to_summarise(self) -> None:
+        from lab.core.compactor import Compactor
+        from lab.core.presets import preset
+
+        history = session(n_reads=10, size=6000)
+        cfg = preset("mewcode")
+        cfg.window = 32_000
+        fixed = Compactor(cfg).compact(history)
+        cfg.summary.tail_window_share = 0.25
+        relative = Compactor(cfg).compact(history)
+        assert relative.success and relative.tokens_freed > fixed.tokens_freed

@@ -135,6 +135,39 @@ class TestBreaker:
         assert not d.compact and d.reason == "breaker_open"
         assert d.event is not None and "breaker" in d.event.detail and not d.event.success
 
+    def test_breaker_closes_after_the_cooldown(self) -> None:
+        # MiniCode's _maybe_auto_recover: circuit_breaker_recovery_seconds = 300 after the last failure.
+        cfg = CompactionConfig(window=100_000)
+        stage = WatermarkStage(cfg.watermark)
+        early = ctx_for(cfg, breaker_failures=3, breaker_failed_at=1_000.0)
+        early.now = 1_299.0
+        assert stage.decide(self.big(), early).reason == "breaker_open" and early.state.breaker_failures == 3
+        late = ctx_for(cfg, breaker_failures=3, breaker_failed_at=1_000.0)
+        late.now = 1_300.0
+        d = stage.decide(self.big(), late)
+        assert d.compact and late.state.breaker_failures == 0 and late.state.breaker_failed_at is None
+        assert d.event is not None and "closed 300 s after the last failure" in d.event.detail
+
+    def test_below_the_watermark_the_breaker_is_left_alone(self) -> None:
+        cfg = CompactionConfig(window=100_000)
+        ctx = ctx_for(cfg, breaker_failures=3, breaker_failed_at=0.0)
+        ctx.now = 10_000.0
+        assert WatermarkStage(cfg.watermark).decide([system(), user("hi")], ctx).reason == "below"
+        assert ctx.state.breaker_failures == 3
+
+    @pytest.mark.parametrize(("name", "cooldown"), [("minicode", 300), ("mewcode", 0)])
+    def test_preset_cooldowns(self, name: str, cooldown: int) -> None:
+        from lab.core.presets import preset
+
+        assert preset(name).watermark.breaker_cooldown_seconds == cooldown
+        assert preset(name).watermark.breaker_reset_on_forced is (name == "minicode")
+
+    def test_zero_cooldown_never_closes(self) -> None:
+        cfg = CompactionConfig(window=100_000, watermark=WatermarkConfig(breaker_cooldown_seconds=0))
+        ctx = ctx_for(cfg, breaker_failures=3, breaker_failed_at=0.0)
+        ctx.now = 10**9
+        assert WatermarkStage(cfg.watermark).decide(self.big(), ctx).reason == "breaker_open"
+
     def test_breaker_is_configurable(self) -> None:
         cfg = CompactionConfig(window=100_000, watermark=WatermarkConfig(breaker_failures=1))
         assert not WatermarkStage(cfg.watermark).decide(self.big(), ctx_for(cfg, breaker_failures=1)).compact

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lab.core.messages import Message, TextBlock
 from lab.core.summarizers.base import Summarizer, SummaryRequest
@@ -174,3 +176,205 @@ class TestCutToTokens:
 
     def test_short_text_unchanged(self) -> None:
         assert cut_to_tokens("abc", 10, COUNTER) == "abc"
+
+
+# -- a shell agent: what a continuing agent needs -------------------------------------
+
+TASK = "Fix the crash of calc.div when b is 0; keep the public API."
+FAILURE = (
+    "<returncode>2</returncode>\n<output>\n"
+    "E       AssertionError: assert 'inf' == 'friendly'\n"
+    "FAILED tests/test_cli.py::test_msg - AssertionError\n</output>"
+)
+TRACEBACK = (
+    "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n"
+    '  File "/repo/src/calc.py", line 2, in div\n    return a / b\nZeroDivisionError: division by zero\n</output>'
+)
+
+
+def ok(text: str = "") -> str:
+    return f"<returncode>0</returncode>\n<output>\n{text}\n</output>"
+
+
+def shell_session() -> list[Message]:
+    """A mini-swe-agent style session: every action is one bash command answered by a <returncode>."""
+    msgs = [system(), user(TASK), assistant("I'll look at the code first.")]
+    msgs += call_and_result("bash", ok("def div(a, b):\n    return a / b"), command="cd /repo && sed -n '1,40p' src/calc.py")
+    msgs += call_and_result("bash", ok("1:def div(a, b):"), command='grep -n "def div" src/cli.py')
+    msgs += call_and_result("bash", TRACEBACK, command="python -m pytest tests/test_calc.py -x")
+    msgs += [assistant("The root cause is that div does not check b. I'll add a guard because callers pass 0.")]
+    msgs += call_and_result("bash", ok(), command="sed -i 's/return a \\/ b/return a \\/ b if b else 0.0/' src/calc.py")
+    msgs += call_and_result("bash", ok(), command="cat > tests/test_zero.py <<'EOF'\nfrom calc import div\n\ndef test_zero():\n    assert div(1, 0) == 0.0\nEOF")
+    msgs += [user("Also make sure the CLI prints a friendly message")]
+    msgs += call_and_result("Edit", "ok", file_path="src/cli.py", old_string="print(div(a, b))", new_string="print(div(a, b) or 'friendly')")
+    msgs += call_and_result("bash", FAILURE, command="python -m pytest -q")
+    msgs += [assistant("Next I need to update the CLI test.")]
+    msgs += call_and_result("bash", ok("def test_msg(): ..."), command="cat tests/test_cli.py")
+    return msgs
+
+
+def section(text: str, title: str) -> str:
+    """The lines of one section, from its title to the next blank line."""
+    assert title in text, f"{title!r} missing"
+    return text.split(title, 1)[1].split("\n\n", 1)[0]
+
+
+TITLES = ("**Files changed", "**Files read", "**Commands run", "**Errors seen", "**Last error", "**Decisions and pending work", "**Current step", "**Tools used", "**Files touched", "**Errors encountered", "**User messages")
+
+
+class TestShellAgent:
+    def test_primary_request_and_later_messages_verbatim(self) -> None:
+        text = summarize(shell_session())
+        assert f"<primary-request>\n{TASK}\n</primary-request>" in text
+        assert "<user-message>\nAlso make sure the CLI prints a friendly message\n</user-message>" in text
+
+    def test_minicode_headline_is_kept(self) -> None:
+        text = summarize(shell_session())
+        assert text.startswith("[Context compacted at 22:13:20 - Full Compact] Original: ~")
+        assert "**Tools used:** Edit (1), bash (7)" in text
+        assert "**Errors encountered (latest 2 of 2):**\n- ZeroDivisionError: division by zero\n- FAILED tests/test_cli.py::test_msg - AssertionError" in text
+        assert "**Topics discussed:**" in text
+        assert text.rstrip().endswith("*Continue from where we left off.*")
+
+    def test_files_changed_say_what_changed(self) -> None:
+        changed = section(shell_session_text(), "**Files changed (most recent first):**")
+        lines = changed.strip().splitlines()
+        assert lines[0] == "- src/cli.py — inserted \"or 'friendly'\" after \"print(div(a, b)\""
+        assert lines[1] == "- tests/test_zero.py — written: 4 lines from a heredoc"
+        assert lines[2] == '- src/calc.py — replaced "b" with "b if b else 0.0"'
+
+    def test_files_read_leave_out_changed_files(self) -> None:
+        read = section(shell_session_text(), "**Files read (most recent first):**")
+        # /repo/src/calc.py was read, then changed as src/calc.py: it is listed with its change only.
+        assert read.strip().splitlines() == ["- tests/test_cli.py"]
+
+    def test_commands_with_outcomes_most_recent_first(self) -> None:
+        commands = section(shell_session_text(), "**Commands run (most recent first, 7 in all):**").strip().splitlines()
+        assert commands[0] == "- `cat tests/test_cli.py` -> ok"
+        assert commands[1] == "- `python -m pytest -q` -> exit 2: FAILED tests/test_cli.py::test_msg - AssertionError"
+        assert "- `cat > tests/test_zero.py <<'EOF' [+5 lines]` -> ok" in commands
+        assert commands[-1] == "- `cd /repo && sed -n '1,40p' src/calc.py` -> ok"
+
+    def test_errors_with_the_last_one_verbatim(self) -> None:
+        text = shell_session_text()
+        errors = section(text, "**Errors seen (2 in all, most recent first):**").strip().splitlines()
+        assert errors == [
+            "- `python -m pytest -q`: FAILED tests/test_cli.py::test_msg - AssertionError",
+            "- `python -m pytest tests/test_calc.py -x`: ZeroDivisionError: division by zero",
+        ]
+        assert f"**Last error (verbatim):** `python -m pytest -q`\n<last-error>\n{FAILURE}\n</last-error>" in text
+
+    def test_decisions_and_current_step(self) -> None:
+        text = shell_session_text()
+        decisions = section(text, "**Decisions and pending work (the assistant's words, oldest first):**").strip().splitlines()
+        assert decisions == ["- I'll look at the code first.", "- The root cause is that div does not check b.", "- I'll add a guard because callers pass 0."]
+        step = section(text, "**Current step:**").strip().splitlines()
+        assert step == ["- Last assistant message: Next I need to update the CLI test.", "- Last tool call: `cat tests/test_cli.py` -> ok"]
+
+    def test_each_section_once(self) -> None:
+        text = shell_session_text()
+        for title in TITLES:
+            assert text.count(title) == 1, title
+
+    def test_deterministic_across_fresh_sessions(self) -> None:
+        # Fresh builders give fresh ids: the text depends on the content only.
+        assert summarize(shell_session()) == summarize(shell_session())
+
+    def test_no_mutation(self) -> None:
+        msgs = shell_session()
+        before = copy.deepcopy(msgs)
+        summarize(msgs, max_tokens=300)
+        assert msgs == before
+
+
+def shell_session_text() -> str:
+    return summarize(shell_session())
+
+
+def head_only() -> str:
+    """The header, the primary request and the footer: all a summary keeps when nothing else fits."""
+    return summarize(shell_session(), max_tokens=1)
+
+
+class TestShellBudget:
+    def test_the_head_alone_when_nothing_else_fits(self) -> None:
+        text = head_only()
+        assert text.endswith(f"{TASK}\n</primary-request>\n\n*Continue from where we left off.*")
+        assert "**" not in text.split("</primary-request>")[1].replace("*Continue", "")
+
+    @pytest.mark.parametrize("max_tokens", [80, 120, 200, 300, 450, 700, 1000])
+    def test_within_max_tokens(self, max_tokens: int) -> None:
+        assert COUNTER.count_text(head_only()) < 80
+        text = summarize(shell_session(), max_tokens=max_tokens)
+        assert COUNTER.count_text(text) <= max_tokens
+        assert f"<primary-request>\n{TASK}\n</primary-request>" in text
+        assert text.rstrip().endswith("*Continue from where we left off.*")
+
+    def test_the_current_step_goes_first(self) -> None:
+        for max_tokens in range(80, 700, 20):
+            text = summarize(shell_session(), max_tokens=max_tokens)
+            if "\n\n**" in text.split("</primary-request>", 1)[1]:
+                assert "**Current step:**" in text, max_tokens
+
+    def test_a_tight_budget_drops_the_least_important(self) -> None:
+        full = shell_session_text()
+        tight = summarize(shell_session(), max_tokens=COUNTER.count_text(full) // 2)
+        assert "**Current step:**" in tight and "**Last error (verbatim):**" in tight
+        assert "**Topics discussed:**" not in tight
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.integers(min_value=1, max_value=2500))
+    def test_any_budget(self, max_tokens: int) -> None:
+        text = summarize(shell_session(), max_tokens=max_tokens)
+        assert COUNTER.count_text(text) <= max(max_tokens, COUNTER.count_text(head_only()))
+
+
+class TestShellSummaryOfSummary:
+    def again(self, text: str, *tail: Message) -> str:
+        summary = Message(role="user", id="sum", content=(TextBlock(text=text),), tag="summary")
+        return summarize([summary, *tail])
+
+    def test_carries_every_section_once(self) -> None:
+        first = shell_session_text()
+        tail = [assistant("Updating the test now.")]
+        tail += call_and_result("bash", ok(), command="sed -i 's/inf/friendly/' tests/test_cli.py")
+        tail += [user("now add docs")]
+        second = self.again(first, *tail)
+        assert second.count("<primary-request>") == 1 and f"<primary-request>\n{TASK}\n</primary-request>" in second
+        for title in TITLES:
+            # The one file read has been changed since: it is listed with its change only.
+            assert second.count(title) == (title != "**Files read"), title
+        changed = section(second, "**Files changed (most recent first):**")
+        assert changed.strip().splitlines()[0] == '- tests/test_cli.py — replaced "inf" with "friendly"'
+        assert "- src/calc.py — " in changed
+        assert "**Commands run (most recent first, 8 in all):**\n- `sed -i 's/inf/friendly/' tests/test_cli.py` -> ok\n- `cat tests/test_cli.py` -> ok" in second
+        assert "**Tools used:** Edit (1), bash (8)" in second
+        # Nothing failed since: the earlier last error is still the last one, verbatim.
+        assert f"<last-error>\n{FAILURE}\n</last-error>" in second
+        assert "- Last assistant message: Updating the test now." in second
+        assert "<user-message>\nnow add docs\n</user-message>" in second
+
+    def test_a_fixed_point(self) -> None:
+        # Compacting a lone summary again changes nothing but the header: no section grows or repeats.
+        second = self.again(shell_session_text())
+        third = self.again(second)
+        assert second.split("\n", 1)[1] == third.split("\n", 1)[1]
+        assert "- Last tool call: `cat tests/test_cli.py` -> ok" in third
+
+    def test_an_older_summary_and_session_memory_are_read_back(self) -> None:
+        older = (
+            "[Context compacted at 10:00:00 - Full Compact] Original: ~900 tokens, 30 messages\n\n## Conversation Summary\n\n"
+            f"**Primary request (verbatim):**\n<primary-request>\n{TASK}\n</primary-request>\n\n"
+            "**Tools used:** Bash (4)\n\n**Errors encountered (latest 1 of 5):**\n- KeyError: 'k'\n\n*Continue from where we left off.*"
+        )
+        memory = f"[Context compacted via Session Memory]\n### User intent\n<primary-request>\n{TASK}\n</primary-request>\n\n### Decisions and conventions\n- We decided to keep div pure."
+        msgs = [
+            Message(role="user", id="old", content=(TextBlock(text=older),), tag="summary"),
+            Message(role="user", id="mem", content=(TextBlock(text=memory),), tag="memory"),
+            assistant("go on"),
+        ]
+        text = summarize(msgs)
+        assert "**Tools used:** Bash (4)" in text
+        assert "**Errors seen (5 in all, most recent first):**\n- KeyError: 'k'" in text
+        assert "- We decided to keep div pure." in section(text, "**Decisions and pending work")
+        assert text.count("<primary-request>") == 1

@@ -8,9 +8,10 @@ from lab.bench.tokens import BENCH_COUNTERS, bench_counters, bench_counters_path
 from lab.core.messages import Transcript, TranscriptMeta
 from lab.errors import LabError
 from tests.builders import session, user
-from tests.conftest import CORPUS
+from tests.conftest import corpus_path
 
-SMALL = [CORPUS / "codex" / "codex-rollout-sample.jsonl", CORPUS / "openai-chat" / "swe-agent-pydicom-1458.traj"]
+SMALL_FILES = ("codex/codex-rollout-sample.jsonl", "openai-chat/swe-agent-pydicom-1458.traj")
+SMALL = [corpus_path(p) for p in SMALL_FILES]
 
 
 def _transcript(title: str) -> Transcript:
@@ -49,7 +50,7 @@ class TestRows:
         assert "x o200k" in table
 
 
-@pytest.mark.skipif(not all(p.exists() for p in SMALL), reason="shared corpus not present")
+@pytest.mark.corpus(*SMALL_FILES)
 class TestPaths:
     def test_paths_are_loaded_and_get_leave_one_out_rows(self) -> None:
         rows = bench_counters_paths(SMALL, counters=("calibrated",))

@@ -91,7 +91,7 @@ class TestAccuracy:
         exact = sum(o200k.count_text(t) for t in MIXED)  # type: ignore[attr-defined]
         assert abs(sum(estimate(t) for t in MIXED) - exact) / exact <= 0.10
 
-    @pytest.mark.skipif(not CORPUS_FILES, reason="shared corpus not present")
+    @pytest.mark.corpus()
     def test_corpus_transcript_totals_within_six_percent(self, o200k: object) -> None:
         from lab.bench.tokens import transcript_texts
         from lab.formats import load
@@ -133,7 +133,7 @@ class TestFit:
         assert all(w * sign >= 0 for w, sign in zip(got.weights, SIGNS))
         assert got.as_dict()["space_pairs"] == 0
 
-    @pytest.mark.skipif(not CORPUS_FILES, reason="shared corpus not present")
+    @pytest.mark.corpus()
     def test_shipped_coefficients_come_from_the_documented_recipe(self) -> None:
         from lab.bench.tokens import calibration_texts, transcript_texts
         from lab.formats import load

@@ -97,7 +97,7 @@ class TestIndependentCheck:
         for text, *_ in KNOWN:
             assert c.count_text(text) == ref.count(text), text
 
-    @pytest.mark.skipif(not CORPUS_FILES, reason="shared corpus not present")
+    @pytest.mark.corpus()
     def test_corpus_texts_agree(self, rust: Any) -> None:
         from lab.formats import load
         from lab.bench.tokens import transcript_texts

@@ -1,0 +1,351 @@
+"""Mentions: the file paths, identifiers, errors, URLs, commands and ids a piece of text names.
+
+Two sides, one tokenizer, so that what a response names can be looked up in
+what came before it:
+
+    mentions(text)          the mentions a response names, classified and
+                            filtered (noise out: prose words, options, small
+                            numbers, short tokens, stopwords)
+    tool_mentions(block)    the same for a tool call's input: paths from path
+                            keys, shell commands split into programs and
+                            arguments (``cat a/b.py``, ``sed -n 1,20p x.py``,
+                            ``grep -rn foo src/``, ``pytest t.py::test_y``),
+                            edit strings and patches
+    tokens(text)            every token a text holds, unfiltered: the set a
+                            mention is looked up in ("verbatim" is token-level
+                            membership: ``AutoFieldMeta`` is in
+                            ``class AutoFieldMeta(type):``, not in
+                            ``AutoFieldMetaclass``)
+
+A token is a run of word characters joined by ``.``, ``/``, ``-``, ``~``,
+``@`` or ``+`` that starts and ends with a word character (or ``~``); a
+token joined by ``.`` or ``/`` also yields its parts, so
+``AutoFieldMeta.__subclasscheck__`` holds ``AutoFieldMeta``. Absolute paths
+lose their leading ``/`` on both sides alike. Multi-word mentions are looked
+up whole: error lines (``ValueError: bad value``, ``error: ...`` and
+``FAILED ...`` lines, a traceback's last line) found the same way in both
+texts, URLs, and commands (a tool call's command, whitespace collapsed).
+
+``kind(m)`` says what a mention is, from its text alone. Everything here is
+a pure function of its input: the same text always gives the same set.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Iterable, Mapping
+
+from ..core.messages import ToolUseBlock
+
+__all__ = [
+    "KINDS",
+    "PATH_KEYS",
+    "COMMAND_KEYS",
+    "tokens",
+    "mentions",
+    "tool_mentions",
+    "classify",
+    "shell_mentions",
+    "command_text",
+    "error_lines",
+    "error_line",
+    "exit_code",
+    "urls",
+    "kind",
+    "is_multiword",
+    "clear_cache",
+    "MAX_CACHED",
+]
+
+KINDS = ("path", "identifier", "error", "url", "command", "id", "number")
+# Input keys whose value is a file path (the rule-based summarizer reads the same ones).
+PATH_KEYS = ("file_path", "path", "filename", "file", "notebook_path", "target_file", "absolute_path")
+COMMAND_KEYS = ("command", "cmd")
+# Longer commands and error lines are cut here, on both sides alike.
+MAX_LINE = 200
+_MIN_CHARS = 4
+
+_TOKEN = re.compile(r"[\w~](?:[\w.~@+/-]*[\w~])?")
+_JOINS = re.compile(r"[./]+")
+_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) [ab]/(\S+)|^diff --git a/(\S+) b/(\S+)", re.M)
+_URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
+_ERROR = re.compile(
+    r"^[ \t>|]*((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Warning|Failure|Interrupt|Exit)(?::[^\n]*|[ \t]*$)"
+    r"|(?:error|fatal|ERROR|FATAL|FAILED|Fatal)\b[:\s][^\n]*)",
+    re.M,
+)
+_ERROR_HINTS = ("rror", "xception", "arning", "FAIL", "atal", "ailure", "nterrupt", "Exit")
+_EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit code[:\s]+(-?\d+)|exited with (?:code |status )?(-?\d+)", re.I)
+_EXTENSIONS = frozenset(
+    "py pyi pyx ipynb js jsx mjs cjs ts tsx json jsonl yaml yml toml md rst txt cfg ini conf env go rs c h cc cpp cxx hpp "
+    "java kt kts scala rb php sh bash zsh fish ps1 sql html htm css scss less xml csv tsv log lock mod sum proto graphql "
+    "swift m mm lua pl pm r jl dart vue svelte tf hcl gradle cmake mk bzl pony ex exs erl hs ml elm clj nim zig sol "
+    "patch diff dockerfile tpl j2 jinja vim el".split()
+)
+_HEX = re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_STOPWORDS = frozenset(
+    "e.g i.e etc vs todo fixme note and/or input/output read/write true/false yes/no on/off client/server "
+    "http https www localhost null none true false self this that in_progress not_started".split()
+)
+# Programs whose non-option arguments are files or folders, in ``cat Makefile`` as in ``cat a/b.py``.
+_FILE_PROGRAMS = frozenset(
+    "cat head tail less more nl wc sed awk grep egrep fgrep rg ag ls find tree cd touch rm cp mv mkdir rmdir chmod "
+    "stat file diff vim vi nano emacs code open python python3 node ruby bash sh source pytest black ruff mypy flake8 "
+    "pylint isort tar unzip".split()
+)
+_PATTERN_FIRST = frozenset("grep egrep fgrep rg ag sed awk".split())
+# Options whose value is a module, a pattern or code, never a file.
+_TAKES_VALUE = frozenset("-m -c -e -name -iname -path -ipath -regex -type -k".split())
+_SEGMENT = re.compile(r"\s*(?:&&|\|\||[;|&\n])\s*")
+
+
+# Texts tokenized so far, by text: a pure function's memo, shared by every replay in the process (the same
+# transcript replayed under several configs reads its texts once). Started over at MAX_CACHED entries.
+MAX_CACHED = 200_000
+_TOKENS: dict[str, frozenset[str]] = {}
+_MENTIONS: dict[str, frozenset[str]] = {}
+_SHELL: dict[str, frozenset[str]] = {}
+
+
+def clear_cache() -> None:
+    """Forget every text tokenized so far (the bench measures a cold replay this way)."""
+    _TOKENS.clear()
+    _MENTIONS.clear()
+    _SHELL.clear()
+
+
+def _remember(cache: dict[str, frozenset[str]], text: str, value: frozenset[str]) -> frozenset[str]:
+    if len(cache) >= MAX_CACHED:
+        cache.clear()
+    cache[text] = value
+    return value
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Every token of ``text`` (see the module docstring), the set mentions are looked up in."""
+    hit = _TOKENS.get(text)
+    return hit if hit is not None else _remember(_TOKENS, text, frozenset(_tokens(text)))
+
+
+def _tokens(text: str) -> set[str]:
+    found = set(_TOKEN.findall(text))
+    joined = [t for t in found if "." in t or "/" in t]
+    for t in joined:
+        found.update(_JOINS.split(t))
+    if "+++ " in text or "diff --git" in text:
+        for groups in _DIFF_PATH.findall(text):
+            for g in groups:
+                if g:
+                    found.update(_TOKEN.findall(g))
+    if "://" in text:
+        found.update(urls(text))
+    if any(h in text for h in _ERROR_HINTS):
+        found.update(error_lines(text))
+    found.discard("")
+    return found
+
+
+def urls(text: str) -> list[str]:
+    return [u.rstrip(".,;:!?") for u in _URL.findall(text)]
+
+
+def error_lines(text: str) -> list[str]:
+    """Lines that report an error: ``XError: ...`` (a traceback's last line), ``error: ...``, ``FAILED ...``."""
+    out: list[str] = []
+    for line in _ERROR.findall(text):
+        line = line.strip()[:MAX_LINE].rstrip()
+        # "Error" alone, or a prose sentence that merely starts with the word, names nothing.
+        if len(line) >= 8 and " " in line and (":" in line or line.startswith("FAILED")):
+            out.append(line)
+    return out
+
+
+def error_line(text: str) -> str | None:
+    """The line a person would quote for a failed result: its last error line, else its last non-empty line."""
+    found = error_lines(text)
+    if found:
+        return found[-1]
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line and not _is_wrapper(line):
+            return line[:MAX_LINE]
+    return None
+
+
+def _is_wrapper(line: str) -> bool:
+    return line in ("<output>", "</output>") or line.startswith("<returncode>")
+
+
+def exit_code(text: str) -> int | None:
+    """A shell result's exit code when its text reports one (``<returncode>1</returncode>``, "exit code 1")."""
+    match = _EXIT.search(text[:300]) or (_EXIT.search(text[-300:]) if len(text) > 300 else None)
+    if match is None:
+        return None
+    return int(next(g for g in match.groups() if g is not None))
+
+
+def command_text(command: str) -> str:
+    """A command as one comparable line: its first line, whitespace collapsed, cut at ``MAX_LINE``."""
+    first = command.strip().split("\n", 1)[0]
+    return " ".join(first.split())[:MAX_LINE]
+
+
+def is_multiword(mention: str) -> bool:
+    return " " in mention or "://" in mention
+
+
+_EXT_ALT = "|".join(sorted(_EXTENSIONS, key=lambda e: (-len(e), e)))
+_PATH_RE = (
+    rf"[\w~@+/.-]*[\w~-]\.(?i:{_EXT_ALT})"  # a file name with a known extension
+    r"|[^/]*/[^/]*/.*"  # two or more slashes
+    # One slash between two plain words is prose ("client/server") more often than a folder.
+    r"|(?=[^/]*/[^/]*$).*[._~\d-].*"
+)
+_IDENT_RE = (
+    r"(?=.{5})[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # dotted: pkg.mod.func
+    r"|(?=.{4})(?=[\w]*[A-Za-z])_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*"  # snake_case, CONSTANT_CASE, _private
+    r"|_[A-Za-z][A-Za-z0-9_]{2,}"  # _private
+    r"|__\w+__"  # dunder
+    r"|(?=.{4})[A-Za-z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*"  # CamelCase, camelCase
+)
+_NUMBER_RE = r"\d{5,}"
+_ID_RE = rf"{_UUID.pattern}|{_HEX.pattern}"
+# One C-level fullmatch per token decides whether it is worth naming; kind() asks the parts again.
+_MENTION = re.compile(rf"(?=.{{3,{MAX_LINE}}}\Z)(?:{_PATH_RE}|{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE})", re.S)
+_IS_PATH = re.compile(_PATH_RE, re.S)
+_IS_IDENT = re.compile(_IDENT_RE)
+_IS_NUMBER = re.compile(_NUMBER_RE)
+_IS_ID = re.compile(_ID_RE)
+
+
+def classify(found: Iterable[str]) -> set[str]:
+    """The tokens worth naming: multi-word mentions, paths, identifiers, ids and long numbers, stopwords out."""
+    found = set(found)
+    out = set(filter(_MENTION.fullmatch, found))
+    out.update(t for t in found if " " in t or "://" in t)
+    out -= _STOPWORDS
+    return out
+
+
+def mentions(text: str) -> frozenset[str]:
+    """The mentions of a response's text: classified tokens, error lines and URLs; noise left out."""
+    hit = _MENTIONS.get(text)
+    return hit if hit is not None else _remember(_MENTIONS, text, frozenset(classify(tokens(text))))
+
+
+def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
+    """What a shell command names: the command, its paths (also bare ``Makefile`` after ``cat``) and symbols.
+
+    ``raw``, when given, also receives the command's unfiltered tokens.
+    """
+    if raw is not None:
+        raw |= tokens(command)
+    hit = _SHELL.get(command)
+    if hit is None:
+        found = set(mentions(command))
+        line = command_text(command)
+        if len(line) >= _MIN_CHARS:
+            found.add(line)
+        # Only the command line itself: a heredoc's body is text, already tokenized above.
+        for segment in _SEGMENT.split(command.split("<<", 1)[0]):
+            found.update(_shell_args(segment))
+        hit = _remember(_SHELL, command, frozenset(found))
+    return set(hit)
+
+
+def _program(segment: str) -> str:
+    """The program a segment runs, read without shlex: its first word that is not a variable assignment."""
+    for word in segment.split():
+        if "=" not in word or word.startswith("-"):
+            return word.strip("'\"").rsplit("/", 1)[-1]
+    return ""
+
+
+def _shell_args(segment: str) -> Iterable[str]:
+    # shlex is pure Python and most segments run no file program: look before paying for it.
+    if _program(segment) not in _FILE_PROGRAMS:
+        return
+    try:
+        words = shlex.split(segment, comments=True)
+    except ValueError:
+        words = segment.split()
+    words = [w for w in words if "=" not in w or w.startswith("-")]
+    if not words or words[0].rsplit("/", 1)[-1] not in _FILE_PROGRAMS:
+        return
+    pattern_pending = words[0].rsplit("/", 1)[-1] in _PATTERN_FIRST
+    skip_next = False
+    for w in words[1:]:
+        if skip_next:
+            skip_next = False
+            continue
+        if w in _TAKES_VALUE:
+            skip_next = True
+            continue
+        # Options and their numeric values are not files.
+        if w.startswith("-") or w.isdigit():
+            continue
+        if pattern_pending:
+            # grep's, sed's and awk's first operand is a pattern or a script, not a file.
+            pattern_pending = False
+            continue
+        # Nor are globs and quoted phrases.
+        if any(c in w for c in " *?[]{}$`'\"<>"):
+            continue
+        for t in _TOKEN.findall(w.split("::", 1)[0]):
+            if len(t) >= 3 and not t.isdigit() and t.lower() not in _STOPWORDS and not _is_sed_script(t):
+                yield t
+
+
+def _is_sed_script(token: str) -> bool:
+    # "1,20p" tokenizes to "20p"; a sed address or a short flag word is not a file.
+    return token[:-1].isdigit() or token in ("s", "p", "d")
+
+
+def tool_mentions(block: ToolUseBlock, raw: set[str] | None = None) -> set[str]:
+    """What a tool call's input names: path keys as paths, commands as shell, other strings as text.
+
+    ``raw``, when given, also receives every unfiltered token of the input's strings.
+    """
+    found: set[str] = set()
+    _input_mentions(block.input, None, found, raw if raw is not None else set())
+    return found
+
+
+def _input_mentions(value: object, key: str | None, found: set[str], raw: set[str]) -> None:
+    if isinstance(value, str):
+        if key in COMMAND_KEYS:
+            found |= shell_mentions(value, raw)
+            return
+        raw |= tokens(value)
+        found |= mentions(value)
+        if key in PATH_KEYS:
+            found.update(t for t in _TOKEN.findall(value) if len(t) >= 3)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _input_mentions(v, str(k), found, raw)
+    elif isinstance(value, (list, tuple)):
+        if key in COMMAND_KEYS and value and all(isinstance(v, str) for v in value):
+            found |= shell_mentions(shlex.join(value), raw)
+            return
+        for v in value:
+            _input_mentions(v, key, found, raw)
+
+
+def kind(mention: str) -> str:
+    """What a mention is, from its text: one of ``KINDS``."""
+    if "://" in mention:
+        return "url"
+    if " " in mention:
+        return "error" if _ERROR.match(mention) else "command"
+    if _IS_NUMBER.fullmatch(mention):
+        return "number"
+    if _IS_ID.fullmatch(mention):
+        return "id"
+    if _IS_PATH.fullmatch(mention) or "/" in mention:
+        return "path"
+    if _IS_IDENT.fullmatch(mention):
+        return "identifier"
+    # A bare argument of a file-reading command (``cat Makefile``).
+    return "path"

@@ -1,0 +1,25 @@
+"""The quality section: one table of preset x window, and the lab preset's targets checked in the same run."""
+
+from __future__ import annotations
+
+from lab.bench.quality import QUALITY_PRESETS, bench_quality
+from tests.conftest import SAMPLES
+
+
+def test_table_and_targets_on_the_sample_sessions() -> None:
+    files = [SAMPLES / "generated-small.lab.json", SAMPLES / "claude-code-compacted.jsonl", SAMPLES / "generated-huge-outputs.lab.json"]
+    lines, data = bench_quality(files, windows=(32_000,))
+    assert [(c["preset"], c["window"]) for c in data["cells"]] == [(p, 32_000) for p in QUALITY_PRESETS]
+    assert all(c["transcripts"] == 3 and c["requests"] > 0 for c in data["cells"])
+    assert all(c["recall"] is None or 0.0 <= c["recall"] <= 1.0 for c in data["cells"])
+    # Five targets per window, each printed as met or MISSED with its evidence.
+    assert len(data["targets"]) == 5
+    printed = [line for line in lines if line.strip().startswith(("met", "MISSED"))]
+    assert len(printed) == 5 and all(":" in line for line in printed)
+    assert any(line.startswith("lab ") for line in lines) and "calibrated" in lines[0]
+
+
+def test_recorded_compactions_are_undone() -> None:
+    # The compacted sample loses its first request when its recorded compaction is honoured; undone, no preset loses it.
+    _, data = bench_quality([SAMPLES / "claude-code-compacted.jsonl"], windows=(32_000,))
+    assert all(c["first_request_lost"] == 0 for c in data["cells"])

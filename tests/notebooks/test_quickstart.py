@@ -1,0 +1,66 @@
+"""The shipped notebook runs headless, top to bottom, in a real kernel, and ships with the package."""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from nbclient import NotebookClient
+
+import lab
+
+NOTEBOOK = Path(lab.__file__).parent / "notebooks" / "quickstart.ipynb"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def _kernel() -> str:
+    # ipykernel installs the "python3" spec with itself; jupyter_client runs it with this interpreter.
+    try:
+        KernelSpecManager().get_kernel_spec("python3")
+    except NoSuchKernel:  # pragma: no cover - only where ipykernel is missing
+        pytest.fail(f"no python3 kernel: install the test extra into {sys.executable}")
+    return "python3"
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    # A scratch folder as the kernel's cwd: the notebook must not lean on the checkout (it runs from an installed package).
+    cwd = tmp_path_factory.mktemp("nb")
+    NotebookClient(nb, kernel_name=_kernel(), timeout=300, resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def _outputs(nb: nbformat.NotebookNode, marker: str) -> list[dict]:
+    cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+    return cell.outputs
+
+
+def test_every_cell_runs_without_an_error(executed: nbformat.NotebookNode) -> None:
+    code = [c for c in executed.cells if c.cell_type == "code"]
+    assert code and all(c.get("execution_count") for c in code)
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert errors == []
+
+
+def test_it_plots_compares_and_explores(executed: nbformat.NotebookNode) -> None:
+    plot = _outputs(executed, "lab.figures.timeline(mew)")
+    assert any("application/vnd.plotly.v1+json" in o.get("data", {}) for o in plot)
+    table = _outputs(executed, "style_compare")
+    assert any("mewcode" in o.get("data", {}).get("text/html", "") for o in table)
+    explorer = _outputs(executed, "ex = lab.explore(")
+    assert any(WIDGET in o.get("data", {}) for o in explorer)
+    driven = "".join(o.get("text", "") for o in _outputs(executed, 'ex.set("window"'))
+    assert "at 48k:" in driven and "window: 48000" in driven
+
+
+def test_the_notebook_is_package_data() -> None:
+    assert resources.files("lab").joinpath("notebooks/quickstart.ipynb").is_file()
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "notebooks/*.ipynb" in pyproject["tool"]["setuptools"]["package-data"]["lab"]

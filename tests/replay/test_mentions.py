@@ -1,0 +1,143 @@
+"""Mention extraction: shell commands, tool inputs, diffs, tracebacks, noise, and its invariants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lab.core.messages import ToolUseBlock
+from lab.replay.mentions import (
+    clear_cache,
+    command_text,
+    error_line,
+    error_lines,
+    exit_code,
+    kind,
+    mentions,
+    shell_mentions,
+    tokens,
+    tool_mentions,
+)
+
+
+def _bash(command: str) -> ToolUseBlock:
+    return ToolUseBlock(id="call_00_x", name="bash", input={"command": command})
+
+
+class TestShell:
+    @pytest.mark.parametrize(
+        ("command", "expected"),
+        [
+            ("cat a/b.py", {"a/b.py"}),
+            ("sed -n 1,20p x.py", {"x.py"}),
+            ("grep -rn foo_bar src/", {"src", "foo_bar"}),
+            ("python -m pytest tests/test_x.py::test_y", {"tests/test_x.py", "test_y"}),
+            ("cat Makefile && head -n 5 README", {"Makefile", "README"}),
+            ("cd /testbed && python reproduce.py", {"testbed", "reproduce.py"}),
+        ],
+        ids=["cat", "sed", "grep", "pytest-node", "bare-files", "cd-and-run"],
+    )
+    def test_paths_and_symbols_inside_commands(self, command: str, expected: set[str]) -> None:
+        found = shell_mentions(command)
+        assert expected <= found
+        assert command_text(command) in found
+
+    def test_patterns_options_and_sed_scripts_are_not_files(self) -> None:
+        found = shell_mentions('grep -n -A 20 "class AutoFieldMeta" django/db/models/fields/__init__.py')
+        assert "django/db/models/fields/__init__.py" in found and "AutoFieldMeta" in found
+        assert not {"class", "20", "-A", "-n"} & found
+        assert not {"1,20p", "20p", "-n"} & shell_mentions("sed -n 1,20p x.py")
+        assert "pytest" not in shell_mentions("python -m pytest -q")
+
+    def test_a_heredoc_body_is_text_not_arguments(self) -> None:
+        found = shell_mentions("cat > fix.py << 'EOF'\nfrom app.models import load_config\nEOF")
+        assert "load_config" in found and "app.models" in found
+        assert command_text("cat > fix.py << 'EOF'\nbody\nEOF") == "cat > fix.py << 'EOF'"
+
+    def test_a_command_list_input(self) -> None:
+        block = ToolUseBlock(id="c1", name="shell", input={"command": ["bash", "-lc", "cat src/app.py"]})
+        assert "src/app.py" in tool_mentions(block)
+
+    def test_a_command_that_does_not_parse_still_gives_mentions(self) -> None:
+        assert "a/b.py" in shell_mentions('cat "a/b.py')
+
+
+class TestToolInputs:
+    def test_edit_input(self) -> None:
+        block = ToolUseBlock(id="t1", name="Edit", input={"file_path": "/Users/me/p/src/a.ts", "old_string": "const fooBar = 1", "new_string": "const fooBar = max_retries"})
+        found = tool_mentions(block)
+        assert {"Users/me/p/src/a.ts", "fooBar", "max_retries"} <= found
+        assert "const" not in found
+
+    def test_a_path_key_names_a_file_whatever_its_shape(self) -> None:
+        assert "Makefile" in tool_mentions(ToolUseBlock(id="t1", name="Read", input={"path": "Makefile"}))
+
+    def test_a_diff_names_its_files_without_the_a_b_prefixes(self) -> None:
+        patch = "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-old_name\n+new_name\n"
+        found = tool_mentions(ToolUseBlock(id="t1", name="apply_patch", input={"patch": patch}))
+        assert {"src/x.py", "old_name", "new_name"} <= found
+
+
+class TestText:
+    def test_identifiers_paths_urls_ids(self) -> None:
+        text = ("Look at `AutoFieldMeta.__subclasscheck__` in django/db/models/fields/__init__.py: self._subclasses "
+                "and settings.DEFAULT_AUTO_FIELD, see https://docs.djangoproject.com/en/3.2/ref/. Commit a1b2c3d4e, run 123456.")
+        found = mentions(text)
+        assert {"AutoFieldMeta", "__subclasscheck__", "AutoFieldMeta.__subclasscheck__", "django/db/models/fields/__init__.py",
+                "_subclasses", "DEFAULT_AUTO_FIELD", "settings.DEFAULT_AUTO_FIELD", "a1b2c3d4e", "123456"} <= found
+        assert "https://docs.djangoproject.com/en/3.2/ref/" in found
+
+    @pytest.mark.parametrize("noise", ["the", "and/or", "client/server", "2025", "42", "e.g", "Let", "file", "-rn", "in_progress"])
+    def test_noise_is_left_out(self, noise: str) -> None:
+        assert noise not in mentions(f"Let me check the {noise} here, e.g. now.")
+
+    def test_kinds(self) -> None:
+        assert [kind(m) for m in ("src/x.py", "models.py", "ValueError: bad value", "python reproduce.py", "a1b2c3d4e", "12345",
+                                  "foo_bar", "AutoFieldMeta", "https://x.org/a")] == [
+            "path", "path", "error", "command", "id", "number", "identifier", "identifier", "url"]
+
+    def test_tokens_are_whole_words_not_substrings(self) -> None:
+        held = tokens("class AutoFieldMetaclass(type): pass")
+        assert "AutoFieldMetaclass" in held and "AutoFieldMeta" not in held
+
+
+class TestErrors:
+    TRACEBACK = ('Traceback (most recent call last):\n  File "x.py", line 3, in <module>\n    int("x")\n'
+                 "ValueError: invalid literal for int() with base 10: 'x'\n")
+
+    def test_a_traceback_gives_its_exception_line(self) -> None:
+        assert error_lines(self.TRACEBACK) == ["ValueError: invalid literal for int() with base 10: 'x'"]
+        assert error_line(self.TRACEBACK) == "ValueError: invalid literal for int() with base 10: 'x'"
+        assert "ValueError: invalid literal for int() with base 10: 'x'" in tokens(self.TRACEBACK)
+
+    def test_shell_outputs(self) -> None:
+        out = "<returncode>1</returncode>\n<output>\nerror: pathspec 'x' did not match any file(s) known to git\n</output>"
+        assert exit_code(out) == 1
+        assert error_line(out) == "error: pathspec 'x' did not match any file(s) known to git"
+        assert exit_code("<returncode>0</returncode>\n<output>\nok\n</output>") == 0
+        assert exit_code("[Command finished with exit code 2]") == 2
+        assert exit_code("all good") is None
+
+    def test_a_failure_without_an_error_line_gives_its_last_line(self) -> None:
+        assert error_line("<returncode>2</returncode>\n<output>\nsomething odd happened\n</output>") == "something odd happened"
+
+    def test_prose_that_starts_with_error_is_not_an_error_line(self) -> None:
+        assert error_lines("Error\nerrors are fine\n") == []
+
+
+_piece = st.sampled_from(list("abcXY_Z019./-:~ \n\t`'\"(){}<>|&;$") + ["Error: ", "cat ", "+++ b/", "http://", "<<", "grep -n ", "foo_bar"])
+_text = st.lists(_piece, max_size=60).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_text)
+def test_extraction_never_raises_and_is_deterministic(text: str) -> None:
+    first = (mentions(text), shell_mentions(text), tokens(text))
+    clear_cache()
+    again = (mentions(text), shell_mentions(text), tokens(text))
+    assert first == again
+    # What a response names can always be looked up in the same text's tokens (the shell's bare arguments aside).
+    assert mentions(text) <= tokens(text)
+    for m in first[1]:
+        assert kind(m) in ("path", "identifier", "error", "url", "command", "id", "number")

@@ -1,0 +1,128 @@
+"""The price table: rows valid and dated, model names matched, and prices that round-trip through a config file."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from lab.core.config import CompactionConfig, dump_config, load_config
+from lab.core.presets import preset
+from lab.core.replay_settings import DEFAULT_PRICE_ROW, PricingConfig
+from lab.replay import replay
+from lab.replay.prices import (
+    PRICE_ROWS,
+    PRICES_TAKEN,
+    describe_config,
+    describe_pricing,
+    explain_pricing,
+    match_model,
+    price_row,
+    pricing_row_matches,
+    with_row,
+)
+from tests.conftest import SAMPLES
+
+
+class TestTable:
+    def test_every_row_is_valid_pricing_for_both_ttls(self) -> None:
+        for row in PRICE_ROWS:
+            for ttl in (300, 3600):
+                p = row.pricing(ttl)
+                assert p.model == row.name
+                # A cache hit is cheaper than input, which is cheaper than output, on every published row.
+                assert 0 < p.cache_read_per_mtok < p.input_per_mtok <= p.cache_write_per_mtok < p.output_per_mtok * 2
+
+    def test_names_unique_and_both_families_present(self) -> None:
+        names = [r.name for r in PRICE_ROWS]
+        assert len(set(names)) == len(names)
+        for family in ("Claude Sonnet", "Claude Opus", "Claude Haiku", "GPT-4.1", "GPT-5"):
+            assert any(n.startswith(family) for n in names), family
+
+    def test_every_row_is_dated_and_sourced(self) -> None:
+        assert date.fromisoformat(PRICES_TAKEN) <= date.today()
+        for row in PRICE_ROWS:
+            assert date.fromisoformat(row.taken)
+            assert row.source.startswith("https://")
+
+    def test_anthropic_write_prices_follow_the_ttl(self) -> None:
+        sonnet = price_row("Claude Sonnet 4.5")
+        assert sonnet is not None
+        assert sonnet.pricing(300).cache_write_per_mtok == pytest.approx(1.25 * sonnet.input)
+        assert sonnet.pricing(3600).cache_write_per_mtok == pytest.approx(2 * sonnet.input)
+
+    def test_openai_bills_a_cache_write_as_input(self) -> None:
+        gpt = price_row("GPT-4.1")
+        assert gpt is not None and gpt.pricing(300).cache_write_per_mtok == gpt.input
+
+    def test_the_config_defaults_are_the_default_row(self) -> None:
+        row = price_row(DEFAULT_PRICE_ROW)
+        assert row is not None and row.pricing(300) == PricingConfig()
+        assert pricing_row_matches(PricingConfig())
+
+
+class TestMatching:
+    @pytest.mark.parametrize("name, row", [
+        ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5"),
+        ("claude-sonnet-4-5", "Claude Sonnet 4.5"),
+        ("claude-sonnet-4-5[1m]", "Claude Sonnet 4.5"),
+        ("us.anthropic.claude-opus-4-1-20250805-v1:0", "Claude Opus 4.1"),
+        ("claude-opus-4@20250514", "Claude Opus 4"),
+        ("claude-opus-4-5-20251101", "Claude Opus 4.5"),
+        ("claude-3-5-haiku-latest", "Claude Haiku 3.5"),
+        ("Claude-Haiku-4-5", "Claude Haiku 4.5"),
+        ("gpt-5-mini-2025-08-07", "GPT-5 mini"),
+        ("gpt-5", "GPT-5"),
+        ("openai/gpt-4.1", "GPT-4.1"),
+        ("gpt-4.1-nano-2025-04-14", "GPT-4.1 nano"),
+    ])
+    def test_known_names(self, name: str, row: str) -> None:
+        found = match_model(name)
+        assert found is not None and found.name == row
+
+    @pytest.mark.parametrize("name", [None, "", "<synthetic>", "gpt-5.2", "gpt-4o", "gemini-2.5-pro", "claude-3-5-sonnet-20241022"])
+    def test_unknown_names_match_nothing(self, name: str | None) -> None:
+        # gpt-5.2 is not GPT-5: a different price, so no row rather than the wrong one.
+        assert match_model(name) is None
+
+
+class TestConfig:
+    @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
+    def test_an_exported_row_round_trips(self, fmt: str) -> None:
+        cfg = preset("mewcode")
+        cfg.replay.pricing = with_row(cfg.replay.pricing, "GPT-5 mini")
+        back = load_config(dump_config(cfg, fmt), fmt)  # type: ignore[arg-type]
+        assert back.replay.pricing == cfg.replay.pricing and back.replay.pricing.model == "GPT-5 mini"
+
+    def test_an_old_config_without_a_model_still_loads(self) -> None:
+        data = preset("minicode").model_dump(mode="json")
+        del data["replay"]["pricing"]["model"]
+        data["replay"]["pricing"]["input_per_mtok"] = 4.0
+        cfg = CompactionConfig.model_validate(data)
+        assert cfg.replay.pricing.input_per_mtok == 4.0
+        # Its numbers are not the default row's any more: said, not hidden.
+        assert describe_pricing(cfg.replay.pricing).startswith("Custom prices, edited from")
+
+    def test_unknown_row_keeps_the_numbers_as_custom(self) -> None:
+        p = with_row(PricingConfig(input_per_mtok=9), "no such model")
+        assert p.model == "" and p.input_per_mtok == 9
+        assert describe_pricing(p).startswith("Custom prices:")
+
+    def test_describe_names_row_date_and_numbers(self) -> None:
+        text = describe_config(preset("minicode").model_dump(mode="json"))
+        assert DEFAULT_PRICE_ROW in text and PRICES_TAKEN in text and "$3.00" in text and "$0.30" in text
+
+    def test_explain_compares_with_the_sessions_model(self) -> None:
+        cfg = preset("minicode")
+        assert "is GPT-4.1, not these prices' row" in explain_pricing(cfg, "gpt-4.1")
+        cfg.replay.pricing = with_row(cfg.replay.pricing, "GPT-4.1")
+        assert explain_pricing(cfg, "gpt-4.1").endswith("The session's model 'gpt-4.1' is GPT-4.1.")
+        assert "does not name its model" in explain_pricing(cfg, None)
+
+    def test_the_replay_bills_with_the_chosen_row(self) -> None:
+        t = SAMPLES / "generated-small.lab.json"
+        sonnet, nano = preset("minicode"), preset("minicode")
+        nano.replay.pricing = with_row(nano.replay.pricing, "GPT-4.1 nano")
+        a, b = replay(t, sonnet), replay(t, nano)
+        assert a.total_cost > 0 and b.total_cost < a.total_cost
+        assert b.config["replay"]["pricing"]["model"] == "GPT-4.1 nano"

@@ -1,0 +1,171 @@
+"""Needed-later recall on sessions where the answer is known, by hand and through replays."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab.core.messages import Boundary, Message, TextBlock, ToolResultBlock
+from lab.core.presets import preset
+from lab.core.store import MemoryStore
+from lab.replay import Report, compare, replay
+from lab.replay.recall import Recall, RecallStep
+from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
+
+CODE = "def compute_total(items):\n    return sum(items)\n"
+
+
+def _raw(*, system_text: str = "You are an agent.") -> list[Message]:
+    # Request 0 at index 2 reads the file; request 1 at index 4 answers with what the read showed.
+    return [
+        system(system_text),
+        user("Please fix the bug."),
+        tool_call("Read", "t1", file_path="app/billing.py"),
+        tool_result("t1", CODE),
+        assistant("The bug is in compute_total."),
+    ]
+
+
+def _cleared(tool_id: str = "t1") -> Message:
+    return Message(role="user", content=(ToolResultBlock(tool_use_id=tool_id, content="[cleared]", compacted="cleared"),), id="cleared")
+
+
+def _boundary() -> Message:
+    return Message(role="system", content=(), id="b1", tag="boundary", boundary=Boundary(trigger="auto", strategy="full"))
+
+
+class TestByHand:
+    def test_a_context_that_holds_the_read_keeps_what_the_response_used(self) -> None:
+        raw = _raw()
+        r = Recall(raw, None, {})
+        first = r.step(2, 3, raw[:2])
+        assert first.needed == 0 and first.recall is None  # the path is named for the first time
+        step = r.step(4, 5, raw[:4])
+        assert (step.needed, step.kept, step.recall) == (1, 1, 1.0)
+
+    def test_a_context_without_the_read_loses_it_to_the_config(self) -> None:
+        raw = _raw()
+        r = Recall(raw, None, {})
+        step = r.step(4, 5, raw[:3] + [_cleared()])
+        assert (step.needed, step.kept, step.recoverable, step.lost_config, step.lost_recorded) == (1, 0, 0, 1, 0)
+        assert step.recall == 0.0 and step.lost == (("compute_total", "this config"),)
+
+    def test_a_spilled_read_with_its_stub_in_the_context_is_recoverable(self) -> None:
+        raw = _raw()
+        store = MemoryStore()
+        path = store.write("s", "t1", CODE, {})
+        stub = Message(role="user", content=(ToolResultBlock(tool_use_id="t1", content="[persisted]", compacted="spill", spill_path=path),), id="st")
+        step = Recall(raw, store, {"t1": path}).step(4, 5, raw[:3] + [stub])
+        assert (step.needed, step.kept, step.recoverable, step.recall, step.recoverable_share) == (1, 0, 1, 0.0, 1.0)
+        # The file must still be there: a stub whose file is gone recovers nothing.
+        assert Recall(raw, MemoryStore(), {"t1": path}).step(4, 5, raw[:3] + [stub]).lost_config == 1
+
+    def test_a_path_named_only_in_the_stub_text_counts_too(self) -> None:
+        raw = _raw()
+        store = MemoryStore()
+        path = store.write("s", "t1", CODE, {})
+        named = Message(role="user", content=(ToolResultBlock(tool_use_id="t1", content=f"[saved to] {path}", compacted="cleared"),), id="n")
+        assert Recall(raw, store, {"t1": path}).step(4, 5, raw[:3] + [named]).recoverable == 1
+
+    def test_what_the_system_prompt_holds_is_never_needed(self) -> None:
+        raw = _raw(system_text="You are an agent. Never rename compute_total.")
+        assert Recall(raw, None, {}).step(4, 5, [raw[0]]).needed == 0
+
+    def test_a_summary_that_quotes_it_keeps_it(self) -> None:
+        raw = _raw()
+        summary = Message(role="user", content=(TextBlock(text="## Session summary\nRead app/billing.py (compute_total)."),), id="sum", tag="summary")
+        assert Recall(raw, None, {}).step(4, 5, [raw[0], summary]).kept == 1
+
+    def test_a_loss_behind_a_recorded_boundary_is_the_recorded_compaction(self) -> None:
+        raw = _raw()[:4] + [_boundary(), user("Go on."), assistant("Fix compute_total now.")]
+        step = Recall(raw, None, {}).step(6, 7, [raw[0], raw[4], raw[5]])
+        assert (step.needed, step.lost_recorded, step.lost_config) == (1, 1, 0)
+        assert step.lost == (("compute_total", "recorded compaction"),)
+
+    def test_seen_again_after_the_boundary_then_lost_is_the_config(self) -> None:
+        raw = _raw()[:4] + [_boundary(), user("Remember compute_total."), assistant("ok"), user("Go on."), assistant("Fix compute_total now.")]
+        step = Recall(raw, None, {}).step(8, 9, [raw[0], raw[7]])
+        assert (step.lost_recorded, step.lost_config) == (0, 1)
+
+    def test_shell_agent_mentions(self) -> None:
+        raw = [system(), user("Fix the failing test."),
+               *call_and_result("bash", "<returncode>1</returncode>\n<output>\nAssertionError: totals differ\n</output>", tool_id="c1",
+                                command="python -m pytest tests/test_billing.py::test_totals"),
+               tool_call("bash", "c2", command="sed -n 1,40p tests/test_billing.py")]
+        r = Recall(raw, None, {})
+        kept = r.step(4, 5, raw[:4])
+        # tests/test_billing.py (and its stem), seen in the earlier command.
+        assert kept.needed == 2 and kept.kept == 2
+        lost = Recall(raw, None, {}).step(4, 5, raw[:2])
+        assert lost.lost == (("test_billing", "this config"), ("tests/test_billing.py", "this config"))
+
+    def test_counts_add_up(self) -> None:
+        step = RecallStep(needed=5, kept=2, recoverable=1, lost_recorded=1, lost_config=1)
+        assert step.kept + step.recoverable + step.lost_recorded + step.lost_config == step.needed
+        assert step.fields()["needed_later_recall"] == pytest.approx(0.4)
+
+
+def _long_session() -> list[Message]:
+    """The agent reads app/billing.py first, then many big files, then its last response names compute_total."""
+    msgs = [system(), user("Please fix the bug in the billing totals.")]
+    msgs += call_and_result("Read", CODE + "# padding\n" * 50, tool_id="first", file_path="app/billing.py")
+    for i in range(20):
+        msgs += call_and_result("Read", f"filler line {i}\n" * 400, tool_id=f"r{i}", file_path=f"app/other{i}.py")
+    msgs.append(assistant("The bug is in compute_total: it ignores discounts."))
+    return msgs
+
+
+def _no_compaction() -> object:
+    cfg = preset("minicode")
+    cfg.spill.enabled = cfg.dedup.enabled = cfg.microcompact.enabled = cfg.watermark.enabled = False
+    return cfg
+
+
+class TestThroughReplay:
+    def test_without_compaction_everything_needed_is_kept(self) -> None:
+        report = replay(_long_session(), _no_compaction(), window=200_000)
+        assert report.needed_mentions > 0
+        assert report.kept_mentions == report.needed_mentions and report.needed_later_recall == 1.0
+        assert all(r.needed_later_recall in (None, 1.0) for r in report.rows)
+
+    def test_a_compacted_context_loses_the_early_read(self) -> None:
+        cfg = preset("openhands-masking")
+        cfg.microcompact.keep_recent = 2
+        report = replay(_long_session(), cfg, window=200_000)
+        last = report.rows[-1]
+        assert last.needed_mentions >= 1 and last.kept_mentions < last.needed_mentions
+        assert any(m.mention == "compute_total" and m.lost_to == "this config" for m in last.lost_mentions)
+        assert report.needed_later_recall is not None and report.needed_later_recall < 1.0
+        # Totals are micro-averages over the rows.
+        assert report.needed_mentions == sum(r.needed_mentions for r in report.rows)
+        assert report.needed_later_recall == pytest.approx(report.kept_mentions / report.needed_mentions)
+
+    def test_recall_off_leaves_the_fields_empty(self) -> None:
+        report = replay(_long_session(), "minicode", recall=False)
+        assert report.needed_later_recall is None and report.needed_mentions == 0
+        assert all(r.needed_later_recall is None for r in report.rows)
+
+    def test_the_field_is_in_the_json_the_frame_and_the_compare_table(self, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        cfg = preset("openhands-masking")
+        cfg.microcompact.keep_recent = 2
+        report = replay(_long_session(), cfg)
+        data = report.to_dict()
+        assert data["needed_later_recall"] == report.needed_later_recall
+        assert Report.from_dict(json.loads(report.to_json())) == report
+        assert "needed_later_recall" in report.df.columns and "lost_mentions" not in report.df.columns
+        table = compare(_long_session(), ["minicode", ("masking", cfg)])
+        assert "needed_later_recall" in table.columns and "recoverable_share" in table.columns
+        out = table.write(tmp_path / "t.csv")
+        assert "needed_later_recall" in out.read_text().splitlines()[0].split(",")
+
+    def test_a_report_saved_before_recall_existed_still_loads(self) -> None:
+        data = replay(_long_session(), "minicode").to_dict()
+        new = ("needed_mentions", "kept_mentions", "recoverable_mentions", "lost_recorded", "lost_config", "needed_later_recall",
+               "recoverable_share", "lost_mentions")
+        for key in new:
+            data.pop(key, None)
+            for row in data["rows"]:
+                row.pop(key, None)
+        old = Report.from_dict(data)
+        assert old.needed_later_recall is None and old.rows[0].lost_mentions == []
