@@ -1,19 +1,9 @@
 """Streamlit widgets generated from pydantic fields, so no setting is listed twice.
 
-``field_specs(Model)`` walks a model (nested models included) and turns each
-field into a ``FieldSpec``: its dotted path, the widget kind its type calls
-for, the bounds from ``Field(ge=..., le=...)`` and the help text from its
-description. That part is pure and lives in ``lab.fields``, shared with the
-notebook explorer. ``render_fields`` draws the
-specs; ``config_form`` lays out a ``CompactionConfig`` with one section per
-stage.
-
-    bool              -> toggle
-    Literal[...]      -> selectbox
-    int/float bounded -> slider (small ranges, ratios) or number input
-    list[str]         -> text input, comma-separated
-    str / str | None  -> text input / text area (empty = None)
-    datetime          -> text input, ISO 8601
+The specs (dotted path, widget kind, bounds, help) come from ``lab.fields``,
+shared with the notebook explorer, which documents how a field's type picks
+its widget. ``render_fields`` draws the specs; ``config_form`` lays out a
+``CompactionConfig`` with one section per stage.
 """
 
 from __future__ import annotations

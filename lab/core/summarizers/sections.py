@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..commands import Outcome, ToolAction, result_outcome, tool_action, tool_path
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -30,6 +30,7 @@ __all__ = [
     "gather",
     "call_label",
     "decision_sentences",
+    "prose_sentences",
 ]
 
 COMMAND_CHARS = 160
@@ -49,7 +50,8 @@ _CUE = re.compile(
     r"|root cause|the (?:issue|problem|bug|fix) is|plan|remaining|still need|not yet|must)\b",
     re.I,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# Western sentences end at punctuation and a space; CJK ones at full-width punctuation, spaces or not.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
 @dataclass
@@ -106,18 +108,25 @@ def call_label(block: ToolUseBlock, action: ToolAction) -> str:
     return f"{block.name} {_one_line(shown, 100)}".rstrip()
 
 
-def decision_sentences(text: str) -> Iterable[str]:
-    """The sentences of an assistant's text that state a decision, a reason or work still to do."""
+def prose_sentences(text: str) -> Iterator[str]:
+    """The sentences of ``text`` outside code (fenced or indented), list, heading and quote marks stripped."""
     fenced = False
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
             fenced = not fenced
             continue
+        # Code says what is, not what was decided, even when it says "use".
         if fenced or line.startswith(("    ", "\t")):
-            continue  # code says what is, not what was decided
+            continue
         for part in _SENTENCE_END.split(line.strip().lstrip("-*#> ").strip()):
-            if len(part) >= 12 and _CUE.search(part):
-                yield _one_line(part, DECISION_CHARS)
+            yield part.strip()
+
+
+def decision_sentences(text: str) -> Iterable[str]:
+    """The sentences of an assistant's text that state a decision, a reason or work still to do."""
+    for part in prose_sentences(text):
+        if len(part) >= 12 and _CUE.search(part):
+            yield _one_line(part, DECISION_CHARS)
 
 
 def _merge_key(paths: Mapping[str, object], path: str) -> tuple[str | None, str]:

@@ -20,6 +20,7 @@ from ..messages import Message
 from ..tokens.base import TokenCounter
 from .base import SummaryRequest, SummaryResult
 from .rules import UserText, cut_to_tokens, message_plain_text, message_user_texts
+from .sections import prose_sentences
 
 __all__ = ["SessionMemorySummarizer", "MemoryItem", "extract_memory", "render_memory"]
 
@@ -30,7 +31,6 @@ _STRONG = re.compile(
     re.I,
 )
 _WEAK = re.compile(r"\buse\b|\busing\b|\bshould\b|使用|应该", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _DECISION_LINE = re.compile(r"^- (.+)$")
 MIN_SENTENCE = 12
 MIN_CJK_SENTENCE = 4
@@ -52,20 +52,11 @@ class MemoryItem:
 
 
 def _sentences(text: str) -> Iterable[str]:
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        # Code is not a decision, even when it says "use".
-        if fenced or line.startswith(("    ", "\t")):
-            continue
-        for part in _SENTENCE_END.split(line.strip().lstrip("-*# ").strip()):
-            part = part.strip()
-            # A CJK character carries about a word, so CJK sentences are short in characters.
-            shortest = MIN_CJK_SENTENCE if _CJK.search(part) else MIN_SENTENCE
-            if shortest <= len(part) <= MAX_SENTENCE:
-                yield part
+    for part in prose_sentences(text):
+        # A CJK character carries about a word, so CJK sentences are short in characters.
+        shortest = MIN_CJK_SENTENCE if _CJK.search(part) else MIN_SENTENCE
+        if shortest <= len(part) <= MAX_SENTENCE:
+            yield part
 
 
 def _carried_decisions(text: str) -> list[str]:
