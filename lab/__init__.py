@@ -7,6 +7,7 @@ Notebook and agent use::
     report = lab.replay(t, "mewcode", window=64_000)
     report.df                                      # one row per model request
     lab.compare(t, ["minicode", "mewcode"])        # one row per config
+    lab.sweep("sessions/", "space.toml", trials=30)  # search the config space; .pareto, .export_best(1, "best.toml")
     lab.figures.timeline(report)                   # the app's chart, as a plotly figure
     lab.explore(t, "mewcode")                      # the same lab as notebook widgets
 
@@ -32,6 +33,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "replay": ("lab.replay", None),  # the package is callable: lab.replay(...) runs a replay
     "compare": ("lab.replay", "compare"),
     "compare_folder": ("lab.replay", "compare_folder"),
+    "sweep": ("lab.sweep", None),  # callable too: lab.sweep(sessions, space, trials=30) runs a sweep
     "Report": ("lab.replay", "Report"),
     "presets": ("lab.core.presets", None),
     "preset": ("lab.core.presets", "preset"),

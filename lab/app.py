@@ -28,6 +28,7 @@ PAGES = (
     ("diff", "Diff", "diff"),
     ("summary", "Summary", "summary"),
     ("compare", "Compare", "compare"),
+    ("sweep", "Sweep", "sweep"),
     ("export", "Export", "export"),
 )
 

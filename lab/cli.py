@@ -189,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_replay import add_replay_commands
 
     add_replay_commands(add)
+
+    from .cli_probe import add_probe_command
+
+    add_probe_command(add)
+
+    from .cli_sweep import add_sweep_command
+
+    add_sweep_command(add)
     return p
 
 

@@ -3,7 +3,7 @@
     replay PATH (--config F | --preset P) [--window N] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
            --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai]
-    compare PATH_OR_DIR (--preset P | --config F)... [--window N] [--processes N] --out TABLE.csv|.parquet|.json
+    compare PATH_OR_DIR (--preset P | --config F)... [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
 
 REPORT.json holds the config, every row and the totals. REQUESTS.jsonl has
 one line per request: the exact context that would be sent, as a provider
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .atomic import atomic_writer
+from .cli_probe import add_probe_options, probe_spec
 from .errors import ConfigError, LabError
 
 __all__ = ["add_replay_commands", "write_requests"]
@@ -118,7 +119,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".csv", ".parquet", ".json"):
         raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
-    table = compare_folder(args.path, configs, processes=args.processes, window=args.window, recorded_compactions=args.recorded_compactions)
+    table = compare_folder(args.path, configs, processes=args.processes or 2, window=args.window, recorded_compactions=args.recorded_compactions,
+                           ray=args.ray, probe=probe_spec(args))
     table.write(out)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
@@ -168,6 +170,9 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--preset", action="append", help="A preset to compare (repeatable).")
     sp.add_argument("--config", action="append", help="A config file to compare (repeatable); labelled by its file name.")
     sp.add_argument("--window", type=_positive, help="Override every config's context window.")
-    sp.add_argument("--processes", type=_positive, default=2, help="Worker processes (1 runs in this process).")
+    where = sp.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=_positive, help="Worker processes (1 runs in this process; default 2).")
+    where.add_argument("--ray", help="Run each transcript x config as a Ray task: auto (a cluster this machine knows, else a local runtime) or a cluster ADDRESS.")
     sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
     sp.add_argument("--out", required=True, help="TABLE.csv, .parquet or .json.")
+    add_probe_options(sp)

@@ -45,6 +45,7 @@ __all__ = [
     "compare_label",
     "compare_help",
     "compare_columns",
+    "pareto",
 ]
 
 STAGE_COLORS: dict[str, str] = {
@@ -166,7 +167,9 @@ def _recall_line(fig: go.Figure, report: "Report") -> None:
         hovertemplate="request %{x}<br>recall: %{y:.0%} (%{customdata[0]} of %{customdata[1]} kept, "
                       "%{customdata[2]} recoverable)<extra></extra>",
     ), secondary_y=True)
-    fig.update_yaxes(title_text="needed-later recall", range=[0, 1.05], tickformat=".0%", showgrid=False, secondary_y=True)
+    # Fixed ticks: left to itself plotly aligns this axis's ticks with the token axis (3%, 20%, ... 101%).
+    fig.update_yaxes(title_text="needed-later recall", range=[0, 1.05], tickmode="array", tickvals=[0, 0.25, 0.5, 0.75, 1.0],
+                     tickformat=".0%", showgrid=False, secondary_y=True)
 
 
 def composition(report: "Report") -> go.Figure:
@@ -398,3 +401,41 @@ def style_compare(df: "pd.DataFrame", color: str = "#c6efce") -> "Styler":
         return [f"background-color: {color}; font-weight: bold" if i in marked else "" for i in range(len(column))]
 
     return df.style.format({c: _formatter(str(c)) for c in df.columns}).apply(_mark, axis=0)
+
+
+def pareto(result_df: "pd.DataFrame", x: str, y: str) -> go.Figure:
+    """A sweep's trials on two of its scores (``SweepResult.df``): the Pareto front marked, infeasible trials in grey.
+
+    Each point carries its trial number as ``customdata``, so a selection in the app names the trial to load.
+    """
+    for col in ("trial", "state", "feasible", "pareto", x, y):
+        if col not in result_df.columns:
+            raise ValueError(f"no column {col!r} in the sweep table (pass SweepResult.df)")
+    done = result_df[result_df["state"] == "complete"]
+    on_front, feasible = done["pareto"].astype(bool), done["feasible"].astype(bool)
+    # The swept fields: dotted config paths, plus the top-level ones a space may name.
+    params = [c for c in done.columns if ("." in c or c in ("window", "counter")) and c not in (x, y)]
+    fig = go.Figure()
+    groups = (
+        ("infeasible (broke a constraint)", ~feasible, "#bbbbbb", 7),
+        ("trial", feasible & ~on_front, "#9ecae1", 8),
+        ("Pareto front", feasible & on_front, "#d62728", 11),
+    )
+    for name, mask, color, size in groups:
+        part = done[mask]
+        if part.empty:
+            continue
+        hover = [
+            html.escape(f"trial {int(r['trial'])}") + "<br>" + "<br>".join(html.escape(f"{c} = {r[c]}") for c in params)
+            for _, r in part.iterrows()
+        ]
+        fig.add_trace(go.Scatter(
+            x=part[x], y=part[y], mode="markers", name=name, marker=dict(color=color, size=size),
+            customdata=[[int(t)] for t in part["trial"]], hovertext=hover,
+            hovertemplate=f"{html.escape(compare_label(x))}: %{{x}}<br>{html.escape(compare_label(y))}: %{{y}}<br>%{{hovertext}}<extra></extra>",
+        ))
+    fig.update_layout(
+        title="Sweep: every trial, the Pareto front in red", xaxis_title=compare_label(x), yaxis_title=compare_label(y),
+        clickmode="event+select", legend=dict(orientation="h", y=-0.2),
+    )
+    return fig

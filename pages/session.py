@@ -108,12 +108,20 @@ tokens = pd.DataFrame(
 share_cols = st.columns(len(stats.tokens))
 for col, (counter, share) in zip(share_cols, stats.tool_output_share.items()):
     col.metric(f"Tool output ({counter})", f"{share:.0%}", help=f"{stats.tokens[counter]:,} tokens in all")
-st.dataframe(tokens, hide_index=True, column_config={"tool output share": st.column_config.NumberColumn(format="percent")})
+st.dataframe(tokens, hide_index=True, column_config={
+    "tokens": st.column_config.NumberColumn(format="localized"),
+    "tool output share": st.column_config.NumberColumn(format="percent"),
+})
 
 st.subheader("Tool calls per tool")
 if stats.tool_calls_by_tool:
     by_tool = pd.DataFrame({"tool": list(stats.tool_calls_by_tool), "calls": list(stats.tool_calls_by_tool.values())})
-    st.bar_chart(by_tool, x="tool", y="calls", horizontal=True)
+    # A table with in-cell bars: a chart's axis cuts long tool names (mcp__github__a...), a text column does not.
+    most = int(by_tool["calls"].max())
+    st.dataframe(by_tool.sort_values("calls", ascending=False), hide_index=True, key="session.tools", column_config={
+        "tool": st.column_config.TextColumn(width="large"),
+        "calls": st.column_config.ProgressColumn(format="%d", min_value=0, max_value=most),
+    })
 else:
     st.text("No tool calls in this session.")
 

@@ -6,6 +6,8 @@ from lab.errors import LabError
 from lab.ui import state, views
 from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table, safe_markdown
 
+SUMMARY_HEIGHT = 480  # px, as the summary box on the Diff page
+
 st.title("Summary")
 transcript = state.require_transcript()
 report = None
@@ -28,11 +30,12 @@ if report is not None:
             st.text(item.detail)
             rendered, plain = st.tabs(["rendered", "plain text"])
             # The summary quotes the transcript: escaped markdown, so its words render and its HTML never does.
-            rendered.markdown(safe_markdown(item.text))
-            plain.code(item.text, language=None, wrap_lines=True)
+            # A scroll box of Diff's height: a full summary runs to thousands of px and would make the page endless.
+            rendered.container(height=SUMMARY_HEIGHT).markdown(safe_markdown(item.text))
+            plain.code(item.text, language=None, wrap_lines=True, height=SUMMARY_HEIGHT)
             if item.attachment:
                 st.caption("Recovery attachment")
-                st.code(item.attachment, language=None, wrap_lines=True)
+                st.code(item.attachment, language=None, wrap_lines=True, height=SUMMARY_HEIGHT)
 
     st.subheader("Retention")
     st.caption("What the final context still holds, and where each item went: tail (kept verbatim), summary, spill file, or nowhere.")
@@ -66,3 +69,15 @@ if st.toggle("Compare with an LLM summary", key="lab.summary.llm", persist_state
         llm.llm_summary_section(report, k, transcript, settings)
 else:
     st.caption("Off: nothing is imported or sent. Turn it on to summarise a request with an LLM beside the rule-based summary.")
+
+st.subheader("Probe this context")
+# Behind its own toggle, as the LLM panel: lab.ui.probe loads the provider SDKs.
+if st.toggle("Probe this context", key="lab.summary.probe", persist_state="session",
+             help="Asks the LLM above four questions about the session (recall, artifact, continuation, decision) "
+                  "with the compacted context at a request; a judge grades each 0-5 against the recorded session."):
+    from lab.ui import probe
+
+    if report is not None and transcript is not None:
+        probe.probe_panel(report, transcript)
+else:
+    st.caption("Off: nothing is imported or sent. Turn it on to probe a request's compacted context with an LLM and a judge.")

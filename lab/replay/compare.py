@@ -1,8 +1,9 @@
 """Compare configs: one transcript under several configs, or a folder of transcripts under each.
 
 ``compare`` replays one transcript in this process and keeps every
-``Report`` (``table.reports``); ``compare_folder`` runs one task per
-transcript x config across a process pool and keeps only the table rows.
+``Report`` (``table.reports``); ``compare_folder`` reads each file once and
+runs every transcript x config through ``runner.run_grid`` (in this process,
+across local processes or on Ray) and keeps only the table rows.
 Either way the table is tidy, one row per transcript x config, with flat
 columns (``compactions_<strategy>`` per strategy seen), and writes itself to
 CSV, Parquet or JSON by the file's extension. A file that cannot be read or
@@ -12,14 +13,11 @@ replayed becomes an entry in ``table.errors``; it never stops the others.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
@@ -32,9 +30,12 @@ from .support import ConfigLike, as_transcript, resolve_config, with_recorded_mo
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from .runner import ProbeSpec
+
 __all__ = ["CompareTable", "compare", "compare_folder", "summary_row", "folder_files", "BASE_COLUMNS"]
 
 ConfigSpec = str | CompactionConfig | tuple[str, ConfigLike]
+Progress = Callable[[int, int], Any]
 
 BASE_COLUMNS = [
     "transcript",
@@ -225,27 +226,14 @@ def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str
     return files
 
 
-def _task(path: str, name: str, label: str, config: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """One transcript x config, in a worker: a table row, or an error entry."""
-    start = time.perf_counter()
+def _load(path: Path) -> tuple[Transcript | None, str | None]:
+    """A file's transcript, or the one-line reason it cannot be read."""
     try:
-        report = replay(path, CompactionConfig.model_validate(config))
+        return as_transcript(str(path)), None
     except LabError as e:
-        return False, {"transcript": name, "config": label, "error": str(e).splitlines()[0] if str(e) else type(e).__name__}
-    except Exception as e:  # noqa: BLE001 - one bad transcript must not end a folder run
-        return False, {"transcript": name, "config": label, "error": f"internal error: {type(e).__name__}: {e}"}
-    return True, summary_row(report, name, label, time.perf_counter() - start)
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    # fork is cheap (the workers inherit the imported lab) but unsafe in a process with threads
-    # (the Streamlit app); there the fork server starts clean workers instead.
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
+        return None, str(e).splitlines()[0] if str(e) else type(e).__name__
+    except Exception as e:  # noqa: BLE001 - one bad file must not end a folder run
+        return None, f"internal error: {type(e).__name__}: {e}"
 
 
 def compare_folder(
@@ -255,24 +243,40 @@ def compare_folder(
     processes: int = 2,
     window: int | None = None,
     recorded_compactions: RecordedMode | None = None,
+    ray: str | None = None,
+    progress: Progress | None = None,
+    probe: "ProbeSpec | None" = None,
 ) -> CompareTable:
-    """Replay every transcript of a folder under every config: one row per transcript x config."""
+    """Replay every transcript of a folder under every config: one row per transcript x config.
+
+    Each file is read once, here; the grid runs through ``run_grid``: ``processes`` local workers
+    (1: in this process), or Ray tasks with ``ray="auto"`` or a cluster address (``processes`` unused).
+    """
+    from .runner import run_grid  # runner builds its rows with summary_row from this module
+
     if not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"processes must be >= 1, got {processes!r}")
     labelled = _labelled(configs, window, recorded_compactions)
     files = folder_files(source)
     base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
-    tasks = []
-    for f in files:
-        name = str(f.relative_to(base)) if base is not None else str(f)
-        for label, cfg in labelled:
-            tasks.append((str(f), name, label, cfg.model_dump(mode="json")))
-    if processes == 1 or len(tasks) <= 1:
-        results = [_task(*task) for task in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=min(processes, len(tasks)), mp_context=_context()) as pool:
-            results = list(pool.map(_task, *zip(*tasks)))
+    names = [str(f.relative_to(base)) if base is not None else str(f) for f in files]
+    loaded = [_load(f) for f in files]
+    readable = [k for k, (t, _) in enumerate(loaded) if t is not None]
+    transcripts = [t for t, _ in loaded if t is not None]
+    grid = run_grid(transcripts, [cfg for _, cfg in labelled], names=[names[k] for k in readable],
+                    labels=[label for label, _ in labelled], processes=processes, progress=progress, ray=ray, probe=probe)
+    at = {k: n for n, k in enumerate(readable)}
     table = CompareTable()
-    for ok, data in results:
-        (table.rows if ok else table.errors).append(data)
+    # File order, then config order, as the files were listed; an unreadable file gets one error per config.
+    for k, name in enumerate(names):
+        for i, (label, _) in enumerate(labelled):
+            if k in at:
+                cell = grid[i][at[k]]
+                if cell.row is not None:
+                    table.rows.append(cell.row)
+                    continue
+                error = cell.error or "no result"
+            else:
+                error = loaded[k][1] or "cannot read"
+            table.errors.append({"transcript": name, "config": label, "error": error})
     return table

@@ -7,16 +7,21 @@ so the server stays about sockets and threads.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Mapping, Sequence
 
-__all__ = ["Api", "Kind", "FakeUsage", "Reply", "RecordedRequest", "CANNED_SUMMARY", "CANNED_TEXT", "received_key", "error_body", "ok_body", "models_body"]
+__all__ = ["Api", "Kind", "FakeUsage", "Reply", "Route", "RecordedRequest", "CANNED_SUMMARY", "CANNED_TEXT", "received_key", "error_body", "ok_body",
+           "models_body", "grade_text"]
 
 Api = Literal["anthropic", "openai"]
 Kind = Literal["ok", "ptl", "429", "500", "slow", "auth", "error"]
 
 CANNED_SUMMARY = "1. Primary request and intent: the canned summary of the fake provider."
 CANNED_TEXT = f"<analysis>Walking through the conversation in order.</analysis>\n<summary>\n{CANNED_SUMMARY}\n</summary>"
+
+# One routing rule of an "ok" reply: when the prompt holds every needle, answer with the text.
+Route = tuple[tuple[str, ...], str]
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,22 @@ class Reply:
     echo_key: bool = False
     tokens: int = 210_000
     maximum: int = 200_000
+    # "ok" only: answer by the first route whose needles are all in the prompt (see ``routed``).
+    routes: tuple[Route, ...] = ()
 
     @classmethod
     def ok(cls, text: str | None = None, *, marker: str | None = None, usage: FakeUsage | None = None, stop: Literal["end", "length"] = "end") -> Reply:
         return cls("ok", text=text, marker=marker, usage=usage or FakeUsage(), stop=stop)
+
+    @classmethod
+    def routed(cls, routes: Sequence[tuple[str | Sequence[str], str]], text: str | None = None, *, usage: FakeUsage | None = None) -> Reply:
+        """Answer by what the prompt asks: the first route whose needles all occur in it, else ``text``.
+
+        Made to be a fake's ``default``: probe answers and judge grades scripted by question, so the
+        scores are known whatever order the requests come in. A needle may be one string or several.
+        """
+        rules = tuple(((n,) if isinstance(n, str) else tuple(n), t) for n, t in routes)
+        return cls("ok", text=text, usage=usage or FakeUsage(), routes=rules)
 
     @classmethod
     def ptl(cls, tokens: int = 210_000, maximum: int = 200_000) -> Reply:
@@ -169,7 +186,15 @@ def error_body(api: Api, reply: Reply, key: str) -> tuple[int, dict[str, Any]]:
     return reply.status, dict(reply.body or {})
 
 
+def grade_text(scores: Mapping[str, int], rationale: str = "scripted grade") -> str:
+    """A judge's reply as the probe judge asks for it: one JSON object, a score per dimension and a rationale."""
+    return json.dumps({**dict(scores), "rationale": rationale})
+
+
 def _ok_text(reply: Reply, prompt: str) -> str:
+    for needles, text in reply.routes:
+        if all(n in prompt for n in needles):
+            return text
     if reply.marker is not None:
         verdict = "present" if reply.marker in prompt else "absent"
         return f"<analysis>checked</analysis><summary>marker {reply.marker}: {verdict}</summary>"

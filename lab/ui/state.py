@@ -22,6 +22,7 @@ This module is the one name pages import; the state itself lives, by concern, in
     settings     the active config and preset, saved configs and compare choices, LLM settings
     replays      cached replay, token stats and compare of the loaded transcript
     navigation   the selected request, page paths, the empty state and the sidebar
+    sweep        the Sweep page: sessions to sweep over, the last result, loading a trial as the config
 
 and ``files`` holds the Streamlit-free file helpers they use.
 """
@@ -55,6 +56,8 @@ from .settings import (
     set_session_window,
     widget_generation,
 )
+from .sweep import SWEEP_LOADED
+from .sweep import example_space, load_selection, load_sweep_trial, run_sweep, sweep_result, sweep_sources, trial_from_selection
 from .transcript import (
     DEFAULT_SAMPLE,
     ROOT,
@@ -129,4 +132,12 @@ __all__ = [
     "page_path",
     "require_transcript",
     "sidebar",
+    "SWEEP_LOADED",
+    "sweep_sources",
+    "run_sweep",
+    "sweep_result",
+    "trial_from_selection",
+    "load_sweep_trial",
+    "load_selection",
+    "example_space",
 ]

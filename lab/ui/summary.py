@@ -124,13 +124,25 @@ PART_HELP = {
 _MARKDOWN_ACTIVE = re.compile(r"([\\\[\]$~|])")
 
 
+# A fenced block (``` to ```) or an inline code span on one line.
+_CODE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$|`[^`\n]+`", re.S | re.M)
+
+
 def safe_markdown(text: str) -> str:
     """``text`` for ``st.markdown``: headings, lists and emphasis render; HTML, links, images and math do not.
 
     HTML is escaped (``<script>`` shows as text), and brackets, ``$``, ``~`` and ``|`` are backslash-escaped,
     so ``[x](javascript:...)`` stays text, ``:red[...]`` is no colour and ``$x$`` no formula.
     """
-    return _MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text, quote=False))
+    # Code spans and fences show their text literally already: escaping there would print "&amp;" for "&".
+    out: list[str] = []
+    last = 0
+    for code in _CODE.finditer(text):
+        out.append(_MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text[last : code.start()], quote=False)))
+        out.append(code.group(0))
+        last = code.end()
+    out.append(_MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text[last:], quote=False)))
+    return "".join(out)
 
 
 def _locate(context: Sequence[Message], part: str, item: str, where: str) -> str:

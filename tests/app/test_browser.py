@@ -2,10 +2,17 @@
 
 The app runs as ``streamlit run lab/app.py`` in a subprocess on a free local
 port. The test uploads a transcript (a corpus session when LAB_CORPUS is set,
-else a Claude Code session of sample_sessions/), moves the watermark slider with
-the keyboard, visits every page (a screenshot of each goes to
-test-artifacts/), and downloads the config from the Export page to check
-that it carries the moved value.
+else a Claude Code session of sample_sessions/) and checks that the window the
+session proposes was applied, moves the watermark slider with the keyboard,
+visits every page at a 1440x900 viewport (a full-height screenshot of each
+goes to test-artifacts/, and no page may be taller than MAX_SCREENS screens),
+downloads the config from the Export page to check that it carries the moved
+value and the proposed window, then switches to a preset x window that opens
+the circuit breaker on this session and checks that Pipeline and Timeline say
+so in a banner.
+
+Streamlit scrolls its main block (``stMain``), not the document, so a page's
+height is the largest of that block's and the document's scroll height.
 
 Chromium comes from apt (``.ci/run`` installs it); ``playwright install`` is
 never used. Without /usr/bin/chromium the test is skipped, unless
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -29,6 +37,9 @@ from typing import Iterator
 import pytest
 
 from lab.core import preset
+from lab.formats import load
+from lab.replay import propose_window, replay
+from lab.replay.alerts import report_alerts
 from tests.conftest import CORPUS, ROOT, SAMPLES, corpus_file
 
 pytestmark = pytest.mark.browser
@@ -46,11 +57,20 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = ROOT / "test-artifacts"
 # A real session when there is a corpus; a fresh clone has only its own samples.
-CORPUS_TRANSCRIPT = "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl"
+# attio peaks at ~59k raw tokens, so it proposes 32k: a window where the configs act.
+CORPUS_TRANSCRIPT = "claude-code/attio-mcp-server-session.jsonl"
 SAMPLE_TRANSCRIPT = SAMPLES / "generated-claude-code.jsonl"
 STEPS_DOWN = 5  # ArrowLeft presses on the watermark ratio: 0.85 -> 0.80
 START_TIMEOUT = 90.0
 WAIT_MS = 120_000
+VIEWPORT = {"width": 1440, "height": 900}
+MAX_SCREENS = 6.0
+# Pages the test knows; it visits whatever the sidebar lists (a page added later is visited too).
+PAGES = ("Session", "Pipeline", "Timeline", "Diff", "Summary", "Compare", "Export")
+# claude-code's reserve mode keeps a big verbatim tail; at a small window its summaries fail and the breaker opens.
+BREAKER_PRESET = "claude-code"
+BREAKER_WINDOWS = (24_000, 16_000, 12_000)
+BREAKER_TEXT = "circuit breaker opened"
 
 
 def _require_browser() -> None:
@@ -113,13 +133,19 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+_IDLE_JS = """() => { const w = document.querySelector('[data-testid="stStatusWidget"]');
+    return !w || !/Running|Stop/.test(w.innerText); }"""
+
+
 def _idle(page: object) -> None:
-    """Wait until the app has finished its current run (the status widget says nothing)."""
-    page.wait_for_timeout(300)  # type: ignore[attr-defined]
-    page.wait_for_function(  # type: ignore[attr-defined]
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')?.innerText.includes('Running')",
-        timeout=WAIT_MS,
-    )
+    """Wait until the app has finished its current run: the status widget (a running man and "Stop") is gone.
+
+    Checked twice, apart: a rerun that starts just after the first check (a widget's
+    on_change, a page switch) must not pass for idle.
+    """
+    for _ in range(2):
+        page.wait_for_timeout(400)  # type: ignore[attr-defined]
+        page.wait_for_function(_IDLE_JS, timeout=WAIT_MS)  # type: ignore[attr-defined]
 
 
 def _open(page: object, name: str) -> None:
@@ -129,9 +155,34 @@ def _open(page: object, name: str) -> None:
     _idle(page)
 
 
-def _shot(page: object, name: str) -> None:
+_HEIGHT_JS = """() => Math.max(document.body.scrollHeight, document.documentElement.scrollHeight,
+    document.querySelector('[data-testid="stMain"]')?.scrollHeight ?? 0)"""
+
+
+def _shot(page: object, name: str) -> float:
+    """A full-height screenshot of the page; returns its height in screens of the 1440x900 viewport.
+
+    The document itself never scrolls (``stMain`` does), so ``full_page`` alone
+    would capture one screen: the viewport is stretched to the page for the
+    shot, then put back.
+    """
+    height = int(page.evaluate(_HEIGHT_JS))  # type: ignore[attr-defined]
+    screens = height / VIEWPORT["height"]
     ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": max(height, VIEWPORT["height"])})  # type: ignore[attr-defined]
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]  # charts re-lay out to the new size
     page.screenshot(path=str(ARTIFACTS / f"browser-{name}.png"), full_page=True)  # type: ignore[attr-defined]
+    page.set_viewport_size(VIEWPORT)  # type: ignore[attr-defined]
+    return screens
+
+
+def _breaker_window(transcript: Path) -> int:
+    """The first of BREAKER_WINDOWS at which BREAKER_PRESET opens the breaker on this session (the core says, not a guess)."""
+    session = load(transcript)
+    for window in BREAKER_WINDOWS:
+        if any(a.kind == "breaker_open" for a in report_alerts(replay(session, BREAKER_PRESET, window=window))):
+            return window
+    pytest.fail(f"{BREAKER_PRESET} opens no breaker on {transcript.name} at any of {BREAKER_WINDOWS}")
 
 
 @pytest.mark.timeout(600)
@@ -140,21 +191,30 @@ def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Pa
 
     transcript = corpus_file(CORPUS_TRANSCRIPT) if CORPUS is not None else SAMPLE_TRANSCRIPT
     assert transcript.is_file(), f"transcript missing: {transcript}"
-    default_ratio = preset("minicode").watermark.ratio
+    base = preset("minicode")
+    proposed = propose_window(load(transcript)).window
+    if CORPUS is not None:
+        assert proposed == 32_000, f"{transcript.name} should propose 32k, proposed {proposed}"
+    window = proposed if proposed is not None else base.window  # a session too small for any keeps the preset's
+    breaker_window = _breaker_window(transcript)
+    screens: dict[str, float] = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+            page = browser.new_page(viewport=VIEWPORT, accept_downloads=True)
             page.set_default_timeout(WAIT_MS)
             page.goto(server)
 
-            # Session: upload a real transcript through the file input.
+            # Session: upload a real transcript through the file input; its proposed window is applied.
             page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(str(transcript))
             page.get_by_role("heading", name="Overview").wait_for()
             sidebar = page.locator('[data-testid="stSidebar"]')
             expect(sidebar).to_contain_text(transcript.name, timeout=WAIT_MS)
+            expect(sidebar).to_contain_text(f"window {window:,}", timeout=WAIT_MS)
+            if proposed is not None:
+                expect(page.locator('[data-testid="stAlert"]', has_text=f"proposed {proposed // 1000}k").first).to_be_visible()
             _idle(page)
-            _shot(page, "session")
+            screens["session"] = _shot(page, "session")
 
             # Pipeline: open the watermark section and move its ratio slider with the keyboard.
             _open(page, "Pipeline")
@@ -166,28 +226,50 @@ def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Pa
                 page.keyboard.press("ArrowLeft")
             expect(sidebar).to_contain_text("+ 1 change(s)", timeout=WAIT_MS)
             _idle(page)
-            _shot(page, "pipeline")
+            screens["pipeline"] = _shot(page, "pipeline")
 
-            # Every other page renders with the uploaded session and the moved slider.
-            for name in ("Timeline", "Diff", "Summary", "Compare"):
+            # Every other page in the sidebar renders with the uploaded session and the moved slider; Export last.
+            nav = [t.strip() for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+            assert set(PAGES) <= set(nav), f"the sidebar lists {nav}"
+            for name in [n for n in nav if n not in ("Session", "Pipeline", "Export")] + ["Export"]:
                 _open(page, name)
                 expect(page.locator('[data-testid="stException"]')).to_have_count(0)
                 if name == "Timeline":
                     expect(page.locator('[data-testid="stPlotlyChart"]').first).to_be_visible(timeout=WAIT_MS)
-                _shot(page, name.lower())
+                screens[name.lower()] = _shot(page, name.lower())
 
-            # Export: download the config and check what it holds.
-            _open(page, "Export")
-            expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-            _shot(page, "export")
+            # Export (the page open now): download the config and check what it holds.
             with page.expect_download() as info:
                 page.get_by_role("button", name="Config as JSON").click()
             target = tmp_path / "compaction.json"
             info.value.save_as(target)
+
+            # A config that opens the breaker: the preset at a small window; Pipeline and Timeline say so out loud.
+            _open(page, "Pipeline")
+            page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset").first.click()
+            page.get_by_role("option", name=BREAKER_PRESET, exact=True).click()
+            expect(sidebar).to_contain_text(f"preset {BREAKER_PRESET}", timeout=WAIT_MS)
+            _idle(page)
+            box = page.get_by_role("spinbutton", name=re.compile(r"^\W*Window$"))
+            box.fill(str(breaker_window))
+            box.press("Enter")
+            expect(sidebar).to_contain_text(f"window {breaker_window:,}", timeout=WAIT_MS)
+            _idle(page)
+            banner = page.locator('[data-testid="stAlert"]', has_text=BREAKER_TEXT)
+            expect(banner.first).to_be_visible(timeout=WAIT_MS)
+            _shot(page, "pipeline-breaker")
+            _open(page, "Timeline")
+            expect(banner.first).to_be_visible(timeout=WAIT_MS)
+            expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+            _shot(page, "timeline-breaker")
         finally:
             browser.close()
 
     config = json.loads(target.read_text(encoding="utf-8"))
     assert config["label"] == "minicode"
-    assert config["watermark"]["ratio"] != default_ratio
-    assert config["watermark"]["ratio"] == pytest.approx(default_ratio - STEPS_DOWN * 0.01)
+    assert config["window"] == window
+    assert config["watermark"]["ratio"] != base.watermark.ratio
+    assert config["watermark"]["ratio"] == pytest.approx(base.watermark.ratio - STEPS_DOWN * 0.01)
+    assert set(screens) == {name.lower() for name in nav}
+    too_tall = {name: round(n, 1) for name, n in screens.items() if n > MAX_SCREENS}
+    assert not too_tall, f"pages taller than {MAX_SCREENS:g} screens of {VIEWPORT['width']}x{VIEWPORT['height']}: {too_tall}"

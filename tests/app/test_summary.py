@@ -309,3 +309,57 @@ def test_the_first_visit_imports_no_provider_sdk_and_is_quick() -> None:
     assert sdk == "False", "no provider SDK is imported until the LLM panel is turned on"
     # The page's own work took 0.03-0.25 s here, on a loaded 2-core machine; the bound only catches a regression to seconds.
     assert float(seconds) < 3.0, f"first visit took {seconds} s"
+
+
+class TestProbePanel:
+    """The "Probe this context" panel: off by default, uses the LLM settings kept in memory, scores from the fake judge."""
+
+    def test_off_by_default_and_asks_for_a_model_first(self) -> None:
+        at = page_test(SMALL).run()
+        assert at.toggle(key="lab.summary.probe").value is False
+        at.toggle(key="lab.summary.probe").set_value(True).run()
+        assert not at.exception and not at.error
+        assert any("Probes need a model" in i.value for i in at.info)
+        assert all(b.key != "lab.probe.run" for b in at.button), "nothing to run without a model"
+
+    @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+    def test_scores_from_the_fake_provider_equal_the_scripted_grades(self, fake: FakeProvider, provider: str) -> None:
+        from statistics import mean
+
+        from tests.probe.sessions import GRADES, script
+
+        script(fake)
+        at = _llm_on(page_test(SMALL, preset("mewcode")).run())
+        at.radio(key="lab.llm.provider").set_value(provider).run()
+        at.text_input(key="lab.llm.base_url").input(fake.base_url(provider)).run()  # type: ignore[arg-type]
+        at.toggle(key="lab.summary.probe").set_value(True).run()
+        picker = at.number_input(key="lab.probe.request")
+        picker.set_value(picker.max).run()
+        assert any(c.value.startswith("estimate: total <= $") for c in at.caption), "the estimate is shown before running"
+        assert fake.generation_requests == []
+        at.button(key="lab.probe.run").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        table = at.dataframe[-2].value
+        kinds = list(table["probe"])
+        assert kinds and set(kinds) <= set(GRADES)
+        for _, row in table.iterrows():
+            assert row["score"] == f"{mean(GRADES[row['probe']].values()):.2f}"
+        graded = [v for k in kinds for v in GRADES[k].values()]
+        assert any(m.value == f"{mean(graded):.2f}" for m in at.metric if m.label == "probe score (0-5)")
+        assert len(fake.generation_requests) == 2 * len(kinds) and all(r.api == provider for r in fake.generation_requests)
+
+    def test_hostile_transcript_text_in_a_reference_is_not_rendered(self, fake: FakeProvider) -> None:
+        from tests.probe.sessions import script
+
+        script(fake)
+        at = AppTest.from_function(_hostile_page, default_timeout=TIMEOUT, kwargs={"page": PAGE, "hostile": HOSTILE}).run()
+        at = _llm_on(at)
+        at.radio(key="lab.llm.provider").set_value("openai").run()
+        at.text_input(key="lab.llm.base_url").input(fake.base_url_openai).run()
+        at.toggle(key="lab.summary.probe").set_value(True).run()
+        at.number_input(key="lab.probe.request").set_value(0).run()  # the hostile request is still the latest instruction
+        at.button(key="lab.probe.run").click().run()
+        assert not at.exception and not at.error
+        references = [c.value for c in at.code if c.value.startswith("The user's latest instruction: ")]
+        assert references and references[0].startswith(f"The user's latest instruction: {HOSTILE}"), "shown as text, verbatim"
+        assert not any("<script" in m.value for m in at.markdown) and not at.get("html")

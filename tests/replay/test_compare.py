@@ -75,6 +75,20 @@ class TestFolder:
         assert strip(pooled) == strip(local)
         assert pooled.errors == local.errors
 
+    def test_each_file_is_read_once_and_progress_counts_jobs(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import sys
+
+        compare_module = sys.modules["lab.replay.compare"]  # the attribute lab.replay.compare is the function
+        read: list[str] = []
+        real = compare_module.as_transcript
+        monkeypatch.setattr(compare_module, "as_transcript", lambda source: read.append(str(source)) or real(source))
+        seen: list[tuple[int, int]] = []
+        table = compare_folder(folder, PRESETS + ["codex"], processes=2, window=16_000, progress=lambda done, total: seen.append((done, total)))
+        # Three configs, but every file (the broken one too) is read once, here, not once per job in a worker.
+        assert sorted(Path(p).name for p in read) == ["broken.json", "gen-1.lab.json", "gen-2.lab.json"]
+        assert len(table.rows) == 6 and len(table.errors) == 3
+        assert seen[-1] == (6, 6)
+
     def test_writes_csv_json_and_parquet(self, folder: Path, tmp_path: Path) -> None:
         table = compare_folder([folder / "gen-1.lab.json", folder / "gen-2.lab.json"], PRESETS, processes=1)
         csv = pd.read_csv(table.write(tmp_path / "t.csv"))

@@ -11,7 +11,7 @@ import pytest
 
 from lab.ui import keys, state
 
-CONCERNS = ("transcript", "settings", "replays", "navigation")
+CONCERNS = ("transcript", "settings", "replays", "navigation", "sweep")
 
 
 def _module(name: str) -> ModuleType:

@@ -36,6 +36,16 @@ class TestSafeMarkdown:
     def test_other_active_markdown_is_neutral(self, text: str, escaped: str) -> None:
         assert safe_markdown(text) == escaped
 
+    def test_code_shows_its_text_as_written(self) -> None:
+        # A code span or fence is literal already; escaping inside it would print "&amp;&amp;".
+        text = "ran `git checkout main && git pull` and\n```\nif a < b && c: [x](y)\n```\nthen <b>"
+        out = safe_markdown(text)
+        assert "`git checkout main && git pull`" in out and "```\nif a < b && c: [x](y)\n```" in out
+        assert out.endswith("then &lt;b&gt;")
+
+    def test_an_unclosed_backtick_protects_nothing(self) -> None:
+        assert safe_markdown("`<script>alert(1)</script>") == "`&lt;script&gt;alert(1)&lt;/script&gt;"
+
 
 def test_every_retention_part_has_a_label_and_the_two_obscure_ones_a_line() -> None:
     assert set(PART_LABELS) == set(PARTS)

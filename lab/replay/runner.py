@@ -1,0 +1,279 @@
+"""Replay many transcripts under many configs: in this process, across local processes, or on Ray.
+
+``run_grid`` is the one place that fans a grid of jobs out; ``compare_folder``
+and the sweep both go through it, so a result never depends on where it ran
+(replays are deterministic). A job that fails becomes an error entry in its
+cell; it never stops the others.
+
+Where a job runs, and what crosses to it:
+
+- in process (``processes=1``): nothing crosses;
+- local processes: each worker receives the transcripts and configs once, when
+  it starts (inherited under fork, pickled once per worker otherwise), then
+  batches of (config, transcript) index pairs, so a job costs two integers on
+  the way out and its row on the way back;
+- Ray (``ray="auto"`` or an address): each transcript is put in the object
+  store once and every task takes its ``ObjectRef``; Ray schedules the tasks.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..core.config import CompactionConfig
+from ..core.messages import Transcript
+from ..errors import ConfigError, LabError
+from .compare import summary_row
+from .engine import replay
+
+if TYPE_CHECKING:  # pragma: no cover
+    from types import ModuleType
+
+    from ..core.providers import ProviderSettings
+
+__all__ = ["Cell", "ProbeSpec", "run_grid", "ray_module"]
+
+Progress = Callable[[int, int], Any]
+# Jobs per worker handed out in this many batches: few enough that a submit is rare next to a replay,
+# enough that a worker finishing early takes over work instead of idling at the end.
+_BATCHES_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One transcript under one config: the compare table's row, or the error that stopped it."""
+
+    config: int
+    transcript: int
+    row: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.row is not None
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """Score each replay with LLM probes too (``lab.probe.probe_score``): the row gains ``probe_score``, 0-5 or NaN.
+
+    Keys: ``settings``/``judge`` may carry one in memory for this process and local workers; Ray tasks get
+    the settings without it (``without_keys``) and read ANTHROPIC_API_KEY / OPENAI_API_KEY on their node.
+    """
+
+    settings: "ProviderSettings"
+    judge: "ProviderSettings | None" = None
+    # Dollars at most per replay's probes (None: no limit).
+    max_cost: float | None = None
+
+    def without_keys(self) -> "ProbeSpec":
+        judge = None if self.judge is None else self.judge.model_copy(update={"api_key": None})
+        return ProbeSpec(self.settings.model_copy(update={"api_key": None}), judge, self.max_cost)
+
+
+def _job(t: Transcript, name: str, config: dict[str, Any] | CompactionConfig, label: str, i: int, j: int,
+         probe: ProbeSpec | None = None) -> Cell:
+    start = time.perf_counter()
+    try:
+        cfg = config if isinstance(config, CompactionConfig) else CompactionConfig.model_validate(config)
+        report = replay(t, cfg)
+        score = None
+        if probe is not None:
+            # Imported here: the probe module loads both provider SDKs, which a grid without probes never needs.
+            from ..probe import probe_score
+
+            score = probe_score(report, probe.settings, judge=probe.judge, tools=t.tools, max_cost=probe.max_cost)
+    except LabError as e:
+        return Cell(i, j, None, str(e).splitlines()[0] if str(e) else type(e).__name__)
+    except Exception as e:  # noqa: BLE001 - one bad transcript must not end a grid
+        return Cell(i, j, None, f"internal error: {type(e).__name__}: {e}")
+    row = summary_row(report, name, label, time.perf_counter() - start)
+    if probe is not None:
+        row["probe_score"] = score
+    return Cell(i, j, row)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork is cheap (the workers inherit the imported lab and the transcripts) but unsafe in a process
+    # with threads (the Streamlit app); there the fork server starts clean workers instead.
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+# What a local worker process holds for the whole grid, set once by ``_init_worker``.
+_WORKER: tuple[Sequence[Transcript], list[str], list[CompactionConfig], list[str], ProbeSpec | None] | None = None
+
+
+def _init_worker(transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
+                 probe: ProbeSpec | None = None) -> None:
+    global _WORKER
+    # Validated once per worker rather than once per job; every mode validates the same JSON dump.
+    _WORKER = (transcripts, names, [CompactionConfig.model_validate(c) for c in dumped], labels, probe)
+
+
+def _batch(jobs: list[tuple[int, int]]) -> list[Cell]:
+    assert _WORKER is not None, "a grid worker runs only after _init_worker"
+    transcripts, names, configs, labels, probe = _WORKER
+    return [_job(transcripts[j], names[j], configs[i], labels[i], i, j, probe) for i, j in jobs]
+
+
+def _batches(jobs: list[tuple[int, int]], transcripts: Sequence[Transcript], workers: int) -> list[list[tuple[int, int]]]:
+    """Jobs cut into runs of one transcript after another, the longest transcripts first.
+
+    A run stays on one transcript as long as it can, so a worker replays it under several configs
+    back to back (the memoized mention tokens stay warm); longest first, so the last batches,
+    which decide when the grid ends, are short ones.
+    """
+    order = sorted(jobs, key=lambda ij: (-len(transcripts[ij[1]].messages), ij[1], ij[0]))
+    size = max(1, math.ceil(len(order) / (workers * _BATCHES_PER_WORKER)))
+    return [order[k : k + size] for k in range(0, len(order), size)]
+
+
+def _failed(jobs: list[tuple[int, int]], why: str) -> list[Cell]:
+    return [Cell(i, j, None, why) for i, j in jobs]
+
+
+def _run_processes(transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
+                   jobs: list[tuple[int, int]], processes: int, tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None) -> None:
+    workers = min(processes, len(jobs))
+    # A key in the probe settings reaches the workers through the pool's pipe, in memory, never a file.
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker,
+                               initargs=(list(transcripts), names, dumped, labels, probe))
+    with pool:
+        pending: dict[Future[list[Cell]], list[tuple[int, int]]] = {pool.submit(_batch, b): b for b in _batches(jobs, transcripts, workers)}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                batch = pending.pop(f)
+                try:
+                    cells = f.result()
+                except Exception as e:  # noqa: BLE001 - a dead worker fails its jobs, not the grid
+                    cells = _failed(batch, f"worker failed: {type(e).__name__}: {e}")
+                tick(cells)
+
+
+# --- Ray ---------------------------------------------------------------------------------------------
+
+_REMOTE: Any = None
+# Object refs of the last grid's transcripts, by identity, for the Ray session they were put in:
+# a sweep that calls run_grid once per trial with the same transcripts ships each of them once.
+_PUT: dict[str, Any] = {"session": None, "refs": {}}
+
+
+def ray_module() -> "ModuleType":
+    """``ray``, or a ConfigError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("Ray is not installed: pip install 'compaction-lab[ray]' (or pip install 'ray>=2.9')") from None
+    return ray
+
+
+def _connect(address: str) -> "ModuleType":
+    ray = ray_module()
+    if not ray.is_initialized():
+        try:
+            # "auto": Ray's own lookup (RAY_ADDRESS, then a cluster `ray start` left on this machine), else a local runtime.
+            ray.init(address=None if address == "auto" else address)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise LabError(f"cannot connect to Ray at {address}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    return ray
+
+
+def _refs(ray: "ModuleType", transcripts: Sequence[Transcript]) -> list[Any]:
+    ctx = ray.get_runtime_context()
+    session = f"{ctx.get_node_id()}/{ctx.get_job_id()}"
+    old: dict[int, tuple[Transcript, Any]] = _PUT["refs"] if _PUT["session"] == session else {}
+    new: dict[int, tuple[Transcript, Any]] = {}
+    for t in transcripts:
+        if id(t) not in new:
+            # The cache holds the transcript itself, so its id cannot be reused by another object while cached.
+            new[id(t)] = old[id(t)] if id(t) in old and old[id(t)][0] is t else (t, ray.put(t))
+    _PUT["session"], _PUT["refs"] = session, new
+    return [new[id(t)][1] for t in transcripts]
+
+
+def _run_ray(address: str, transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
+             jobs: list[tuple[int, int]], tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None) -> None:
+    global _REMOTE
+    ray = _connect(address)
+    if _REMOTE is None:
+        # Defined here, not with a decorator at import, so the lab imports without Ray installed.
+        _REMOTE = ray.remote(_job)
+    refs = _refs(ray, transcripts)
+    # Task arguments may be stored or spilled by Ray: a key never goes with them.
+    shipped = probe.without_keys() if probe is not None else None
+    pending = {_REMOTE.remote(refs[j], names[j], dumped[i], labels[i], i, j, shipped): (i, j) for i, j in jobs}
+    while pending:
+        # Whatever finished within a moment, not one ref per call: a wait over n refs costs O(n).
+        done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2)
+        for ref in done:
+            i, j = pending.pop(ref)
+            try:
+                cell = ray.get(ref)
+            except ray.exceptions.RayError as e:  # the task's worker died or the object was lost
+                cell = Cell(i, j, None, f"ray task failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            tick([cell])
+
+
+def run_grid(
+    transcripts: Sequence[Transcript],
+    configs: Sequence[CompactionConfig],
+    *,
+    names: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+    processes: int = 1,
+    progress: Progress | None = None,
+    ray: str | None = None,
+    probe: ProbeSpec | None = None,
+) -> list[list[Cell]]:
+    """Replay every transcript under every config; ``result[i][j]`` is config ``i`` on transcript ``j``.
+
+    ``names`` label the transcripts and ``labels`` the configs in each row (default: their positions).
+    ``processes=1`` runs in this process; more runs that many local worker processes.
+    ``ray="auto"`` (a cluster this machine knows, else a local Ray runtime) or ``ray=ADDRESS`` runs each
+    job as a Ray task instead, and ``processes`` is not used; Ray is initialised only if it is not already.
+    ``progress(done, total)`` is called as jobs finish. ``probe`` also scores each replay with LLM probes
+    (the row's ``probe_score``; each job then makes model calls).
+    """
+    if not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"processes must be >= 1, got {processes!r}")
+    if ray is not None and (not isinstance(ray, str) or not ray.strip()):
+        raise ConfigError(f"ray must be 'auto' or a cluster address, got {ray!r}")
+    names = list(names) if names is not None else [str(j) for j in range(len(transcripts))]
+    labels = list(labels) if labels is not None else [c.label for c in configs]
+    if len(names) != len(transcripts) or len(labels) != len(configs):
+        raise ConfigError(f"{len(names)} names for {len(transcripts)} transcripts, {len(labels)} labels for {len(configs)} configs")
+    dumped = [c.model_dump(mode="json") for c in configs]
+    jobs = [(i, j) for j in range(len(transcripts)) for i in range(len(configs))]
+    out: list[list[Cell | None]] = [[None] * len(transcripts) for _ in configs]
+    done = 0
+
+    def tick(cells: list[Cell]) -> None:
+        nonlocal done
+        for cell in cells:
+            out[cell.config][cell.transcript] = cell
+        done += len(cells)
+        if progress is not None:
+            progress(done, len(jobs))
+
+    if not jobs:
+        pass
+    elif ray is not None:
+        _run_ray(ray.strip(), transcripts, names, dumped, labels, jobs, tick, probe)
+    elif processes == 1 or len(jobs) == 1:
+        for i, j in jobs:
+            tick([_job(transcripts[j], names[j], dumped[i], labels[i], i, j, probe)])
+    else:
+        _run_processes(transcripts, names, dumped, labels, jobs, processes, tick, probe)
+    return [[c for c in row if c is not None] for row in out]

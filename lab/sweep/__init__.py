@@ -1,0 +1,73 @@
+"""Search the config space for the settings that do best on your own sessions.
+
+    import lab
+    result = lab.sweep("sessions/", "space.toml", trials=30, objectives=["cost", "needed_later_recall"])
+    result.pareto                      # the non-dominated configs, best first
+    lab.figures.pareto(result.df, "cost", "needed_later_recall")
+    result.export_best(1, "best.toml") # a config file the agent loads
+
+    space        the search space, from a TOML file of config fields and their ranges or choices
+    objectives   what a trial is scored on, folded over the transcripts
+    study        the Optuna NSGA-II search, resumable from an sqlite study file
+    result       SweepResult: every trial, the Pareto front, export
+    progress     SweepProgress and the CLI's one-line progress with an ETA
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+# public name -> submodule; loaded on first use, so the CLI can read the objectives without the replay engine.
+_EXPORTS: dict[str, str] = {
+    "sweep": "study",
+    "load_transcripts": "study",
+    "resolve_space": "study",
+    "DEFAULT_POPULATION": "study",
+    "SweepResult": "result",
+    "non_dominated": "result",
+    "SweepProgress": "progress",
+    "ProgressCallback": "progress",
+    "StderrLine": "progress",
+    "format_eta": "progress",
+    "SearchSpace": "space",
+    "Param": "space",
+    "parse_space": "space",
+    "load_space": "space",
+    "EXAMPLE_SPACE": "space",
+    "AUTO": "space",
+    "Objective": "objectives",
+    "OBJECTIVES": "objectives",
+    "DEFAULT_OBJECTIVES": "objectives",
+    "SCORES": "objectives",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'lab.sweep' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _CallableModule(types.ModuleType):
+    """``lab.sweep`` is both this package and the ``sweep`` function (as ``lab.replay`` is for ``replay``)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .study import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,304 @@
+"""``sweep``: search a config space with Optuna's NSGA-II, scoring each trial by replaying every transcript.
+
+    result = sweep("sessions/", "space.toml", trials=30, objectives=["cost", "needed_later_recall"])
+
+How a run goes, and why:
+
+- **Generations as grids.** Trials are asked one NSGA-II generation
+  (``population`` trials) at a time and the whole generation is replayed in
+  one ``lab.replay.runner.run_grid`` call, trials x transcripts, so processes
+  (or Ray, through ``ray=``) always have a full grid to share.
+- **Seeded, per trial.** The sampler is rebuilt before each trial is asked,
+  seeded from ``seed`` and the trial's number. NSGA-II's own state
+  (generations, parents) lives in the study, and a batch never crosses a
+  generation boundary, so a run repeats exactly, and a run interrupted and
+  resumed draws what the uninterrupted run would have. (A study first run to
+  a smaller ``trials`` and then extended repeats too, unless a trial failed
+  in a generation it stopped in: failed trials do not count towards a
+  generation, so its boundary moves.)
+- **Resumable.** With ``study=FILE`` the trials live in an sqlite file
+  (Optuna's RDB storage). ``trials`` is the total the study should hold; a
+  second run with the same file continues to it. Trials asked but not scored
+  when a run stopped are scored first, with their recorded values, so no
+  finished trial is lost and none is drawn twice. The file remembers the
+  space, objectives, base config, seed and transcripts, and refuses a resume
+  that changes them.
+- **Constraints.** 0 invalid requests, and 0 failures unless
+  ``allow_failures``; a trial that breaks one stays in the table, marked
+  infeasible, and is never on the front (``Trial.set_constraint`` lets
+  NSGA-II steer the search away from it too).
+- A trial whose config the model refuses, or whose replay fails, is an
+  Optuna FAIL with its error in the table; it never stops the sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..core.config import CompactionConfig, load_config
+from ..core.messages import Transcript
+from ..errors import ConfigError, LabError, TranscriptError
+from ..replay.runner import ProbeSpec, run_grid
+from ..replay.support import ConfigLike, resolve_config
+from .objectives import Objective, objectives as pick_objectives, scores as fold_scores
+from .progress import ProgressCallback, StderrLine, SweepProgress
+from .result import SweepResult
+from .space import SearchSpace, load_space, parse_space
+
+__all__ = ["sweep", "load_transcripts", "resolve_space", "STUDY_NAME", "DEFAULT_POPULATION"]
+
+STUDY_NAME = "lab-sweep"
+DEFAULT_POPULATION = 10
+_META = "lab.sweep"
+TranscriptSource = str | os.PathLike[str] | Transcript | Iterable[str | os.PathLike[str] | Transcript]
+
+
+def load_transcripts(source: TranscriptSource) -> tuple[list[Transcript], list[str], list[str]]:
+    """Transcripts, their names, and one ``FILE: reason`` per file that could not be read (skipped)."""
+    from ..formats import load
+    from ..replay.compare import folder_files
+
+    items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
+    transcripts: list[Transcript] = []
+    names: list[str] = []
+    skipped: list[str] = []
+    for item in items:
+        if isinstance(item, Transcript):
+            transcripts.append(item)
+            names.append(item.meta.source_path or item.meta.title or item.meta.session_id or f"transcript-{len(names)}")
+            continue
+        base = Path(item) if Path(item).is_dir() else None
+        for f in folder_files(item):
+            name = f.relative_to(base).as_posix() if base is not None else str(f)
+            try:
+                transcripts.append(load(f))
+            except LabError as e:
+                skipped.append(f"{name}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+                continue
+            names.append(name)
+    if not transcripts:
+        raise TranscriptError("no transcript to sweep over" + (f" (skipped: {skipped[0]})" if skipped else ""))
+    return transcripts, names, skipped
+
+
+def resolve_space(space: SearchSpace | Mapping[str, Any] | str | os.PathLike[str]) -> SearchSpace:
+    """A space from itself, a parsed mapping, a .toml path, or TOML text."""
+    if isinstance(space, SearchSpace):
+        return space
+    if isinstance(space, Mapping):
+        return parse_space(space)
+    if isinstance(space, os.PathLike) or (isinstance(space, str) and "\n" not in space and space.strip().endswith(".toml")):
+        return load_space(Path(space))
+    if isinstance(space, str):
+        return parse_space(space)
+    raise ConfigError(f"space must be a SearchSpace, a mapping, TOML text or a .toml path, got {type(space).__name__}")
+
+
+def _base(base: ConfigLike | os.PathLike[str], window: int | None) -> CompactionConfig:
+    if isinstance(base, os.PathLike) or (isinstance(base, str) and Path(base).suffix.lower() in (".json", ".yaml", ".yml", ".toml")):
+        base = load_config(Path(base))
+    return resolve_config(base, window)
+
+
+def _storage(study: str | os.PathLike[str] | None) -> Any:
+    if study is None:
+        return None
+    path = Path(study).expanduser().resolve()
+    if path.is_dir():
+        raise ConfigError(f"--study must be a file, {path} is a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LabError(f"cannot create {path.parent}: {e.strerror or e}") from None
+    return f"sqlite:///{path}"
+
+
+def _grid_options(processes: int, ray: str | None) -> dict[str, Any]:
+    if ray is None:
+        return {"processes": processes}
+    if processes != 1:
+        raise ConfigError("give processes or ray, not both")
+    # Passed through as is: run_grid owns where jobs run.
+    return {"processes": processes, "ray": ray}
+
+
+def _meta(space: SearchSpace, objs: list[Objective], base: CompactionConfig, seed: int, population: int,
+          allow_failures: bool, transcripts: Sequence[Transcript], names: Sequence[str]) -> dict[str, Any]:
+    return {
+        "space": space.to_dict(),
+        "objectives": [o.name for o in objs],
+        "base": base.model_dump(mode="json"),
+        "seed": seed,
+        "population": population,
+        "allow_failures": allow_failures,
+        "transcripts": [[n, len(t.messages)] for n, t in zip(names, transcripts)],
+    }
+
+
+def _check_resume(stored: dict[str, Any], meta: dict[str, Any], where: str) -> None:
+    for key in meta:
+        if stored.get(key) != meta[key]:
+            raise ConfigError(f"study {where} was run with a different {key.replace('_', ' ')}; resume it with the same settings or use a new --study file")
+
+
+def _score(cells: Sequence[Any], objs: list[Objective]) -> tuple[dict[str, Any], str | None]:
+    errors = [c.error for c in cells if not c.ok]
+    if errors:
+        return {}, errors[0]
+    got = fold_scores([c.row for c in cells])
+    for o in objs:
+        if got[o.name] is None:
+            raise ConfigError(f"objective {o.name}: no transcript in the set has this measure; pick another objective")
+    return got, None
+
+
+def sweep(
+    transcripts: TranscriptSource,
+    space: SearchSpace | Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    trials: int = 30,
+    objectives: Sequence[str] | None = None,
+    base: ConfigLike | os.PathLike[str] = "lab",
+    window: int | None = None,
+    seed: int = 0,
+    population: int = DEFAULT_POPULATION,
+    allow_failures: bool = False,
+    study: str | os.PathLike[str] | None = None,
+    processes: int = 1,
+    ray: str | None = None,
+    progress: ProgressCallback | bool | None = None,
+    probe: ProbeSpec | None = None,
+) -> SweepResult:
+    """Search ``space`` for configs that do best on ``transcripts``; see the module docstring.
+
+    ``transcripts``: a file, a folder, Transcripts, or a list of them. ``base``: the config the
+    space varies (a preset name, a config, a mapping or a config file). ``progress``: a callback
+    taking a ``SweepProgress``, or True for a line on stderr. ``probe``: the models that answer and grade
+    probes (``lab.replay.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
+    makes model calls.
+    """
+    import optuna
+    from optuna.samplers import NSGAIISampler
+    from optuna.trial import Trial, TrialState
+
+    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
+        raise ConfigError(f"trials must be >= 1, got {trials!r}")
+    if not isinstance(population, int) or isinstance(population, bool) or population < 2:
+        raise ConfigError(f"population must be >= 2, got {population!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
+    the_space = resolve_space(space)
+    objs = pick_objectives(objectives)
+    if probe is None and any(o.name == "probe_score" for o in objs):
+        raise ConfigError("objective probe_score needs a probe model: pass probe= (CLI: --probe-model)")
+    if window is not None and "window" in the_space.paths:
+        raise ConfigError("space field window: is swept, so it cannot also be fixed with window=/--window")
+    cfg = _base(base, window)
+    grid = _grid_options(processes, ray)
+    ts, names, skipped = load_transcripts(transcripts)
+    meta = _meta(the_space, objs, cfg, seed, population, allow_failures, ts, names)
+    callback: ProgressCallback | None
+    line = StderrLine() if progress is True else None
+    callback = line if line is not None else (progress if callable(progress) else None)
+
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # one line per trial on stderr is Optuna's default
+    start = time.perf_counter()
+    try:
+        st = optuna.create_study(
+            storage=_storage(study), study_name=STUDY_NAME, load_if_exists=True,
+            directions=[o.direction for o in objs],
+        )
+        stored = st.user_attrs.get(_META)
+        if stored is None:
+            st.set_user_attr(_META, meta)
+        else:
+            _check_resume(stored, meta, str(study))
+        finished_states = (TrialState.COMPLETE, TrialState.FAIL)
+        all_trials = st.get_trials(deepcopy=False)
+        finished = sum(t.state in finished_states for t in all_trials)
+        stale = [t for t in all_trials if t.state == TrialState.RUNNING]
+        jobs_total = max(0, trials - finished) * len(ts)
+        jobs_done = 0
+        dists = the_space.distributions()
+        while finished < trials:
+            # A batch never crosses a generation boundary, so a resumed run batches as the uninterrupted one did.
+            size = min(population - finished % population, trials - finished)
+            # Trials a stopped run asked but never scored come first, with the values they were given.
+            batch: list[Any] = [Trial(st, t._trial_id) for t in stale[:size]]
+            stale = stale[size:]
+            while len(batch) < size:
+                # Seeded per trial number: what a trial draws depends on the seed and the study, not on this process.
+                number = len(st.get_trials(deepcopy=False))
+                st.sampler = NSGAIISampler(population_size=population, seed=(seed * 1_000_003 + number) % 2**32)
+                batch.append(st.ask(dists))
+            configs: list[CompactionConfig] = []
+            valid: list[Any] = []
+            for trial in batch:
+                try:
+                    configs.append(the_space.apply(cfg, trial.params).model_copy(update={"label": f"trial-{trial.number}"}))
+                    valid.append(trial)
+                except ConfigError as e:
+                    _fail(st, trial, str(e))
+            jobs_done += (len(batch) - len(valid)) * len(ts)
+            before, done_here = finished, jobs_done
+
+            def tick(done: int, total: int, _before: int = before, _base: int = done_here) -> None:
+                if callback is not None:
+                    callback(SweepProgress(_before + done // len(ts), trials, _base + done, jobs_total, time.perf_counter() - start))
+
+            cells = run_grid(ts, configs, names=names, labels=[c.label for c in configs], progress=tick, probe=probe, **grid) if configs else []
+            jobs_done += len(configs) * len(ts)
+            for trial, row_cells in zip(valid, cells):
+                got, error = _score(row_cells, objs)
+                if error is not None:
+                    _fail(st, trial, error)
+                    continue
+                trial.set_user_attr("scores", got)
+                # Set before ``tell``: NSGA-II ranks infeasible trials (a value > 0) behind every feasible one.
+                trial.set_constraint("invalid_requests", float(got["invalid_requests"] or 0.0))
+                if not allow_failures:
+                    trial.set_constraint("failures", float(got["failures"] or 0.0))
+                st.tell(trial, [float(got[o.name] or 0.0) for o in objs])  # _score checked that none is None
+            finished += len(batch)
+            if callback is not None:
+                callback(SweepProgress(finished, trials, jobs_done, jobs_total, time.perf_counter() - start))
+        return _result(st, the_space, objs, cfg, seed, names, skipped, time.perf_counter() - start)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+        if line is not None:
+            line.close()
+
+
+def _fail(st: Any, trial: Any, error: str) -> None:
+    from optuna.trial import TrialState
+
+    trial.set_user_attr("error", error.splitlines()[0] if error else "failed")
+    st.tell(trial, state=TrialState.FAIL)
+
+
+def _result(st: Any, space: SearchSpace, objs: list[Objective], base: CompactionConfig, seed: int,
+            names: list[str], skipped: list[str], seconds: float) -> SweepResult:
+    from optuna.trial import TrialState
+
+    records: list[dict[str, Any]] = []
+    for t in st.get_trials(deepcopy=False):
+        if t.state not in (TrialState.COMPLETE, TrialState.FAIL):
+            continue
+        scores = t.user_attrs.get("scores", {})
+        record: dict[str, Any] = {
+            "trial": t.number,
+            "state": "complete" if t.state == TrialState.COMPLETE else "failed",
+            "feasible": t.state == TrialState.COMPLETE and all(c <= 0 for c in t.constraints.values()),
+            "error": t.user_attrs.get("error"),
+            **scores,
+        }
+        record.update({p: t.params.get(p) for p in space.paths})
+        records.append(record)
+    return SweepResult(
+        records=records, objectives=[o.name for o in objs], params=space.paths, base=base.model_dump(mode="json"),
+        seed=seed, transcripts=list(names), skipped=list(skipped), seconds=seconds,
+    )

@@ -1,0 +1,66 @@
+"""Sweep: search the config space on chosen sessions, see the Pareto front, load a point as the current config."""
+
+import streamlit as st
+
+from lab import figures
+from lab.errors import LabError
+from lab.sweep import DEFAULT_OBJECTIVES, OBJECTIVES
+from lab.ui import state
+
+st.title("Sweep")
+st.caption("Each trial is one config (the current config with the space's fields changed), scored by replaying every picked session.")
+
+sources = state.sweep_sources()
+picked = st.multiselect("Sessions to sweep over", sources, default=sources[:1], key="sweep.sources")
+space = st.text_area("Space (TOML): config fields and their ranges or choices", value=state.example_space(), height=300, key="sweep.space")
+objectives = st.multiselect(
+    "Objectives", list(OBJECTIVES), default=list(DEFAULT_OBJECTIVES), key="sweep.objectives",
+    help="; ".join(f"{o.name}: {o.help} ({o.direction})" for o in OBJECTIVES.values()),
+)
+left, mid, right = st.columns(3)
+trials = left.number_input("Trials", min_value=1, max_value=1000, value=20, step=1, key="sweep.trials")
+population = mid.number_input("Population (trials per generation)", min_value=2, max_value=200, value=10, step=1, key="sweep.population")
+seed = right.number_input("Seed", min_value=0, max_value=2**31, value=0, step=1, key="sweep.seed")
+allow = st.checkbox("Allow failed requests (invalid requests stay forbidden)", value=False, key="sweep.allow_failures")
+
+if st.button("Run sweep", key="sweep.run", type="primary"):
+    bar = st.progress(0.0, text="starting...")
+    try:
+        state.run_sweep(picked, space, objectives, int(trials), population=int(population), seed=int(seed), allow_failures=allow,
+                        progress=lambda p: bar.progress(p.fraction, text=p.text()))
+        bar.progress(1.0, text="done")
+    except LabError as e:
+        st.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+result = state.sweep_result()
+if result is None:
+    st.info("Pick sessions, edit the space and run a sweep.")
+    st.stop()
+
+df = result.df
+st.text(f"{len(df)} trial(s) over {len(result.transcripts)} session(s) in {result.seconds:.1f} s: "
+        f"{int(df['feasible'].sum())} feasible, {int(df['pareto'].sum())} on the Pareto front.")
+scores = [o for o in OBJECTIVES if o in df.columns]
+ax_x, ax_y = st.columns(2)
+x = ax_x.selectbox("x", scores, index=scores.index(result.objectives[0]), key="sweep.x")
+y_default = result.objectives[1] if len(result.objectives) > 1 else next(s for s in scores if s != x)
+y = ax_y.selectbox("y", scores, index=scores.index(y_default), key="sweep.y")
+event = st.plotly_chart(figures.pareto(df, x, y), on_select="rerun", selection_mode="points", key="sweep.chart")
+try:
+    loaded = state.load_selection(event)
+except LabError as e:
+    st.error(str(e))
+    loaded = None
+if loaded is not None:
+    st.success(f"trial {loaded} is now the current config (see Pipeline)")
+
+st.subheader("Pareto front")
+st.dataframe(result.pareto.drop(columns=["pareto", "error"]), hide_index=True, key="sweep.front")
+front = [int(t) for t in result.pareto["trial"]]
+if front:
+    pick = st.selectbox("Trial to load", front, key="sweep.trial")
+    if st.button("Load as current config", key="sweep.load"):
+        state.load_sweep_trial(int(pick))
+        st.success(f"trial {pick} is now the current config (see Pipeline)")
+with st.expander("Every trial"):
+    st.dataframe(df, hide_index=True, key="sweep.all")

@@ -1,0 +1,92 @@
+"""The Sweep page: a tiny sweep over a sample runs with progress, draws the front, and a point loads as the current config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab.ui.sweep import trial_from_selection
+from tests.app.conftest import no_exception, switch_to
+
+# Two fields, four trials of two per generation: enough for a front, seconds on the small sample.
+SPACE = 'spill.threshold = [1000, 20000]\nmicrocompact.enabled = [true, false]\n'
+
+
+def _run(at: AppTest, trials: int = 4) -> AppTest:
+    switch_to(at, "sweep")
+    at.text_area(key="sweep.space").set_value(SPACE)
+    at.number_input(key="sweep.trials").set_value(trials)
+    at.number_input(key="sweep.population").set_value(2)
+    at.button(key="sweep.run").click().run()
+    no_exception(at)
+    return at
+
+
+def _charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+class TestSweepPage:
+    def test_runs_a_sweep_and_draws_the_front(self, bare_app: AppTest) -> None:
+        at = _run(bare_app)
+        assert not at.error, [e.value for e in at.error]
+        front = at.dataframe[0].value
+        assert len(front) >= 1
+        assert {"trial", "cost", "needed_later_recall", "spill.threshold"} <= set(front.columns)
+        traces = {t["name"]: t for t in _charts(at)[0]["data"]}
+        assert "Pareto front" in traces
+        # every point names its trial, which is what a click hands back
+        assert sorted(d[0] for d in traces["Pareto front"]["customdata"]) == sorted(int(t) for t in front["trial"])
+        # the progress bar ended full
+        assert any(getattr(p, "value", None) == 100 or getattr(p.proto, "value", None) == 100 for p in at.get("progress"))
+
+    def test_a_front_point_loads_as_the_current_config(self, bare_app: AppTest) -> None:
+        at = _run(bare_app)
+        front = at.dataframe[0].value
+        trial = int(front["trial"].iloc[-1])
+        at.selectbox(key="sweep.trial").set_value(trial)
+        at.button(key="sweep.load").click().run()
+        no_exception(at)
+        cfg = at.session_state["lab.config"]
+        assert cfg.label == f"sweep-trial-{trial}"
+        assert cfg.spill.threshold == int(front["spill.threshold"].iloc[-1])
+        assert cfg.microcompact.enabled == bool(front["microcompact.enabled"].iloc[-1])
+        assert at.success
+
+    def test_a_click_on_a_chart_point_loads_it_once(self, bare_app: AppTest) -> None:
+        at = _run(bare_app)
+        front = at.dataframe[0].value
+        trial = int(front["trial"].iloc[0])
+        # What Streamlit stores for a plotly selection: the clicked point with its customdata (the trial number).
+        at.session_state["sweep.chart"] = {"selection": {"points": [{"customdata": [trial]}], "point_indices": [0], "box": [], "lasso": []}}
+        at.run()
+        no_exception(at)
+        assert at.session_state["lab.config"].label == f"sweep-trial-{trial}"
+        assert [s.value for s in at.success] == [f"trial {trial} is now the current config (see Pipeline)"]
+        # The selection persists across reruns; it must not load again (and undo later Pipeline edits).
+        at.run()
+        assert not at.success
+
+    def test_a_bad_space_is_one_error_and_the_page_keeps_running(self, bare_app: AppTest) -> None:
+        switch_to(bare_app, "sweep")
+        bare_app.text_area(key="sweep.space").set_value("spill.threshold = [10, 20]\n")
+        bare_app.button(key="sweep.run").click().run()
+        no_exception(bare_app)
+        assert [e.value for e in bare_app.error] == ["space field spill.threshold: low 10 is below the field's minimum 100"]
+
+
+@pytest.mark.parametrize(
+    ("event", "trial"),
+    [
+        ({"selection": {"points": [{"customdata": [7], "x": 1.0}]}}, 7),
+        ({"selection": {"points": [{"customdata": 3}]}}, 3),
+        ({"selection": {"points": []}}, None),
+        ({}, None),
+        (None, None),
+    ],
+    ids=["list-customdata", "scalar-customdata", "nothing-selected", "no-selection", "no-event"],
+)
+def test_trial_from_selection(event: object, trial: int | None) -> None:
+    assert trial_from_selection(event) == trial
