@@ -5,7 +5,8 @@
           [--study FILE.db] [--export-best N --export-to FILE] --out SWEEP.parquet|.csv|.json
     sweep --example-space
 
-Progress (with an ETA) is one line on stderr. With ``--study`` the trials
+Progress (with an ETA) is one line on stderr; at the end the front is printed as a table and as a
+character scatter of the first two objectives (``lab.sweep.text_plot``). With ``--study`` the trials
 live in an sqlite file: run the same command again after an interruption and
 it continues where it stopped. Bad input raises a ``LabError``; ``lab.cli``
 prints it as one line and exits 2.
@@ -61,6 +62,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _check(args)
     from .core.config import load_config
     from .sweep import load_space, sweep
+    from .sweep.text_plot import pareto_plot
 
     space = load_space(args.space)
     base: Any = load_config(args.config) if args.config else args.preset
@@ -90,6 +92,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print("  " + " | ".join(_cell(row[c]) for c in shown))
         if len(front) > _SHOWN:
             print(f"  ... and {len(front) - _SHOWN} more in {args.out}")
+    plot = pareto_plot(result)
+    if plot is not None:
+        print(plot)
     for error in sorted({e for e in df["error"].dropna()})[:3]:
         print(f"note: a trial failed: {error}")
     if args.export_best is not None:

@@ -11,7 +11,8 @@ from lab.cli import main
 from lab.core.config import load_config
 from lab.formats import dump
 from lab.generate import GeneratorConfig, generate
-from lab.sweep import parse_space
+from lab.sweep import parse_space, sweep
+from lab.sweep.text_plot import pareto_plot
 
 SPACE = "spill.threshold = [1000, 20000]\nsummary.enabled = [true, false]\nwatermark.ratio = [0.5, 0.95]\n"
 
@@ -72,6 +73,20 @@ class TestSweep:
         straight = tmp_path / "straight.csv"
         assert main(_args(folder, space, straight)) == 0
         assert resumed.equals(pd.read_csv(straight))
+
+    def test_prints_the_front_as_a_terminal_plot(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(_args(folder, space, tmp_path / "sweep.json")) == 0
+        printed = capsys.readouterr().out
+        same = sweep(folder, SPACE, trials=6, population=3, window=3000, base="minicode", seed=1)
+        plot = pareto_plot(same)
+        assert plot is not None and plot in printed
+        assert printed.index("pareto front (best first by cost):") < printed.index(plot)
+        assert f"* on the Pareto front ({len(same.pareto)} trials)" in plot
+
+    def test_one_objective_prints_no_plot(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(_args(folder, space, tmp_path / "sweep.json", "--objective", "cost")) == 0
+        printed = capsys.readouterr().out
+        assert "pareto front (best first by cost):" in printed and "on the Pareto front (" not in printed
 
     def test_example_space_prints_a_space_that_parses(self, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["sweep", "--example-space"]) == 0

@@ -87,26 +87,38 @@ class Plan:
 class ChainIndex:
     """The tree of each thread.
 
-    The importer records every entry with a uuid, in file order, straight into
-    the dicts below (no object per line: a big file streams past with nothing
-    new for the garbage collector to scan); ``plan`` reads them afterwards.
+    The importer records every entry with a uuid, in file order, as one
+    ``(uuid, parent, kind, api id)`` tuple appended to ``links``: an append is
+    cheaper than the three dict stores it replaces, and a file that is its own
+    chain (the common case, seen while reading) never needs the dicts below.
+    ``plan`` builds them from ``links`` and reads them.
     """
 
     def __init__(self, keys: dict[str, str]) -> None:
         # uuid -> the thread it was read into (the importer's own map, shared).
         self.keys = keys
+        # (uuid, parent uuid / PREV / None, what the entry made, API message id or None), in file order.
+        self.links: list[tuple[str, str | None, int, Any]] = []
+        # Built from ``links`` by ``plan``:
         # uuid -> parent uuid, PREV or None; its insertion order is the file order.
         self.parents: dict[str, str | None] = {}
         # uuid -> what the entry made (OTHER, USER, ...).
         self.kinds: dict[str, int] = {}
-        # uuid -> API message id, for assistant entries.
+        # uuid -> API message id (None but for assistant entries).
         self.apis: dict[str, Any] = {}
         self.threads: dict[str, _Thread] = {}
         # Position of each uuid in its thread's file order.
         self.pos: dict[str, int] = {}
 
+    def _index(self) -> None:
+        links = self.links
+        self.parents = {u: p for u, p, _, _ in links}
+        self.kinds = {u: k for u, _, k, _ in links}
+        self.apis = {u: a for u, _, _, a in links}
+
     def _scan(self) -> None:
         """Each thread's file order, leaf, and whether it is one chain."""
+        self._index()
         keys, kinds, parents = self.keys, self.kinds, self.parents
         pos: dict[str, int] = {}
         threads: dict[str, _Thread] = {}

@@ -20,6 +20,7 @@ an importer bug. Timestamps and usage are converted once per message, and
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -36,6 +37,7 @@ __all__ = ["EntryImporter"]
 
 _MAIN = ""
 _TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
+_fromisoformat = datetime.fromisoformat
 # Called once per message; the model's own validator skips the Python wrapper of model_validate.
 _validate_message = Message.__pydantic_validator__.validate_python
 
@@ -53,6 +55,8 @@ class EntryImporter:
         self.threads: dict[str, ThreadRows] = {_MAIN: ThreadRows(sink=self._main_row)}
         self.entry_thread: dict[str, str] = {}
         self.meta = TranscriptMeta(source_format="claude_code", source_path=file)
+        # Until an entry names the session: after that, no line looks at sessionId again.
+        self.need_session = True
         self.chain = ChainIndex(self.entry_thread) if plan is None else None
         # Entries whose parent is neither the entry recorded just before nor, for a tool result, a line
         # of the API message it answers: without any, the file is its own conversation (chain_plan).
@@ -88,7 +92,15 @@ class EntryImporter:
             n += 1
         self.seen.add(mid)
         row["id"] = mid
-        row["timestamp"] = parse_ts(row["timestamp"])
+        ts = row["timestamp"]
+        if type(ts) is str:
+            # parse_ts's first step, inlined (once per message); anything it refuses takes parse_ts.
+            try:
+                row["timestamp"] = _fromisoformat(ts)
+            except ValueError:
+                row["timestamp"] = parse_ts(ts)
+        else:
+            row["timestamp"] = parse_ts(ts)
         if row["usage"] is not None:
             row["usage"] = usage_fields(row["usage"])
         ids.scan(row["content"])
@@ -133,11 +145,14 @@ class EntryImporter:
     # -- entries -------------------------------------------------------------------
 
     def add(self, entry: dict[str, Any], where: str) -> None:
+        # This runs once per line of the file: what ``_entry`` does is inlined, attributes used
+        # more than once are read once, and the chain gets one tuple (``ChainIndex.links``).
         self.records_read += 1
         uuid = entry.get("uuid")
+        entry_thread = self.entry_thread
         if type(uuid) is not str or not uuid:
             uuid = None
-        elif uuid in self.entry_thread:
+        elif uuid in entry_thread:
             self.notes.skip("duplicate")
             return
         entry_id = uuid if uuid is not None else where.replace(" ", "")
@@ -148,7 +163,7 @@ class EntryImporter:
         elif key not in self.threads:
             self._thread(key)
         if uuid is not None:
-            self.entry_thread[uuid] = key
+            entry_thread[uuid] = key
             if plan is not None:
                 if uuid in plan.drop:
                     self.notes.skip("abandoned_branch")
@@ -156,9 +171,11 @@ class EntryImporter:
                 if uuid in self.held_ids:
                     self.held[uuid] = (where, entry, key)
                     return
-        if self.meta.session_id is None and isinstance(entry.get("sessionId"), str):
-            self.meta.session_id = entry["sessionId"]
-        # What ``_entry`` does, inlined: this runs once per line of the file.
+        if self.need_session:
+            session = entry.get("sessionId")
+            if isinstance(session, str):
+                self.meta.session_id = session
+                self.need_session = False
         cwd = entry.get("cwd")
         if type(cwd) is str:
             self.cwd[key] = cwd
@@ -174,15 +191,13 @@ class EntryImporter:
             parent = entry.get("parentUuid")
             if type(parent) is not str or not parent:
                 parent = self._unlinked_parent(entry, made)
-            chain.parents[uuid] = parent
-            chain.kinds[uuid] = made
             # A tool result naming a line of the API message it answers is the parallel-call fork
             # every 2.x session has (the EnterpriseBench corpus session), not a branch.
             if parent != self.last_uuid and not (made == RESULTS and parent in self.turn):
                 self.jumps += 1
+            api_id = None
             if made == ASSISTANT:
                 api_id = entry["message"].get("id")
-                chain.apis[uuid] = api_id
                 if api_id != self.turn_api:
                     self.turn_api = api_id
                     self.turn.clear()
@@ -190,6 +205,7 @@ class EntryImporter:
             elif made != OTHER and made != RESULTS and self.turn:
                 self.turn_api = None
                 self.turn.clear()
+            chain.links.append((uuid, parent, made, api_id))
             self.last_uuid = uuid
 
     @staticmethod
@@ -337,6 +353,10 @@ class EntryImporter:
                     if uuid in self.held:
                         where, entry, key = self.held.pop(uuid)
                         self._entry(entry, where, uuid, key)
+        # The uuid index (a few MB per 100 MB of file) has done its work: freed before the last
+        # messages are built, which is where an import's memory peaks.
+        self.entry_thread = {}
+        self.chain = None
         notes = self.notes
         notes.records_read = self.records_read
         self.threads[_MAIN].close()

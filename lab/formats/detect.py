@@ -43,7 +43,7 @@ from ..core.messages import Transcript
 from ..errors import LabError, TranscriptError
 from .jsonio import make_probe
 from .registry import FORMATS, Probe
-from .sanity import MISREAD_PREFIX, check
+from .sanity import MISREAD_PREFIX, Verdict, check
 
 __all__ = ["detect", "scores", "candidates", "ranked_candidates", "describe_candidates", "read_as", "read_forced", "read_detected", "accept"]
 
@@ -122,12 +122,15 @@ def read_as(name: str, path: Path) -> Transcript:
         raise TranscriptError(f"could not import as {name}: {type(exc).__name__}: {exc}", file=str(path)) from exc
 
 
-def accept(transcript: Transcript, name: str, *, file: str, hint: str | None = None) -> Transcript:
+def accept(transcript: Transcript, name: str, *, file: str, hint: str | None = None, verdict: Verdict | None = None) -> Transcript:
     """The result of a forced (or folder) read when ``sanity.check`` finds it usable; else TranscriptError.
 
-    ``hint`` names the formats detection would have picked, for the error.
+    ``hint`` names the formats detection would have picked, for the error. ``verdict`` is the
+    caller's own ``check`` of this transcript, when it made one: a check walks every message
+    (about 0.1 s on a 100 MB session), so it is made once per import.
     """
-    verdict = check(transcript)
+    if verdict is None:
+        verdict = check(transcript)
     if not verdict.ok and name not in _TRUSTED:
         looks = f"; the file looks like {hint}" if hint else ""
         raise TranscriptError(
@@ -150,12 +153,12 @@ def read_forced(name: str, path: Path) -> Transcript:
     t = read_as(name, path)
     verdict = check(t)
     if verdict.ok or name in _TRUSTED:
-        return accept(t, name, file=str(path))
+        return accept(t, name, file=str(path), verdict=verdict)
     try:
         others = [(n, s) for n, s in candidates(make_probe(path)) if n != name]
     except TranscriptError:
         others = []
-    return accept(t, name, file=str(path), hint=describe_candidates(others) if others else None)
+    return accept(t, name, file=str(path), hint=describe_candidates(others) if others else None, verdict=verdict)
 
 
 def read_detected(path: Path) -> Transcript:
@@ -179,7 +182,7 @@ def read_detected(path: Path) -> Transcript:
             if failed:
                 tried = "; ".join(f"{n} ({s}): {why}" for n, s, why in failed)
                 t.notes.warnings.insert(0, f"{MISREAD_PREFIX}read as {name} ({score}), as better-scored formats did not fit: {tried}")
-            return accept(t, name, file=str(path))
+            return accept(t, name, file=str(path), verdict=verdict)
         failed.append((name, score, "; ".join(verdict.problems)))
         if verdict.tolerable and fallback is None:
             fallback = t

@@ -16,6 +16,8 @@ what came before it:
                             membership: ``AutoFieldMeta`` is in
                             ``class AutoFieldMeta(type):``, not in
                             ``AutoFieldMetaclass``)
+    Lookup(wanted).held(t)  ``wanted & tokens(t)``, without building the token
+                            set: what a replay asks of every message
 
 A token is a run of word characters joined by ``.``, ``/``, ``-``, ``~``,
 ``@`` or ``+`` that starts and ends with a word character (or ``~``); a
@@ -34,6 +36,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import string
+from itertools import filterfalse, repeat
 from typing import Iterable, Mapping
 
 from ..core.messages import ToolUseBlock
@@ -43,6 +47,7 @@ __all__ = [
     "PATH_KEYS",
     "COMMAND_KEYS",
     "tokens",
+    "Lookup",
     "mentions",
     "tool_mentions",
     "classify",
@@ -67,7 +72,6 @@ MAX_LINE = 200
 _MIN_CHARS = 4
 
 _TOKEN = re.compile(r"[\w~](?:[\w.~@+/-]*[\w~])?")
-_JOINS = re.compile(r"[./]+")
 _DIFF_PATH = re.compile(r"^(?:\+\+\+|---) [ab]/(\S+)|^diff --git a/(\S+) b/(\S+)", re.M)
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _ERROR = re.compile(
@@ -99,52 +103,107 @@ _PATTERN_FIRST = frozenset("grep egrep fgrep rg ag sed awk".split())
 # Options whose value is a module, a pattern or code, never a file.
 _TAKES_VALUE = frozenset("-m -c -e -name -iname -path -ipath -regex -type -k".split())
 _SEGMENT = re.compile(r"\s*(?:&&|\|\||[;|&\n])\s*")
+_PLAIN_WORDS = re.compile(r"[^'\"\\#\s]*(?:[ \t\r\n]+[^'\"\\#\s]*)*")
 
 
-# Texts tokenized so far, by text: a pure function's memo, shared by every replay in the process (the same
-# transcript replayed under several configs reads its texts once). Started over at MAX_CACHED entries.
+# Small memos of pure functions, shared by every replay in the process, each started over at MAX_CACHED
+# entries: which tokens are worth naming (a token recurs in many texts, and its regex costs more than a set
+# lookup), and what a shell command names (retention reads the same commands; shlex is pure Python). Texts
+# themselves are never memoized: a replay tokenizes each once (``recall.py``), so nothing large is kept alive.
 MAX_CACHED = 200_000
-_TOKENS: dict[str, frozenset[str]] = {}
-_MENTIONS: dict[str, frozenset[str]] = {}
+_NAMED: set[str] = set()
+_NOISE: set[str] = set()
 _SHELL: dict[str, frozenset[str]] = {}
 
 
 def clear_cache() -> None:
-    """Forget every text tokenized so far (the bench measures a cold replay this way)."""
-    _TOKENS.clear()
-    _MENTIONS.clear()
+    """Forget the memos (the bench measures a cold replay this way)."""
+    _NAMED.clear()
+    _NOISE.clear()
     _SHELL.clear()
 
 
-def _remember(cache: dict[str, frozenset[str]], text: str, value: frozenset[str]) -> frozenset[str]:
-    if len(cache) >= MAX_CACHED:
-        cache.clear()
-    cache[text] = value
-    return value
-
-
-def tokens(text: str) -> frozenset[str]:
+def tokens(text: str) -> set[str]:
     """Every token of ``text`` (see the module docstring), the set mentions are looked up in."""
-    hit = _TOKENS.get(text)
-    return hit if hit is not None else _remember(_TOKENS, text, frozenset(_tokens(text)))
+    return _tokens_of([text])
 
 
-def _tokens(text: str) -> set[str]:
-    found = set(_TOKEN.findall(text))
-    joined = [t for t in found if "." in t or "/" in t]
-    for t in joined:
-        found.update(_JOINS.split(t))
+# The tokenizer at C speed. Every ASCII character that cannot be in a token becomes a space (one
+# str.translate), so each whitespace-separated run holds exactly one token: the run stripped of the joins it
+# starts or ends with (a token starts and ends with a word character or ``~``). A text with non-ASCII
+# characters is translated as UTF-8 (str.translate is slow outside ASCII) with its bytes >= 0x80 left in
+# place; ``\w`` is Unicode-aware, so the few runs holding them go through ``_TOKEN`` itself. Either way the
+# result is exactly the set ``_TOKEN.findall`` gives, without a Python step per token.
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_~.@+/-")
+_EDGES = ".@+/-"
+_SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _TOKEN_CHARS})
+# Below this length one regex call costs less than the calls of the translated path.
+_SHORT = 64
+_SEPARATE_UTF8 = bytes(c if c >= 0x80 or chr(c) in _TOKEN_CHARS else 0x20 for c in range(256))
+
+
+def _words(text: str) -> tuple[set[str], set[str]]:
+    """(the tokens of ``text``, the parts of its tokens); the empty string may be among them."""
+    if len(text) < _SHORT:
+        whole = set(_TOKEN.findall(text))
+    elif text.isascii():
+        whole = set(map(str.strip, set(text.translate(_SEPARATE).split()), repeat(_EDGES)))
+    else:
+        runs = set(map(bytes.decode, set(text.encode().translate(_SEPARATE_UTF8).split())))
+        whole = set(map(str.strip, filter(str.isascii, runs), repeat(_EDGES)))
+        whole.update(_TOKEN.findall("\n".join(filterfalse(str.isascii, runs))))
+    if "." not in text and "/" not in text:
+        return whole, set()
+    # Every token split at its joins (one per line, the joins made spaces): a token without joins gives
+    # itself, already in ``whole``. Cheaper than picking the joined ones out, a Python step per token.
+    return whole, set("\n".join(whole).replace(".", " ").replace("/", " ").split())
+
+
+def _extras(text: str, lines: bool, links: bool) -> list[str]:
+    """What a text holds beside its tokens: the paths of a diff's headers, and (when asked) its URLs and error lines."""
+    out: list[str] = []
     if "+++ " in text or "diff --git" in text:
         for groups in _DIFF_PATH.findall(text):
             for g in groups:
                 if g:
-                    found.update(_TOKEN.findall(g))
-    if "://" in text:
-        found.update(urls(text))
-    if any(h in text for h in _ERROR_HINTS):
-        found.update(error_lines(text))
-    found.discard("")
-    return found
+                    out += _TOKEN.findall(g)
+    if links and "://" in text:
+        out += urls(text)
+    if lines and _has_error_hint(text):
+        out += error_lines(text)
+    return out
+
+
+def _has_error_hint(text: str) -> bool:
+    # _ERROR_HINTS spelled out: a generator costs more than the searches on the short strings of tool inputs.
+    return ("rror" in text or "xception" in text or "arning" in text or "FAIL" in text or "atal" in text
+            or "ailure" in text or "nterrupt" in text or "Exit" in text)
+
+
+class Lookup:
+    """A fixed set of wanted strings, and which of them a text holds: ``held(text) == wanted & tokens(text)``.
+
+    The text's URLs and error lines are only looked for when some wanted string could be one, and its
+    token set is never copied.
+    """
+
+    __slots__ = ("wanted", "_single", "_lines", "_links")
+
+    def __init__(self, wanted: Iterable[str]) -> None:
+        self.wanted = frozenset(wanted)
+        self._single = frozenset(w for w in self.wanted if not is_multiword(w))
+        self._links = any("://" in w for w in self.wanted)
+        # Every error line matches _ERROR from its start (error_lines keeps only lines with a space).
+        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted)
+
+    def held(self, text: str) -> set[str]:
+        whole, parts = _words(text)
+        found = whole.intersection(self._single)
+        found |= parts.intersection(self._single)
+        extras = _extras(text, self._lines, self._links)
+        if extras:
+            found.update(self.wanted.intersection(extras))
+        return found
 
 
 def urls(text: str) -> list[str]:
@@ -212,8 +271,9 @@ _IDENT_RE = (
 )
 _NUMBER_RE = r"\d{5,}"
 _ID_RE = rf"{_UUID.pattern}|{_HEX.pattern}"
-# One C-level fullmatch per token decides whether it is worth naming; kind() asks the parts again.
-_MENTION = re.compile(rf"(?=.{{3,{MAX_LINE}}}\Z)(?:{_PATH_RE}|{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE})", re.S)
+# One C-level fullmatch per token decides whether it is worth naming; kind() asks the parts again. Prose
+# words (``the``, ``Let``) and small numbers, most tokens of a text, match no part: they fail at the start.
+_MENTION = re.compile(rf"(?![A-Z]?[a-z]*\Z|\d{{1,4}}\Z)(?=.{{3,{MAX_LINE}}}\Z)(?:{_PATH_RE}|{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE})", re.S)
 _IS_PATH = re.compile(_PATH_RE, re.S)
 _IS_IDENT = re.compile(_IDENT_RE)
 _IS_NUMBER = re.compile(_NUMBER_RE)
@@ -222,17 +282,24 @@ _IS_ID = re.compile(_ID_RE)
 
 def classify(found: Iterable[str]) -> set[str]:
     """The tokens worth naming: multi-word mentions, paths, identifiers, ids and long numbers, stopwords out."""
-    found = set(found)
-    out = set(filter(_MENTION.fullmatch, found))
-    out.update(t for t in found if " " in t or "://" in t)
-    out -= _STOPWORDS
-    return out
+    found = found if isinstance(found, (set, frozenset)) else set(found)
+    new = found.difference(_NAMED, _NOISE)
+    if new:
+        if len(_NAMED) + len(_NOISE) + len(new) > MAX_CACHED:
+            _NAMED.clear()
+            _NOISE.clear()
+            new = set(found)
+        named = set(filter(_MENTION.fullmatch, new))
+        named.update(t for t in new if " " in t or "://" in t)
+        named -= _STOPWORDS
+        _NAMED.update(named)
+        _NOISE.update(new.difference(named))
+    return _NAMED.intersection(found)
 
 
-def mentions(text: str) -> frozenset[str]:
+def mentions(text: str) -> set[str]:
     """The mentions of a response's text: classified tokens, error lines and URLs; noise left out."""
-    hit = _MENTIONS.get(text)
-    return hit if hit is not None else _remember(_MENTIONS, text, frozenset(classify(tokens(text))))
+    return classify(tokens(text))
 
 
 def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
@@ -240,18 +307,21 @@ def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
 
     ``raw``, when given, also receives the command's unfiltered tokens.
     """
-    if raw is not None:
-        raw |= tokens(command)
     hit = _SHELL.get(command)
+    toks = tokens(command) if hit is None or raw is not None else set()
+    if raw is not None:
+        raw |= toks
     if hit is None:
-        found = set(mentions(command))
+        found = classify(toks)
         line = command_text(command)
         if len(line) >= _MIN_CHARS:
             found.add(line)
         # Only the command line itself: a heredoc's body is text, already tokenized above.
         for segment in _SEGMENT.split(command.split("<<", 1)[0]):
             found.update(_shell_args(segment))
-        hit = _remember(_SHELL, command, frozenset(found))
+        if len(_SHELL) >= MAX_CACHED:
+            _SHELL.clear()
+        hit = _SHELL[command] = frozenset(found)
     return set(hit)
 
 
@@ -267,10 +337,14 @@ def _shell_args(segment: str) -> Iterable[str]:
     # shlex is pure Python and most segments run no file program: look before paying for it.
     if _program(segment) not in _FILE_PROGRAMS:
         return
-    try:
-        words = shlex.split(segment, comments=True)
-    except ValueError:
+    if _PLAIN_WORDS.fullmatch(segment):
+        # No quotes, escapes, comments or whitespace shlex does not split on: its words are str.split's.
         words = segment.split()
+    else:
+        try:
+            words = shlex.split(segment, comments=True)
+        except ValueError:
+            words = segment.split()
     words = [w for w in words if "=" not in w or w.startswith("-")]
     if not words or words[0].rsplit("/", 1)[-1] not in _FILE_PROGRAMS:
         return
@@ -309,28 +383,50 @@ def tool_mentions(block: ToolUseBlock, raw: set[str] | None = None) -> set[str]:
     ``raw``, when given, also receives every unfiltered token of the input's strings.
     """
     found: set[str] = set()
-    _input_mentions(block.input, None, found, raw if raw is not None else set())
+    raw = raw if raw is not None else set()
+    texts: list[str] = []
+    _input_mentions(block.input, None, found, raw, texts)
+    if texts:
+        # All plain strings at once: an input holds many short ones, and a call per string costs more than
+        # its tokens do. Tokens never span the newline that joins them; the extras are looked for per string.
+        toks = _tokens_of(texts)
+        raw |= toks
+        found |= classify(toks)
     return found
 
 
-def _input_mentions(value: object, key: str | None, found: set[str], raw: set[str]) -> None:
+def _tokens_of(texts: list[str]) -> set[str]:
+    found, parts = _words("\n".join(texts))
+    found |= parts
+    for text in texts:
+        found.update(_extras(text, True, True))
+    found.discard("")
+    return found
+
+
+def _input_mentions(value: object, key: str | None, found: set[str], raw: set[str], texts: list[str]) -> None:
     if isinstance(value, str):
         if key in COMMAND_KEYS:
             found |= shell_mentions(value, raw)
             return
-        raw |= tokens(value)
-        found |= mentions(value)
+        texts.append(value)
         if key in PATH_KEYS:
             found.update(t for t in _TOKEN.findall(value) if len(t) >= 3)
-    elif isinstance(value, Mapping):
+    elif isinstance(value, dict):
         for k, v in value.items():
-            _input_mentions(v, str(k), found, raw)
+            _input_mentions(v, str(k), found, raw, texts)
+    elif isinstance(value, (bool, int, float)) or value is None:
+        # Flags and counts (replace_all, limit, timeout) name nothing; asked first, as the ABC check is slow.
+        return
     elif isinstance(value, (list, tuple)):
         if key in COMMAND_KEYS and value and all(isinstance(v, str) for v in value):
             found |= shell_mentions(shlex.join(value), raw)
             return
         for v in value:
-            _input_mentions(v, key, found, raw)
+            _input_mentions(v, key, found, raw, texts)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            _input_mentions(v, str(k), found, raw, texts)
 
 
 def kind(mention: str) -> str:

@@ -1,14 +1,18 @@
-"""The Sweep page: a tiny sweep over a sample runs with progress, draws the front, and a point loads as the current config."""
+"""The Sweep page: a tiny sweep over a sample runs with progress, draws the front, and a point loads as the current config;
+a seeded sweep of a corpus session gives the front lab.sweep gives."""
 
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import lab
 from lab.ui.sweep import trial_from_selection
 from tests.app.conftest import no_exception, switch_to
+from tests.conftest import corpus_file
 
 # Two fields, four trials of two per generation: enough for a front, seconds on the small sample.
 SPACE = 'spill.threshold = [1000, 20000]\nmicrocompact.enabled = [true, false]\n'
@@ -75,6 +79,38 @@ class TestSweepPage:
         bare_app.button(key="sweep.run").click().run()
         no_exception(bare_app)
         assert [e.value for e in bare_app.error] == ["space field spill.threshold: low 10 is below the field's minimum 100"]
+
+
+# A small corpus session whose front trades cost against recall; 30 trials of it take about a second.
+CORPUS_SESSION = "openai-chat/swe-agent-marshmallow-1867.traj"
+CORPUS_SPACE = "window = { choices = [16000, 32000] }\nspill.threshold = [1000, 20000]\nwatermark.ratio = [0.5, 0.95]\n"
+
+
+@pytest.mark.corpus(CORPUS_SESSION)
+def test_a_seeded_corpus_sweep_gives_the_front_of_lab_sweep(bare_app: AppTest) -> None:
+    at = switch_to(bare_app, "sweep")
+    at.multiselect(key="sweep.sources").set_value(["corpus/" + CORPUS_SESSION])
+    at.text_area(key="sweep.space").set_value(CORPUS_SPACE)
+    at.number_input(key="sweep.trials").set_value(30)
+    at.number_input(key="sweep.population").set_value(10)
+    at.number_input(key="sweep.seed").set_value(7)
+    at.button(key="sweep.run").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    # The same inputs through lab.sweep: the file, the space, the seed, and the page's current config as the base.
+    expected = lab.sweep(corpus_file(CORPUS_SESSION), CORPUS_SPACE, trials=30, population=10, seed=7,
+                         objectives=["cost", "needed_later_recall"], base=at.session_state["lab.config"])
+    front = expected.pareto
+    assert len(front) >= 2 and front["cost"].nunique() >= 2
+    shown = at.dataframe[0].value
+    assert [int(t) for t in shown["trial"]] == [int(t) for t in front["trial"]]
+    for column in ("cost", "needed_later_recall", "spill.threshold", "window"):
+        assert list(shown[column]) == pytest.approx(list(front[column])), column
+    stored = at.session_state["lab.sweep_result"]
+    assert stored.transcripts == ["corpus/" + CORPUS_SESSION]
+    pd.testing.assert_frame_equal(stored.df, expected.df)
+    traces = {t["name"]: t for t in _charts(at)[0]["data"]}
+    assert sorted(d[0] for d in traces["Pareto front"]["customdata"]) == sorted(int(t) for t in front["trial"])
 
 
 @pytest.mark.parametrize(

@@ -381,3 +381,51 @@ def test_import_streams_without_holding_the_file(tmp_path: Path) -> None:
     assert len(t.messages) > 100
     # Beyond the transcript itself, an import holds a few records, never the file or its parsed lines.
     assert peak - retained < size // 4
+
+
+@pytest.mark.parametrize("value", ["2025-03-03Z", "2025-03-03T09:00:22.588Z", "2025-03-03T09:00:22Z ", "2025-03-03", "bad", 17, None])
+def test_a_message_timestamp_is_what_parse_ts_gives(tmp_path: Path, value: Any) -> None:
+    # The importer inlines parse_ts's first step per message; the result must not differ from it.
+    t = _load(tmp_path, [_user("go", timestamp=value), _entry("assistant", [{"type": "text", "text": "ok"}])])
+    assert repr(t.messages[0].timestamp) == repr(claude_code._ts(value))
+
+
+def test_load_checks_the_result_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # sanity.check walks every message (about 0.1 s at 100 MB): detection's verdict is reused by accept.
+    import importlib
+
+    from lab.formats import load
+
+    # ``lab.formats.detect`` is also the name of the function the package exports.
+    detect = importlib.import_module("lab.formats.detect")
+    calls: list[int] = []
+    real = detect.check
+
+    def counting(transcript: Transcript) -> Any:
+        calls.append(len(transcript.messages))
+        return real(transcript)
+
+    monkeypatch.setattr(detect, "check", counting)
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(json.dumps(e) for e in [_user("go"), _entry("assistant", [{"type": "text", "text": "ok"}])]) + "\n", encoding="utf-8")
+    assert len(load(p).messages) == 2
+    assert calls == [2]
+    calls.clear()
+    assert len(load(p, format="claude_code").messages) == 2
+    assert calls == [2]
+
+
+def test_the_chain_is_recorded_as_links_in_file_order() -> None:
+    # One tuple per entry with a uuid; the plan's dicts are built from them only when asked.
+    entries = [_user("go"), _entry("assistant", [{"type": "text", "text": "ok"}], api_id="msg_a")]
+    entries[1]["parentUuid"] = entries[0]["uuid"]
+    first = claude_code_import.EntryImporter("x")
+    for i, e in enumerate(entries, start=1):
+        first.add(e, f"line {i}")
+    assert first.chain is not None
+    assert first.chain.links == [
+        (entries[0]["uuid"], None, claude_code_import.USER, None),
+        (entries[1]["uuid"], entries[0]["uuid"], claude_code_import.ASSISTANT, "msg_a"),
+    ]
+    assert not first.chain.plan().needed
+    assert first.chain.apis == {entries[0]["uuid"]: None, entries[1]["uuid"]: "msg_a"}

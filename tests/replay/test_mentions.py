@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.core.messages import ToolUseBlock
 from lab.replay.mentions import (
+    Lookup,
     clear_cache,
     command_text,
     error_line,
@@ -18,7 +22,9 @@ from lab.replay.mentions import (
     shell_mentions,
     tokens,
     tool_mentions,
+    urls,
 )
+from lab.replay.mentions import _ERROR_HINTS, _PLAIN_WORDS
 
 
 def _bash(command: str) -> ToolUseBlock:
@@ -124,6 +130,72 @@ class TestErrors:
 
     def test_prose_that_starts_with_error_is_not_an_error_line(self) -> None:
         assert error_lines("Error\nerrors are fine\n") == []
+
+
+def _reference_tokens(text: str) -> set[str]:
+    # The module docstring's definition, spelled as plainly as possible: the fast tokenizer must agree.
+    found = set(re.findall(r"[\w~](?:[\w.~@+/-]*[\w~])?", text))
+    for t in [t for t in found if "." in t or "/" in t]:
+        found.update(re.split(r"[./]+", t))
+    if "+++ " in text or "diff --git" in text:
+        for groups in re.findall(r"^(?:\+\+\+|---) [ab]/(\S+)|^diff --git a/(\S+) b/(\S+)", text, re.M):
+            found.update(t for g in groups if g for t in re.findall(r"[\w~](?:[\w.~@+/-]*[\w~])?", g))
+    if "://" in text:
+        found.update(urls(text))
+    if any(h in text for h in _ERROR_HINTS):
+        found.update(error_lines(text))
+    found.discard("")
+    return found
+
+
+class TestTokenizer:
+    def test_non_ascii_words_and_separators(self) -> None:
+        text = "café.py → naïve_name — x/数据.json\u00a0tail\u3000end. ./run.sh (see ~/a-b/c)."
+        assert tokens(text) == _reference_tokens(text)
+        assert {"café.py", "café", "naïve_name", "x/数据.json", "数据", "tail", "end", "run.sh", "~/a-b/c", "a-b"} <= tokens(text)
+        assert "→" not in tokens(text) and "—" not in tokens(text)
+
+    def test_long_and_short_texts_take_the_same_tokens(self) -> None:
+        line = "see AutoFieldMeta.__subclasscheck__ at django/db/x.py, then -foo- and a.-b ... 12 e.g. end."
+        assert tokens(line) == _reference_tokens(line)
+        assert tokens(" ".join([line] * 3)) == _reference_tokens(" ".join([line] * 3)) == tokens(line)
+
+    def test_lookup_finds_the_wanted_tokens_a_text_holds(self) -> None:
+        text = "Traceback:\nValueError: bad value\nsee https://x.org/a and AutoFieldMeta.__subclasscheck__ in a/b.py"
+        wanted = {"AutoFieldMeta", "a/b.py", "ValueError: bad value", "https://x.org/a", "b.py", "missing_name", "x.org"}
+        # "b.py" and "x.org" are substrings, not tokens or parts: a/b.py splits into a, b, py.
+        assert Lookup(wanted).held(text) == wanted & tokens(text) == wanted - {"missing_name", "b.py", "x.org"}
+
+    def test_a_plain_command_is_split_as_shlex_would(self) -> None:
+        for segment in ("cat a/b.py", "grep -rn foo_bar src/", "sed -n 1,20p x.py\t y.py", "ls -la  ./x"):
+            assert _PLAIN_WORDS.fullmatch(segment) and segment.split() == shlex.split(segment, comments=True)
+        for segment in ("grep 'a b' x.py", 'cat "a b.py"', "cat a\\ b.py", "cat x.py # y.py", "cat a\u00a0b"):
+            assert not _PLAIN_WORDS.fullmatch(segment)
+
+
+def test_the_memos_start_over_at_their_limit_without_changing_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "AutoFieldMeta in django/db/x.py, then foo_bar and the rest"
+    expected = mentions(text)
+    monkeypatch.setattr("lab.replay.mentions.MAX_CACHED", 3)
+    assert mentions(text) == expected
+    assert mentions("other_name and another_one") == {"other_name", "another_one"}
+    assert mentions(text) == expected
+    assert shell_mentions("cat a/b.py") == shell_mentions("cat a/b.py") >= {"a/b.py"}
+
+
+_any_piece = st.sampled_from(list("abcXY_Z019./-:~@+ \n\t`'\"(){}<>|&;$é数→—\u00a0\u3000\u2028")
+                             + ["Error: x y", "+++ b/", "--- a/", "http://", "a.-b", "diff --git a/x b/y\n"])
+# Up to 120 pieces: past the length where the tokenizer leaves its regex path for the translated one.
+_any_text = st.lists(_any_piece, max_size=120).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_any_text, st.data())
+def test_the_fast_tokenizer_matches_its_definition(text: str, data: st.DataObject) -> None:
+    held = _reference_tokens(text)
+    assert tokens(text) == held
+    wanted = set(data.draw(st.lists(st.sampled_from(sorted(held) or ["none"]), max_size=8))) | {"never_there", "a b"}
+    assert Lookup(wanted).held(text) == wanted & held
 
 
 _piece = st.sampled_from(list("abcXY_Z019./-:~ \n\t`'\"(){}<>|&;$") + ["Error: ", "cat ", "+++ b/", "http://", "<<", "grep -n ", "foo_bar"])

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from lab.core.messages import Boundary, Message, TextBlock, ToolResultBlock
+from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.store import MemoryStore
 from lab.replay import Report, compare, replay
-from lab.replay.recall import Recall, RecallStep
+from lab.replay.recall import Recall, RecallStep, message_mentions
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 
 CODE = "def compute_total(items):\n    return sum(items)\n"
@@ -99,6 +99,21 @@ class TestByHand:
         assert kept.needed == 2 and kept.kept == 2
         lost = Recall(raw, None, {}).step(4, 5, raw[:2])
         assert lost.lost == (("test_billing", "this config"), ("tests/test_billing.py", "this config"))
+
+    def test_a_message_without_tool_calls_is_looked_up_as_its_full_scan_would_say(self) -> None:
+        # hits() finds only the wanted tokens of such a message; it must agree with the full token set.
+        raw = [system(), user("Fix café_total in src/数据.py; see https://x.org/a."),
+               *call_and_result("bash", "<returncode>1</returncode>\n<output>\nValueError: bad total\n</output>", tool_id="c1",
+                                command="python -m pytest tests/test_total.py::test_sum"),
+               Message(role="user", content=(ThinkingBlock(thinking="maybe compute_total"), TextBlock(text="also tests/test_total.py")), id="u2"),
+               assistant("ValueError: bad total\nIt comes from café_total in src/数据.py (https://x.org/a), and test_total.")]
+        r = Recall(raw, None, {})
+        assert {"src/数据.py", "ValueError: bad total", "https://x.org/a", "test_total"} <= r.wanted
+        for m in raw:
+            assert r.hits(m) == r.wanted & message_mentions(m), m.id
+        # A stage's copy of a message (a new object, the same text) holds the same.
+        copy = raw[3].model_copy()
+        assert copy is not raw[3] and r.hits(copy) == r.hits(raw[3]) != frozenset()
 
     def test_counts_add_up(self) -> None:
         step = RecallStep(needed=5, kept=2, recoverable=1, lost_recorded=1, lost_config=1)
