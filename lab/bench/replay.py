@@ -275,6 +275,9 @@ def bench_replay(quick: bool) -> tuple[list[str], dict]:
     lines += [f"-- growth at a {GROWTH_WINDOW:,}-token window (CPU time, each request at its fastest of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each)"] + part
     part, data["compare"] = bench_compare()
     lines += ["-- compare_folder speed-up (wall time) and grid throughput by where it runs"] + part
+    # The sweep's own workload: the corpus under every preset, as one trial generation hands it to run_grid.
+    part, data["throughput_corpus"] = bench_throughput(default_corpus())
+    lines += ["-- the same grid throughput over the corpus"] + part
     part, data["recall"] = bench_recall(files, repeat=1 if quick else 3)
     lines += ["-- needed-later recall cost (CPU time, recall on / off)"] + part
     return lines, data
