@@ -13,20 +13,19 @@ import os
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
-__all__ = ["atomic_writer", "write_text_atomic"]
+__all__ = ["atomic_path", "atomic_writer", "write_text_atomic", "write_table"]
 
 
 @contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
-    """A text file handle whose content replaces ``path`` when the block ends without error."""
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temp path beside ``path`` for a writer that wants a file name (parquet); it replaces ``path`` when the block ends."""
     target = Path(path)
-    # A unique name: two writers of one target never share a temp file; "x" refuses to reuse one.
+    # A unique name: two writers of one target never share a temp file.
     tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("x", encoding="utf-8") as fh:
-            yield fh
+        yield tmp
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -36,8 +35,45 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
         raise
 
 
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+    """A text file handle whose content replaces ``path`` when the block ends without error."""
+    with atomic_path(path) as tmp:
+        # "x" refuses to reuse a temp file someone else made.
+        with tmp.open("x", encoding="utf-8") as fh:
+            yield fh
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
     with atomic_writer(path) as fh:
         fh.write(text)
     return Path(path)
+
+
+def write_table(df: Any, payload: Callable[[], Any], path: str | os.PathLike[str], what: str) -> Path:
+    """A pandas table as .csv or .parquet, or ``payload()`` as .json, by the extension, atomically.
+
+    ``what`` names the table in the error a wrong extension gets; failures of the write become ``LabError``.
+    """
+    import json
+
+    from .errors import ConfigError, LabError
+
+    target = Path(path)
+    ext = target.suffix.lower()
+    if ext not in (".csv", ".parquet", ".json"):
+        raise ConfigError(f"cannot write a {what} to {target.name!r}: use a .csv, .parquet or .json file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if ext == ".json":
+            write_text_atomic(target, json.dumps(payload(), indent=1, ensure_ascii=False) + "\n")
+        elif ext == ".csv":
+            with atomic_writer(target) as fh:
+                df.to_csv(fh, index=False)
+        else:
+            with atomic_path(target) as tmp:
+                df.to_parquet(tmp, index=False)
+    except OSError as e:
+        raise LabError(f"cannot write {target}: {e.strerror or e}") from None
+    return target

@@ -132,14 +132,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (argparse turns the error into exit 2 with one line)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+_positive = whole_number(1)
 
 
 _RECORDED_HELP = (

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .cli_probe import add_probe_options, probe_spec
+from .cli_replay import whole_number
 from .errors import ConfigError
 
 __all__ = ["add_sweep_command"]
@@ -103,24 +104,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+_positive = whole_number(1)
+_seed = whole_number(0)
 
 
 def add_sweep_command(add: Callable[..., Any]) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.presets import preset_names
-from . import corpus_files, register_section
+from . import corpus_files, default_corpus, register_section
 from .core import REPEAT, Timing, best_of_each
 
 __all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "bench_throughput", "bench_recall", "replay_timing", "LINEAR_LIMIT", "RECALL_LIMIT"]

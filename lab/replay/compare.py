@@ -12,13 +12,13 @@ replayed becomes an entry in ``table.errors``; it never stops the others.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+from ..atomic import write_table
 from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
 from ..errors import ConfigError, LabError
@@ -129,22 +129,8 @@ class CompareTable:
         return {"columns": self.columns, "rows": self.records(), "errors": list(self.errors)}
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write as .csv, .parquet or .json, chosen by the extension."""
-        target = Path(path)
-        ext = target.suffix.lower()
-        if ext not in (".csv", ".parquet", ".json"):
-            raise ConfigError(f"cannot write a table to {target.name!r}: use a .csv, .parquet or .json file")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if ext == ".json":
-                target.write_text(json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            elif ext == ".csv":
-                self.df.to_csv(target, index=False)
-            else:
-                self.df.to_parquet(target, index=False)
-        except OSError as e:
-            raise LabError(f"cannot write {target}: {e.strerror or e}") from None
-        return target
+        """Write as .csv, .parquet or .json, chosen by the extension; a failed write leaves nothing behind."""
+        return write_table(self.df, self.to_dict, path, "table")
 
 
 def _labelled(configs: Sequence[ConfigSpec], window: int | None, recorded: RecordedMode | None = None) -> list[tuple[str, CompactionConfig]]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..atomic import write_text_atomic
+from ..atomic import write_table, write_text_atomic
 from ..core.config import CompactionConfig, dump_config, parse_config
 from ..errors import ConfigError, LabError
 from .objectives import OBJECTIVES, SCORES
@@ -141,18 +141,4 @@ class SweepResult:
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Every trial as .parquet, .csv or .json (the JSON also holds the base config, objectives and front)."""
-        target = Path(path)
-        ext = target.suffix.lower()
-        if ext not in (".csv", ".parquet", ".json"):
-            raise ConfigError(f"cannot write a sweep to {target.name!r}: use a .parquet, .csv or .json file")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if ext == ".json":
-                write_text_atomic(target, json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
-            elif ext == ".csv":
-                self.df.to_csv(target, index=False)
-            else:
-                self.df.to_parquet(target, index=False)
-        except OSError as e:
-            raise LabError(f"cannot write {target}: {e.strerror or e}") from None
-        return target
+        return write_table(self.df, self.to_dict, path, "sweep")

@@ -49,7 +49,7 @@ def test_json_holds_the_base_objectives_and_front(result: SweepResult, tmp_path:
     data = json.loads(result.write(tmp_path / "sweep.json").read_text(encoding="utf-8"))
     assert data["pareto"] == [0, 4, 1] and data["directions"] == ["minimize", "maximize"]
     assert data["base"]["spill"]["threshold"] == CompactionConfig().spill.threshold
-    with pytest.raises(ConfigError, match="use a .parquet, .csv or .json file"):
+    with pytest.raises(ConfigError, match="use a .csv, .parquet or .json file"):
         result.write(tmp_path / "sweep.xlsx")
 
 
