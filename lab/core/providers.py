@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Mapping, NoReturn
 
 import anthropic
 import httpx2
@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from ..errors import ConfigError, LabError, PromptTooLongError, ProviderError
 from .ptl import text_is_ptl
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .messages import Usage
+
 __all__ = [
     "ProviderName",
     "ProviderSettings",
@@ -46,6 +49,9 @@ __all__ = [
     "LOCAL_DUMMY_KEY",
     "make_client",
     "classify_error",
+    "raise_sdk_error",
+    "anthropic_response_usage",
+    "openai_response_usage",
     "is_prompt_too_long",
     "redact",
     "settings_from_dict",
@@ -376,3 +382,49 @@ def classify_error(exc: BaseException, settings: ProviderSettings | None = None)
     if isinstance(exc, (anthropic.AnthropicError, openai.OpenAIError)):
         return ProviderError(f"{who} call failed ({type(exc).__name__}): {detail}")
     return ProviderError(f"{who} call failed unexpectedly ({type(exc).__name__}): {detail}")
+
+
+def raise_sdk_error(exc: BaseException, settings: ProviderSettings) -> NoReturn:
+    """Raise the lab's error for an SDK exception, chained to it only when the SDK's text is key-free.
+
+    A server may echo the key back in its error, and a chained exception prints its text.
+    """
+    err = classify_error(exc, settings)
+    key = settings.secret()
+    if key and (key in str(exc) or key in repr(getattr(exc, "body", ""))):
+        raise err from None
+    raise err from exc
+
+
+def anthropic_response_usage(u: Any) -> "Usage":
+    """The lab's Usage from an Anthropic SDK ``response.usage``."""
+    from .messages import Usage
+
+    return Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
+        cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
+    )
+
+
+def openai_response_usage(u: Any) -> "Usage":
+    """The lab's Usage from an OpenAI SDK ``response.usage`` (None gives an empty one).
+
+    OpenAI counts cache hits (and writes, where a server reports them) inside prompt_tokens; the lab keeps
+    them apart, as Anthropic does, so that Usage.total does not count them twice.
+    """
+    from .messages import Usage
+
+    if u is None:
+        return Usage()
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
+    return Usage(
+        input_tokens=max(0, (u.prompt_tokens or 0) - cached - written),
+        output_tokens=u.completion_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+

@@ -5,7 +5,7 @@ lab's exporters give ``system``/``messages``/``tools``); this module adds the
 model and the output budget, sends it with ``lab.core.providers.make_client``
 (keys from the settings or the environment, the SDKs' retries, the wall-clock
 budget) and reads back the text and the usage. Every SDK exception becomes a
-key-free ``ProviderError`` (``classify_error``); a 200 answer the lab cannot
+key-free ``ProviderError`` (``raise_sdk_error``); a 200 answer the lab cannot
 read becomes one too.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.messages import Usage
-from ..core.providers import ProviderSettings, classify_error, make_client
+from ..core.providers import ProviderSettings, anthropic_response_usage, make_client, openai_response_usage, raise_sdk_error
 from ..errors import ProviderError
 
 __all__ = ["Completion", "complete"]
@@ -32,14 +32,7 @@ class Completion:
 def _anthropic(client: Any, settings: ProviderSettings, body: dict[str, Any], max_tokens: int) -> Completion:
     response = client.messages.create(model=settings.resolved_model, max_tokens=max_tokens, **body)
     text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", None) == "text")
-    u = response.usage
-    usage = Usage(
-        input_tokens=u.input_tokens or 0,
-        output_tokens=u.output_tokens or 0,
-        cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
-        cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
-    )
-    return Completion(text, usage, response.model or settings.resolved_model, str(response.stop_reason or "") == "max_tokens")
+    return Completion(text, anthropic_response_usage(response.usage), response.model or settings.resolved_model, str(response.stop_reason or "") == "max_tokens")
 
 
 def _openai(client: Any, settings: ProviderSettings, body: dict[str, Any], max_tokens: int) -> Completion:
@@ -48,14 +41,7 @@ def _openai(client: Any, settings: ProviderSettings, body: dict[str, Any], max_t
     if not response.choices:
         raise ProviderError(f"{settings.describe()} answered with no choices")
     choice = response.choices[0]
-    u = response.usage
-    usage = Usage()
-    if u is not None:
-        details = getattr(u, "prompt_tokens_details", None)
-        cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-        # OpenAI counts cache hits inside prompt_tokens; the lab keeps them apart, as Anthropic does.
-        usage = Usage(input_tokens=max(0, (u.prompt_tokens or 0) - cached), output_tokens=u.completion_tokens or 0, cache_read_tokens=cached)
-    return Completion(choice.message.content or "", usage, response.model or settings.resolved_model, choice.finish_reason == "length")
+    return Completion(choice.message.content or "", openai_response_usage(response.usage), response.model or settings.resolved_model, choice.finish_reason == "length")
 
 
 def complete(settings: ProviderSettings, body: dict[str, Any], max_tokens: int) -> Completion:
@@ -68,11 +54,6 @@ def complete(settings: ProviderSettings, body: dict[str, Any], max_tokens: int) 
         with make_client(settings) as client:
             return send(client, settings, body, max_tokens)
     except (anthropic.AnthropicError, openai.OpenAIError) as e:
-        # Chained only when the SDK's text is key-free (a server may echo the key back).
-        key = settings.secret()
-        err = classify_error(e, settings)
-        if key and (key in str(e) or key in repr(getattr(e, "body", ""))):
-            raise err from None
-        raise err from e
+        raise_sdk_error(e, settings)
     except (AttributeError, TypeError, ValueError) as e:
         raise ProviderError(f"{settings.describe()} answered with an unreadable response ({type(e).__name__})") from None

@@ -19,7 +19,7 @@ import openai
 
 from ...errors import ConfigError, SummaryError
 from ..messages import Usage
-from ..providers import ProviderSettings, classify_error, make_client
+from ..providers import ProviderSettings, anthropic_response_usage, make_client, openai_response_usage, raise_sdk_error
 from .attachment import build_attachment
 from .base import SummaryRequest, SummaryResult
 from .prompt import SummaryPrompt, build_summary_prompt, extract_summary
@@ -80,12 +80,7 @@ class LLMSummarizer:
             with make_client(self.settings) as client:
                 response = self._send(client, prompt, request.max_tokens)
         except _SDK_ERRORS as e:
-            err = classify_error(e, self.settings)
-            # The SDK's own text may quote what the server echoed; keep it only when it is key-free.
-            key = self.settings.secret()
-            if key and (key in str(e) or key in repr(getattr(e, "body", ""))):
-                raise err from None
-            raise err from e
+            raise_sdk_error(e, self.settings)
         try:
             text, usage, model, truncated, stop = self._read(response)
         except (AttributeError, TypeError, ValueError) as e:
@@ -121,13 +116,7 @@ class AnthropicSummarizer(LLMSummarizer):
 
     def _read(self, response: Any) -> tuple[str, Usage, str, bool, str]:
         text = "".join(getattr(b, "text", "") for b in response.content if getattr(b, "type", None) == "text")
-        u = response.usage
-        usage = Usage(
-            input_tokens=u.input_tokens or 0,
-            output_tokens=u.output_tokens or 0,
-            cache_read_tokens=getattr(u, "cache_read_input_tokens", None) or 0,
-            cache_write_tokens=getattr(u, "cache_creation_input_tokens", None) or 0,
-        )
+        usage = anthropic_response_usage(response.usage)
         stop = str(response.stop_reason or "")
         return text, usage, response.model or self.settings.resolved_model, stop == "max_tokens", stop
 
@@ -147,20 +136,7 @@ class OpenAISummarizer(LLMSummarizer):
             return "", Usage(), response.model or self.settings.resolved_model, False, "no_choices"
         choice = response.choices[0]
         text = choice.message.content or ""
-        u = response.usage
-        usage = Usage()
-        if u is not None:
-            details = getattr(u, "prompt_tokens_details", None)
-            cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
-            written = (getattr(details, "cache_write_tokens", None) or 0) if details is not None else 0
-            # OpenAI counts cache hits inside prompt_tokens; the lab keeps them apart, as Anthropic
-            # does, so that Usage.total does not count them twice.
-            usage = Usage(
-                input_tokens=max(0, (u.prompt_tokens or 0) - cached - written),
-                output_tokens=u.completion_tokens or 0,
-                cache_read_tokens=cached,
-                cache_write_tokens=written,
-            )
+        usage = openai_response_usage(response.usage)
         stop = str(choice.finish_reason or "")
         return text, usage, response.model or self.settings.resolved_model, stop == "length", stop
 
