@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -118,6 +119,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             reason = f"none of the corpus files in {CORPUS} is of the kind this test reads"
         if reason is not None:
             _skip_or_fail(reason)
+
+
+@pytest.fixture(scope="session")
+def ray_runtime() -> Iterator[Any]:
+    """One local Ray runtime for the whole run (2 CPUs, no dashboard): starting one takes seconds, so it is shared."""
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()
 
 
 @pytest.fixture(autouse=True)

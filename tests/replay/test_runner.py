@@ -1,6 +1,6 @@
 """run_grid: the same cells in process, across local processes (in batches) and on Ray; errors as cells.
 
-The Ray tests share one local runtime for the module (``ray.init(num_cpus=2)``, no dashboard);
+The Ray tests share the suite's one local runtime (``ray_runtime`` in tests/conftest.py);
 starting it takes 15-30 s on the project machine, so they carry the ``ray`` mark
 (``-m "not ray"`` leaves them out locally; CI runs them).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -143,17 +143,6 @@ class TestLocal:
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and "not allowed with argument" in err[0] and err[0].startswith("error: ")
         assert not (tmp_path / "t.csv").exists()
-
-
-@pytest.fixture(scope="module")
-def ray_runtime() -> Iterator[Any]:
-    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
 
 
 @pytest.mark.ray

@@ -11,7 +11,7 @@ runs (Ray's start-up included) about a minute.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -54,17 +54,6 @@ def test_the_in_process_sweep_covers_the_corpus_and_has_a_front(in_process: Swee
 
 def test_two_processes_give_the_same_trials_and_front(in_process: SweepResult) -> None:
     _same(sweep(CORPUS, SPACE, **KW, processes=2), in_process)  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module")
-def ray_runtime() -> Iterator[Any]:
-    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
 
 
 @pytest.mark.ray
