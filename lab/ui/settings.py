@@ -115,14 +115,20 @@ def set_preset(name: str) -> None:
     preset, so it carries over; so does the window the loaded session proposed (the preset's other
     settings apply at the session's window, and a reset clears every ● mark).
     """
-    cfg = preset(name)
+    cfg = _preset_at_session(name)
     cfg.replay.recorded_compactions = recorded_mode()  # type: ignore[assignment]  # "undo" or "keep", from a validated config
+    st.session_state[keys.PRESET] = name
+    set_config(cfg)
+
+
+def _preset_at_session(name: str) -> CompactionConfig:
+    """The preset at the loaded session's window and prices: what a switch applies and the ● marks compare with."""
+    cfg = preset(name)
     window = session_window()
     if window is not None:
         cfg.window = window
     _apply_session_prices(cfg)
-    st.session_state[keys.PRESET] = name
-    set_config(cfg)
+    return cfg
 
 
 def session_prices() -> str | None:
@@ -212,11 +218,7 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 
 def changed_fields() -> set[str]:
     """Dotted paths whose value differs from the active preset at the session's window (the label is not a setting)."""
-    base_cfg = preset(get_preset_name())
-    if session_window() is not None:
-        base_cfg.window = session_window()  # type: ignore[assignment]  # an int, checked above
-    _apply_session_prices(base_cfg)
-    base = _flatten(base_cfg.model_dump(mode="json"))
+    base = _flatten(_preset_at_session(get_preset_name()).model_dump(mode="json"))
     now = _flatten(get_config().model_dump(mode="json"))
     return {k for k in now if k != "label" and now[k] != base.get(k)}
 
