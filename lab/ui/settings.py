@@ -28,6 +28,7 @@ from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError
 from ..replay.prices import match_model, price_row, pricing_row_matches
+from ..replay.support import with_recorded_mode
 from . import keys
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -115,8 +116,7 @@ def set_preset(name: str) -> None:
     preset, so it carries over; so does the window the loaded session proposed (the preset's other
     settings apply at the session's window, and a reset clears every ● mark).
     """
-    cfg = _preset_at_session(name)
-    cfg.replay.recorded_compactions = recorded_mode()  # type: ignore[assignment]  # "undo" or "keep", from a validated config
+    cfg = with_recorded_mode(_preset_at_session(name), recorded_mode())
     st.session_state[keys.PRESET] = name
     set_config(cfg)
 
@@ -184,12 +184,7 @@ def recorded_mode() -> str:
 
 def set_recorded_mode(mode: str) -> None:
     """Replay the session's recorded compactions as ``mode``, for the current config and every compared one."""
-    cfg = get_config().model_copy(deep=True)
-    try:
-        cfg.replay.recorded_compactions = mode  # type: ignore[assignment]  # validated on assignment
-    except ValueError:
-        raise ConfigError(f"recorded compactions must be 'undo' or 'keep', got {mode!r}") from None
-    set_config(cfg, sync_widgets=False)
+    set_config(with_recorded_mode(get_config().model_copy(deep=True), mode), sync_widgets=False)
 
 
 def widget_generation() -> int:
@@ -261,7 +256,7 @@ def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig
     else:
         cfg = preset(choice)
     # One session, one reading of it: a compare row must not honour what another row undoes.
-    cfg.replay.recorded_compactions = recorded_mode()  # type: ignore[assignment]  # "undo" or "keep", from a validated config
+    with_recorded_mode(cfg, recorded_mode())
     if uniform:
         # A smaller window wins "peak sent", and counters disagree by up to a quarter: neither is the config's doing.
         current = get_config()
