@@ -26,23 +26,25 @@ mentions (commands, error lines, URLs), as the same line; a summary or
 memory message written by the pipeline also keeps a multi-word mention it
 quotes anywhere in its text.
 
-Cost: mentions are looked up, never searched for. Every mention any response
-of the transcript names is collected once (the assistant messages are scanned
-whole); every other message only has its wanted tokens looked up
-(``mentions.Lookup``), once per message object (cached by identity) and once
-per text (a spill file or a stage's copy holds a raw text again). The raw
-history's first and last occurrence of each is kept as a running index, and
-the context's hits are a multiset kept over the prefix two successive
-contexts share (``incremental=False`` recomputes the union from scratch every
-request: the reference the running state matches). Nothing outlives the
-replay but the small memos of ``mentions.py``, so a first replay pays the
-whole cost (the bench's "cold" figure).
+Cost: mentions are looked up, never searched for. What a transcript's
+responses name, and where each mention occurs in its raw history, depend on
+the transcript alone: a ``History`` holds them, built on the first replay of
+those messages and shared by every later one (a compare's configs, a sweep's
+trials, a slider's moves; ``History.of`` keeps the last few). Building it
+scans every assistant message whole and looks up only the wanted tokens of
+every other message (``mentions.Lookup``), once per text. Per replay, only
+the messages a stage wrote (stubs, summaries) are looked up, and the
+context's hits are a multiset kept over the prefix two successive contexts
+share (``incremental=False`` recomputes the union from scratch every
+request: the reference the running state matches). ``clear_cache`` forgets
+the histories and the mention memos (the bench's "first replay" figure).
 """
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -50,15 +52,21 @@ from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from ..core.store import SpillStore
 from ..errors import StoreError
 from .mentions import Lookup, classify, is_multiword, kind, tokens, tool_mentions
+from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row
 from .support import ByIdentity
 
-__all__ = ["MAX_LOST", "RecallStep", "Recall", "scan", "response_mentions", "message_mentions", "recorded_boundaries", "totals"]
+__all__ = ["MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "response_mentions", "message_mentions", "recorded_boundaries", "totals"]
 
 # Lost mentions listed per row; the counts are exact regardless.
 MAX_LOST = 20
 RECORDED, CONFIG = LOST_TO
 _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
+# Histories kept for the raw histories replayed last (a few sessions open at once), and texts per history.
+MAX_HISTORIES = 4
+MAX_TEXTS = 50_000
+_HISTORIES: OrderedDict[tuple[int, ...], "History"] = OrderedDict()
+_LOCK = threading.Lock()
 
 
 def scan(message: Message) -> tuple[set[str], set[str]]:
@@ -133,59 +141,65 @@ class RecallStep:
         }
 
 
-class Recall:
-    """The running state of needed-later recall over one replay; call ``step`` once per request, in order."""
+class History:
+    """What one transcript's recorded future names, and where in its raw history each mention occurs.
 
-    def __init__(self, raw: Sequence[Message], store: SpillStore | None, spill_paths: Mapping[str, str], *, incremental: bool = True) -> None:
-        self.raw, self.store, self.spill_paths, self.incremental = raw, store, spill_paths, incremental
-        self._responses: ByIdentity[frozenset[str]] = ByIdentity()
-        self._hits: ByIdentity[frozenset[str]] = ByIdentity()
-        self._refs: ByIdentity[frozenset[str]] = ByIdentity()
+    It depends on the transcript alone, never on a config, so every replay of the same raw history (a
+    compare's configs, a sweep's trials, a slider's moves) shares one, built on first use (``of``).
+    """
+
+    def __init__(self, raw: Sequence[Message]) -> None:
+        self.raw: tuple[Message, ...] = tuple(raw)
         # Every mention any response names: the only strings worth indexing anywhere. Each assistant
-        # message is scanned once: what it names, and (kept until ``wanted`` is known) what it holds.
-        held: list[tuple[Message, set[str]]] = []
-        for m in raw:
-            if m.role == "assistant" and self._responses.get(m) is None:
+        # message is scanned once: what it names, and what it holds.
+        self.responses: list[frozenset[str]] = []
+        held: list[set[str] | None] = []
+        for m in self.raw:
+            if m.role == "assistant":
                 named, toks = scan(m)
-                self._responses.put(m, frozenset(named))
-                held.append((m, toks))
-        self.wanted: frozenset[str] = frozenset().union(*(self._response(m) for m in raw if m.role == "assistant"))
-        for m, toks in held:
-            self._hits.put(m, self.wanted.intersection(toks))
-        self._lookup = Lookup(self.wanted)
+                self.responses.append(frozenset(named))
+                held.append(toks)
+            else:
+                self.responses.append(frozenset())
+                held.append(None)
+        self.wanted: frozenset[str] = frozenset().union(*self.responses)
+        self.lookup = Lookup(self.wanted)
+        self.multiword = sorted(w for w in self.wanted if is_multiword(w))
         self._texts: dict[str, frozenset[str]] = {}
-        self._multiword = sorted(w for w in self.wanted if is_multiword(w))
+        self._hits: ByIdentity[frozenset[str]] = ByIdentity()
+        # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p"
+        # are one bisect each.
+        self.occurs: dict[str, list[int]] = {}
+        for i, (m, own) in enumerate(zip(self.raw, held, strict=True)):
+            hit = self._hits.get(m)
+            if hit is None:
+                hit = self._hits.put(m, frozenset(self.wanted.intersection(own)) if own is not None else self.compute_hits(m))
+            for x in hit:
+                self.occurs.setdefault(x, []).append(i)
         lead = []
-        for m in raw:
+        for m in self.raw:
             if m.role != "system" or m.boundary is not None or m.tag == "boundary":
                 break
             lead.append(m)
         self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
-        self.boundaries = recorded_boundaries(raw)
-        self.first: dict[str, int] = {}
-        self.last: dict[str, int] = {}
-        self._indexed = 0
-        self._context: list[Message] = []
-        self._held: Counter[str] = Counter()
-        self._paths: Counter[str] = Counter()
-        self._spilled: dict[str, frozenset[str] | None] = {}
+        self.boundaries = recorded_boundaries(self.raw)
 
-    # -- per message, cached by identity ----------------------------------------------------------
-
-    def _response(self, message: Message) -> frozenset[str]:
-        hit = self._responses.get(message)
-        return hit if hit is not None else self._responses.put(message, frozenset(scan(message)[0] if message.role == "assistant" else ()))
+    def raw_hits(self, message: Message) -> frozenset[str] | None:
+        """The wanted mentions a message of this raw history holds; None for any other message object."""
+        return self._hits.get(message)
 
     def hits(self, message: Message) -> frozenset[str]:
-        """The wanted mentions one message holds."""
+        """The wanted mentions any message holds: cached for the raw history's own messages."""
         hit = self._hits.get(message)
-        if hit is None:
-            found = self._wanted_in(message)
-            if message.tag in _PIPELINE_TAGS and self._multiword:
-                text = _text(message)
-                found |= {w for w in self._multiword if w in text}
-            hit = self._hits.put(message, frozenset(found))
-        return hit
+        return hit if hit is not None else self.compute_hits(message)
+
+    def compute_hits(self, message: Message) -> frozenset[str]:
+        """The wanted mentions any message holds (uncached by message; its texts are cached)."""
+        found = self._wanted_in(message)
+        if message.tag in _PIPELINE_TAGS and self.multiword:
+            text = _text(message)
+            found |= {w for w in self.multiword if w in text}
+        return frozenset(found)
 
     def _wanted_in(self, message: Message) -> set[str]:
         # What ``scan`` would say, without building the message's token set: a message that calls no tool
@@ -195,18 +209,88 @@ class Recall:
         found: set[str] = set()
         for b in message.content:
             if isinstance(b, TextBlock):
-                found |= self._text_hits(b.text)
+                found |= self.text_hits(b.text)
             elif isinstance(b, ToolResultBlock):
-                found |= self._text_hits(b.content)
+                found |= self.text_hits(b.content)
             elif isinstance(b, ThinkingBlock):
-                found |= self._text_hits(b.thinking)
+                found |= self.text_hits(b.thinking)
         return found
 
-    def _text_hits(self, text: str) -> frozenset[str]:
-        # By text, for this replay only: a spill file, or a stage's copy of a message, holds a raw text again.
+    def text_hits(self, text: str) -> frozenset[str]:
+        # By text: a spill file, or a stage's copy of a message, holds a raw text again; configs of one
+        # transcript write the same stubs again. Started over at MAX_TEXTS, so it stays small.
         hit = self._texts.get(text)
         if hit is None:
-            hit = self._texts[text] = frozenset(self._lookup.held(text))
+            if len(self._texts) >= MAX_TEXTS:
+                self._texts.clear()
+            hit = self._texts[text] = frozenset(self.lookup.held(text))
+        return hit
+
+    def used(self, point: int, end: int) -> set[str]:
+        """What the response ``raw[point:end]`` names."""
+        return set().union(*self.responses[point:end])
+
+    def seen_before(self, mention: str, point: int) -> bool:
+        occ = self.occurs.get(mention)
+        return occ is not None and occ[0] < point
+
+    def last_before(self, mention: str, point: int) -> int:
+        """The last position before ``point`` holding a mention ``seen_before`` it."""
+        occ = self.occurs[mention]
+        return occ[bisect_left(occ, point) - 1]
+
+    @classmethod
+    def of(cls, raw: Sequence[Message]) -> "History":
+        """The history of these raw messages, shared by every replay of the same message objects."""
+        key = tuple(map(id, raw))
+        with _LOCK:
+            hit = _HISTORIES.get(key)
+            if hit is not None:
+                _HISTORIES.move_to_end(key)
+                return hit
+        built = cls(raw)  # outside the lock: building takes a while, and a duplicate build is harmless
+        with _LOCK:
+            # The history holds its messages, so the ids in the key cannot be reused while it lives.
+            _HISTORIES[key] = built
+            while len(_HISTORIES) > MAX_HISTORIES:
+                _HISTORIES.popitem(last=False)
+        return built
+
+
+def clear_cache() -> None:
+    """Forget every shared history and the mention memos (the bench measures a first replay this way)."""
+    with _LOCK:
+        _HISTORIES.clear()
+    clear_mention_cache()
+
+
+class Recall:
+    """The running state of needed-later recall over one replay; call ``step`` once per request, in order."""
+
+    def __init__(self, raw: Sequence[Message], store: SpillStore | None, spill_paths: Mapping[str, str], *, incremental: bool = True) -> None:
+        self.store, self.spill_paths, self.incremental = store, spill_paths, incremental
+        self.history = History.of(raw)
+        self.raw = self.history.raw
+        self.wanted = self.history.wanted
+        self.system = self.history.system
+        self.boundaries = self.history.boundaries
+        self._hits: ByIdentity[frozenset[str]] = ByIdentity()
+        self._refs: ByIdentity[frozenset[str]] = ByIdentity()
+        self._context: list[Message] = []
+        self._held: Counter[str] = Counter()
+        self._paths: Counter[str] = Counter()
+        self._reach: Counter[str] = Counter()
+        self._spilled: dict[str, frozenset[str] | None] = {}
+
+    # -- per message, cached by identity ----------------------------------------------------------
+
+    def hits(self, message: Message) -> frozenset[str]:
+        """The wanted mentions one message holds."""
+        hit = self.history.raw_hits(message)
+        if hit is None:
+            hit = self._hits.get(message)
+            if hit is None:
+                hit = self._hits.put(message, self.history.compute_hits(message))
         return hit
 
     def _spill_refs(self, message: Message) -> frozenset[str]:
@@ -233,7 +317,7 @@ class Recall:
             found: frozenset[str] | None = None
             if self.store is not None and self.store.exists(path):
                 try:
-                    found = self._text_hits(self.store.read(path))
+                    found = self.history.text_hits(self.store.read(path))
                 except StoreError:
                     found = None
             self._spilled[path] = found
@@ -241,55 +325,55 @@ class Recall:
 
     # -- running state ----------------------------------------------------------------------------
 
-    def _index(self, upto: int) -> None:
-        first, last = self.first, self.last
-        for i in range(self._indexed, upto):
-            for x in self.hits(self.raw[i]):
-                first.setdefault(x, i)
-                last[x] = i
-        self._indexed = max(self._indexed, upto)
-
     def _update(self, context: Sequence[Message]) -> tuple[Counter[str] | set[str], Counter[str] | set[str]]:
+        """(the wanted mentions the sent context holds, those the spill files it points to hold)."""
         if not self.incremental:
             sent = [m for m in context if is_sent(m)]
             held: set[str] = set().union(*(self.hits(m) for m in sent))
             paths: set[str] = set().union(*(self._spill_refs(m) for m in sent))
-            return held, paths
+            reach: set[str] = set().union(*(h for p in paths if (h := self._spill_hits(p)) is not None))
+            return held, reach
         seq = list(context)
         k = shared_prefix(self._context, seq)
         for m in self._context[k:]:
             if is_sent(m):
                 self._held.subtract(self.hits(m))
-                self._paths.subtract(self._spill_refs(m))
+                for path in self._spill_refs(m):
+                    self._paths[path] -= 1
+                    if self._paths[path] == 0:
+                        self._reach.subtract(self._spill_hits(path) or ())
         for m in seq[k:]:
             if is_sent(m):
                 self._held.update(self.hits(m))
-                self._paths.update(self._spill_refs(m))
+                for path in self._spill_refs(m):
+                    self._paths[path] += 1
+                    if self._paths[path] == 1:
+                        # A file's mentions count once per live file, however many stubs point to it.
+                        self._reach.update(self._spill_hits(path) or ())
         self._context = seq
-        return self._held, self._paths
+        return self._held, self._reach
 
     def step(self, point: int, end: int, context: Sequence[Message]) -> RecallStep:
         """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed)."""
-        self._index(point)
-        held, paths = self._update(context)
-        used: set[str] = set()
-        for m in self.raw[point:end]:
-            used |= self._response(m)
-        needed = sorted(x for x in used if x in self.first and x not in self.system)
-        missing = [x for x in needed if held[x] <= 0] if isinstance(held, Counter) else [x for x in needed if x not in held]
+        history = self.history
+        held, reach = self._update(context)
+        needed = sorted(x for x in history.used(point, end) if x not in self.system and history.seen_before(x, point))
+        if isinstance(held, Counter):
+            missing = [x for x in needed if held[x] <= 0]
+        else:
+            missing = [x for x in needed if x not in held]
         if not missing:
             return RecallStep(needed=len(needed), kept=len(needed))
-        reachable = [h for p in sorted(p for p in paths if (paths[p] > 0 if isinstance(paths, Counter) else True))
-                     if (h := self._spill_hits(p)) is not None]
         at = bisect_left(self.boundaries, point) - 1
         boundary = self.boundaries[at] if at >= 0 else None
         recoverable = 0
         lost: list[tuple[str, str]] = []
         for x in missing:
-            if any(x in h for h in reachable):
+            if (reach[x] > 0) if isinstance(reach, Counter) else (x in reach):
                 recoverable += 1
             else:
-                lost.append((x, RECORDED if boundary is not None and self.last[x] < boundary else CONFIG))
+                recorded = boundary is not None and history.last_before(x, point) < boundary
+                lost.append((x, RECORDED if recorded else CONFIG))
         n_recorded = sum(1 for _, to in lost if to == RECORDED)
         return RecallStep(
             needed=len(needed),

@@ -184,3 +184,32 @@ class TestThroughReplay:
                 row.pop(key, None)
         old = Report.from_dict(data)
         assert old.needed_later_recall is None and old.rows[0].lost_mentions == []
+
+
+class TestSharedHistory:
+    def test_replays_of_one_transcript_share_its_history_and_agree_with_a_fresh_one(self) -> None:
+        from lab.replay.recall import History, clear_cache
+
+        session = _long_session()
+        cfg = preset("openhands-masking")
+        cfg.microcompact.keep_recent = 2
+        clear_cache()
+        first = replay(session, cfg, window=200_000)
+        history = History.of(session)
+        assert History.of(list(session)) is history  # the same message objects, a new list
+        again = replay(session, cfg, window=200_000)
+        assert History.of(session) is history
+        clear_cache()
+        assert History.of(session) is not history
+        fresh = replay(session, cfg, window=200_000)
+        for report in (again, fresh):
+            assert [r.lost_mentions for r in report.rows] == [r.lost_mentions for r in first.rows]
+            assert report.needed_later_recall == first.needed_later_recall < 1.0
+
+    def test_a_copy_of_a_message_is_another_history(self) -> None:
+        from lab.replay.recall import History
+
+        session = _long_session()
+        copied = [m.model_copy() for m in session]
+        assert History.of(copied) is not History.of(session)
+        assert History.of(copied).occurs == History.of(session).occurs
