@@ -35,9 +35,10 @@ from .incremental import Track, is_sent
 from .messages import Boundary, Message, ToolSpec, Usage
 from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold
 from .ptl import error_text, is_prompt_too_long
-from .stages.recovery import RecoveryStage, first_user_request
+from .stages.recovery import RecoveryStage
 from .store import MemoryStore, SpillStore
 from .summarizers.base import Summarizer
+from .summarizers.rules import first_user_request
 from .tokens.base import TokenCounter, get_counter
 
 __all__ = ["Compactor", "CompactionOutcome", "is_prompt_too_long"]

@@ -10,8 +10,9 @@ SDKs. This module decides three things for both of them:
 * how long a call may take: the SDKs retry 429/5xx/timeouts themselves, and a
   transport wrapper enforces a wall-clock budget across all their attempts;
 * what an SDK exception means for the lab (``classify_error``), in particular
-  whether the provider said "prompt too long" (``is_prompt_too_long``), in
-  which case the compaction code can drop history and try again.
+  whether the provider said "prompt too long" (decided by
+  ``lab.core.ptl.is_prompt_too_long``), in which case the compaction code can
+  drop history and try again.
 
 SDK exception tree, as mapped here::
 
@@ -36,7 +37,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ..errors import ConfigError, LabError, PromptTooLongError, ProviderError
-from .ptl import text_is_ptl
+from .ptl import body_texts, is_prompt_too_long
 
 if TYPE_CHECKING:  # pragma: no cover
     from .messages import Usage
@@ -52,7 +53,6 @@ __all__ = [
     "raise_sdk_error",
     "anthropic_response_usage",
     "openai_response_usage",
-    "is_prompt_too_long",
     "redact",
     "settings_from_dict",
 ]
@@ -255,73 +255,12 @@ def make_client(settings: ProviderSettings) -> anthropic.Anthropic | openai.Open
     )
 
 
-# --- prompt-too-long detection -------------------------------------------------
-
-# Both designs recognise PTL by text; these are their substrings (lower case).
-_PTL_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
-
-
-def _body_texts(body: Any) -> tuple[list[str], list[str]]:
-    """Messages and codes found in an Anthropic or OpenAI error body (or its inner part)."""
-    messages: list[str] = []
-    codes: list[str] = []
-    if isinstance(body, str):
-        messages.append(body)
-    elif isinstance(body, Mapping):
-        message = body.get("message")
-        if isinstance(message, str):
-            messages.append(message)
-        code = body.get("code")
-        if isinstance(code, str):
-            codes.append(code)
-        inner = body.get("error")
-        if isinstance(inner, (Mapping, str)):
-            m, c = _body_texts(inner)
-            messages += m
-            codes += c
-    return messages, codes
+# --- classification --------------------------------------------------------------
 
 
 def _status_of(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
-
-
-def is_prompt_too_long(value: BaseException | str | Mapping[str, Any] | None) -> bool:
-    """Whether an SDK exception, an error body or an error text means "prompt too long".
-
-    Rate limits are excluded even when their text mentions tokens: OpenAI's
-    429 "tokens per min ... exceeded" is about throughput, not the window.
-    """
-    if value is None:
-        return False
-    if isinstance(value, PromptTooLongError):
-        return True
-    if isinstance(value, BaseException):
-        status = _status_of(value)
-        if status is not None:
-            if status not in (400, 413):
-                return False
-            body = getattr(value, "body", None)
-            messages, codes = _body_texts(body)
-            if any(c in _PTL_CODES for c in codes):
-                return True
-            return any(text_is_ptl(m) for m in messages) or text_is_ptl(getattr(value, "message", "") or "")
-        # Timeouts, connection errors and the lab's other provider errors carry no PTL verdict.
-        if isinstance(value, (anthropic.AnthropicError, openai.OpenAIError, ProviderError)):
-            return False
-        return text_is_ptl(str(value))
-    if isinstance(value, Mapping):
-        messages, codes = _body_texts(value)
-        if any(c in _PTL_CODES for c in codes):
-            return True
-        if any(c == "rate_limit_exceeded" for c in codes):
-            return False
-        return any(text_is_ptl(m) for m in messages)
-    return text_is_ptl(str(value))
-
-
-# --- classification --------------------------------------------------------------
 
 
 def _provider_of(exc: BaseException, settings: ProviderSettings | None) -> str:
@@ -335,7 +274,7 @@ def _provider_of(exc: BaseException, settings: ProviderSettings | None) -> str:
 
 
 def _detail(exc: BaseException) -> str:
-    messages, _ = _body_texts(getattr(exc, "body", None))
+    messages, _ = body_texts(getattr(exc, "body", None))
     text = messages[0] if messages else (getattr(exc, "message", None) or str(exc))
     text = " ".join(str(text).split())
     return text[:300]

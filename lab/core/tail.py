@@ -18,10 +18,10 @@ providers. So the cut is chosen in three steps:
 
 from __future__ import annotations
 
-import hashlib
 from typing import Literal, Sequence
 
 from ..errors import ConfigError
+from .ids import id_key
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from .tokens.base import TokenCounter
 
@@ -214,13 +214,9 @@ def adjust_for_pairs(messages: Sequence[Message], start: int) -> int:
     return start
 
 
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
-
-
 def _placeholder(role: Literal["user", "assistant"], text: str, prev: Message | None, nxt: Message) -> Message:
     # Derived from the neighbours' ids, so a replay inserts the very same turn.
-    key = _digest(role, prev.id if prev is not None else "<start>", nxt.id)
+    key = id_key(role, prev.id if prev is not None else "<start>", nxt.id)
     stamp = prev.timestamp if prev is not None and prev.timestamp is not None else nxt.timestamp
     return Message(role=role, content=(TextBlock(text=text),), id=f"placeholder-{key}", timestamp=stamp, tag="placeholder")
 

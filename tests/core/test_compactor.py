@@ -10,7 +10,6 @@ from lab.core.events import CompactorState, StageContext
 from lab.core.messages import Message, TextBlock, ToolResultBlock, Usage
 from lab.core.pipeline import STAGES, build_stages, fold
 from lab.core.presets import preset
-from lab.core.ptl import is_prompt_too_long
 from lab.core.stages.microcompact import MicrocompactConfig
 from lab.core.stages.recovery import RecoveryConfig
 from lab.core.stages.summary import SummaryConfig
@@ -286,33 +285,6 @@ class TestDispatch:
         compacted = {b.compacted for m in out.messages for b in m.content if isinstance(b, ToolResultBlock)}
         assert compacted == {None, "dedup", "spill"}
         assert set(out.freed_by_stage) == {"dedup", "spill"}
-
-
-class TestPromptTooLong:
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "prompt is too long: 210000 tokens > 200000 maximum",
-            "invalid_request_error: context_length exceeded",
-            "Too many tokens in request",
-            "Error code: 400 - {'error': {'code': 'context_length_exceeded'}}",
-            "This model's maximum context length is 128000 tokens.",
-            "Input is too long for requested model.",
-            "The number of tokens exceeds the limit",
-            "input token count exceeded",
-        ],
-    )
-    def test_matches_both_designs_substrings(self, text: str) -> None:
-        assert is_prompt_too_long(text) and is_prompt_too_long(RuntimeError(text))
-
-    @pytest.mark.parametrize("text", ["rate limit exceeded", "invalid api token", "overloaded", "", "quota exceeded for the month"])
-    def test_other_errors_do_not_match(self, text: str) -> None:
-        assert not is_prompt_too_long(text)
-
-    def test_typed_error_and_body(self) -> None:
-        assert is_prompt_too_long(PromptTooLongError("nope"))
-        assert is_prompt_too_long({"error": {"type": "invalid_request_error", "message": "prompt is too long"}})
-        assert not is_prompt_too_long(None)
 
 
 class TestFold:

@@ -1,9 +1,8 @@
-"""Provider settings, client construction, PTL detection and error classification (no network)."""
+"""Provider settings, client construction and error classification (no network; PTL detection: test_ptl.py)."""
 
 from __future__ import annotations
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
@@ -11,32 +10,15 @@ from lab.core.providers import (
     LOCAL_DUMMY_KEY,
     ProviderSettings,
     classify_error,
-    is_prompt_too_long,
     make_client,
     redact,
     settings_from_dict,
 )
 from lab.errors import ConfigError, LabError, PromptTooLongError, ProviderError, SummaryError
+from tests.core.error_bodies import ANTHROPIC_PTL, OPENAI_PTL, OPENAI_TPM
+from tests.core.error_bodies import response as _response
 
 KEY = "sk-test-SECRET-0123456789abcdef"
-
-ANTHROPIC_PTL = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}
-OPENAI_PTL = {
-    "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
-    "type": "invalid_request_error",
-    "param": "messages",
-    "code": "context_length_exceeded",
-}
-OPENAI_TPM = {
-    "message": "Request too large for gpt-4o: Limit 30000, Requested 50000 tokens per min (TPM) exceeded.",
-    "type": "tokens",
-    "param": None,
-    "code": "rate_limit_exceeded",
-}
-
-
-def _response(status: int) -> httpx2.Response:
-    return httpx2.Response(status, request=httpx2.Request("POST", "http://127.0.0.1:9/v1/messages"))
 
 
 def test_all_is_complete() -> None:
@@ -123,47 +105,6 @@ class TestKeySource:
             assert "127.0.0.1:9" in str(client.base_url)
         finally:
             client.close()
-
-
-class TestIsPromptTooLong:
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "prompt is too long: 210000 tokens > 200000 maximum",
-            "Error: context_length exceeded for model",
-            "too many tokens in request",
-            "context_length_exceeded",
-            "This model's maximum context length is 8192 tokens",
-            "Input is too long for requested model",
-            "The input token count (300000) exceeds the maximum number of tokens allowed",
-        ],
-        ids=["anthropic", "context_length", "too-many-tokens", "openai-code", "openai-max-context", "too-long", "token+exceed"],
-    )
-    def test_texts_that_mean_ptl(self, text: str) -> None:
-        assert is_prompt_too_long(text)
-        assert is_prompt_too_long(text.upper())
-
-    @pytest.mark.parametrize("text", ["invalid model name", "rate limit reached", "overloaded", "max_tokens: must be positive", ""])
-    def test_texts_that_do_not(self, text: str) -> None:
-        assert not is_prompt_too_long(text)
-
-    def test_bodies(self) -> None:
-        assert is_prompt_too_long(ANTHROPIC_PTL)
-        assert is_prompt_too_long(OPENAI_PTL)
-        assert is_prompt_too_long({"error": OPENAI_PTL})
-        assert is_prompt_too_long({"error": {"message": "whatever", "code": "context_length_exceeded"}})
-        assert not is_prompt_too_long({"type": "error", "error": {"type": "invalid_request_error", "message": "model: field required"}})
-        # Throughput limits mention tokens and "exceeded" but are not about the window.
-        assert not is_prompt_too_long(OPENAI_TPM)
-
-    def test_sdk_exceptions(self) -> None:
-        assert is_prompt_too_long(anthropic.BadRequestError("Error code: 400", response=_response(400), body=ANTHROPIC_PTL))
-        assert is_prompt_too_long(openai.BadRequestError("Error code: 400", response=_response(400), body=OPENAI_PTL))
-        assert not is_prompt_too_long(openai.RateLimitError("Error code: 429", response=_response(429), body=OPENAI_TPM))
-        assert not is_prompt_too_long(anthropic.BadRequestError("Error code: 400", response=_response(400), body={"error": {"message": "bad"}}))
-        assert is_prompt_too_long(PromptTooLongError("x"))
-        assert not is_prompt_too_long(ProviderError("too many tokens per minute"))
-        assert not is_prompt_too_long(None)
 
 
 class TestClassify:

@@ -33,8 +33,6 @@ Every loop is bounded by ``max_attempts``; attempts are counted in
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import re
 from datetime import datetime, timezone
 from typing import Literal, Sequence
 
@@ -42,8 +40,9 @@ from pydantic import Field
 
 from ...errors import StageError
 from ..events import Event, StageContext, StageResult
+from ..ids import id_key
 from ..messages import Boundary, Message, TextBlock, ToolResultBlock
-from ..summarizers.rules import first_user_request as _first_request
+from ..summarizers.rules import first_user_request
 from .base import StageConfig
 
 __all__ = [
@@ -52,13 +51,12 @@ __all__ = [
     "accept_limit",
     "truncate_keep_ratio",
     "truncate_keep_count",
-    "first_user_request",
     "TRUNCATION_NOTE",
 ]
 
-# The first request inside a truncation note, in the summaries' own markup, so it can be found again.
+# The first request inside a truncation note, in the summaries' own markup, so that
+# ``first_user_request`` (which reads that markup) finds it again after the next truncation.
 _REQUEST_BLOCK = "\n\nThe user's original request, verbatim:\n<primary-request>\n{request}\n</primary-request>"
-_REQUEST_RE = re.compile(r"<primary-request>\n(.*?)\n</primary-request>", re.S)
 TRUNCATION_NOTE = "[Context aggressively truncated for recovery - attempt {attempt}] Earlier conversation was removed to fit context limits."
 
 
@@ -88,24 +86,6 @@ def truncate_keep_ratio(config: RecoveryConfig, attempt: int) -> float:
 
 def truncate_keep_count(config: RecoveryConfig, n_messages: int, attempt: int) -> int:
     return min(n_messages, max(config.truncate_min_messages, int(n_messages * truncate_keep_ratio(config, attempt))))
-
-
-def first_user_request(messages: Sequence[Message]) -> str | None:
-    """The user's first request, verbatim: from the messages, an earlier summary, or a truncation note."""
-    found = _first_request(messages)
-    if found is not None:
-        return found
-    for m in messages:
-        if m.tag == "truncation_note":
-            text = "\n".join(b.text for b in m.content if isinstance(b, TextBlock))
-            match = _REQUEST_RE.search(text)
-            if match:
-                return match.group(1)
-    return None
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _stamp(ctx: StageContext) -> datetime | None:
@@ -188,7 +168,7 @@ class RecoveryStage:
         text = first_line
         if request and not any(request in _text(m) for m in tail):
             text += _REQUEST_BLOCK.format(request=request)
-        key = _digest(str(attempt), tail[0].id if tail else "<empty>", text)
+        key = id_key(str(attempt), tail[0].id if tail else "<empty>", text)
         note = Message(role="user", content=(TextBlock(text=text),), id=f"truncation-{key}", timestamp=_stamp(ctx), tag="truncation_note")
         # The note is the first turn, so repair never puts a placeholder in front of it.
         sent = head + repair_roles([note] + tail)

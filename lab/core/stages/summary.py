@@ -21,7 +21,6 @@ summarised at all, which is what broke MiniCode at small windows.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime, timezone
 from typing import Literal, Sequence
 
@@ -29,6 +28,7 @@ from pydantic import Field
 
 from ...errors import SummaryError
 from ..events import Event, StageContext, StageResult
+from ..ids import id_key
 from ..messages import Boundary, Message, TextBlock
 from ..summarizers.attachment import build_attachment
 from ..summarizers.base import SummaryRequest, SummaryResult
@@ -76,10 +76,6 @@ class SummaryConfig(StageConfig):
             return self.tail_min_tokens, self.tail_max_tokens
         cap = int(self.tail_window_share * window)
         return min(self.tail_min_tokens, cap // 2), min(self.tail_max_tokens, max(cap, 1))
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def _visible_tokens(messages: Sequence[Message], ctx: StageContext) -> int:
@@ -212,7 +208,7 @@ class SummaryStage:
         """The compacted history for one summary, or a failed result when it saves too little."""
         text, attachment = self._summary_text(removed, tail, result, ctx)
         strategy = result.strategy
-        key = _digest(strategy, removed[0].id, removed[-1].id, text)
+        key = id_key(strategy, removed[0].id, removed[-1].id, text)
         stamp = next((m.timestamp for m in reversed(removed) if m.timestamp is not None), None)
         summary = Message(role="user", content=(TextBlock(text=text),), id=f"summary-{key}", timestamp=stamp, tag="summary")
         rest = repair_roles([summary, *tail])

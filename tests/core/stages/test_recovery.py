@@ -13,13 +13,12 @@ from lab.core.stages.recovery import (
     RecoveryConfig,
     RecoveryStage,
     accept_limit,
-    first_user_request,
     truncate_keep_count,
     truncate_keep_ratio,
 )
 from lab.core.stages.summary import SummaryConfig
 from lab.core.store import MemoryStore
-from lab.core.summarizers.rules import RuleSummarizer
+from lab.core.summarizers.rules import RuleSummarizer, first_user_request
 from lab.core.tokens import MiniCodeCounter
 from lab.core.validate import anthropic_problems, openai_problems
 from lab.errors import StageError
