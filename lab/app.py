@@ -20,7 +20,7 @@ from lab.ui import state  # noqa: E402  (needs the path fix above)
 
 __all__ = ["PAGES", "main"]
 
-# (file in pages/, title, url path); file names are fixed so both app helpers and the tests agree.
+# (file in pages/, title, url path); page links (state.page_path) and the tests name these files.
 PAGES = (
     ("session", "Session", "session"),
     ("pipeline", "Pipeline", "pipeline"),
@@ -35,12 +35,7 @@ PAGES = (
 
 def main() -> None:
     st.set_page_config(page_title="Compaction Lab", layout="wide")
-    # A page file another helper has not written yet is left out rather than breaking the app.
-    pages = [
-        st.Page(state.page_path(name), title=title, url_path=url, default=(name == "session"))
-        for name, title, url in PAGES
-        if state.page_path(name).is_file()
-    ]
+    pages = [st.Page(state.page_path(name), title=title, url_path=url, default=(name == "session")) for name, title, url in PAGES]
     nav = st.navigation(pages)
     state.sidebar()
     nav.run()

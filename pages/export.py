@@ -21,17 +21,10 @@ st.code(export.python_snippet("compaction.json"), language="python")
 
 st.subheader("Restore settings from a config file")
 upload = st.file_uploader("Config file (.json, .yaml, .yml, .toml)", type=["json", "yaml", "yml", "toml"], key="lab.export.upload")
-if upload is not None and st.session_state.get("lab.export.applied") != upload.file_id:
-    # Apply each uploaded file once; later reruns must not undo edits made since.
-    st.session_state["lab.export.applied"] = upload.file_id
-    try:
-        state.set_config(export.restore_config(upload.name, upload.getvalue()))
-    except LabError as e:
-        st.session_state["lab.export.restore"] = ("error", str(e))
-    else:
-        st.session_state["lab.export.restore"] = ("ok", "Settings restored; the replay now uses them.")
+if upload is not None and state.accept_config_upload(upload.name, upload.getvalue(), upload.file_id):
+    # Rerun so the sidebar and every widget show the restored settings.
     st.rerun()
-outcome = st.session_state.get("lab.export.restore")
+outcome = state.config_restored()
 if outcome is not None:
     (st.error if outcome[0] == "error" else st.success)(outcome[1])
 

@@ -14,16 +14,11 @@ from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 
 st.title("Pipeline")
-
-
-def _pick_preset() -> None:
-    state.set_preset(st.session_state["pipeline.preset"])
-
-
 names = preset_names()
 current = state.get_preset_name()
 left, right = st.columns([3, 1])
-left.selectbox("Preset", names, index=names.index(current), key="pipeline.preset", on_change=_pick_preset)
+left.selectbox("Preset", names, index=names.index(current), key="pipeline.preset",
+              on_change=state.preset_picked, args=("pipeline.preset",))
 right.button("Reset to preset", key="pipeline.reset", on_click=state.set_preset, args=(current,), width="stretch")
 st.caption(preset_description(current))
 

@@ -65,19 +65,14 @@ chart = st.plotly_chart(
 if state.select_from_click(chart.selection.points if chart and chart.selection else [], last, "timeline.last_click"):
     st.rerun()
 
-
-def _pick() -> None:
-    state.select_request(st.session_state["timeline.request"])
-
-
-st.session_state["timeline.request"] = k
+state.show_request("timeline.request", k)
 pick, link = st.columns([1, 2])
-pick.number_input("Request", min_value=0, max_value=last, step=1, key="timeline.request", on_change=_pick)
+pick.number_input("Request", min_value=0, max_value=last, step=1, key="timeline.request",
+                  on_change=state.request_picked, args=("timeline.request",))
 row = report.rows[k]
 with link:
     st.text(f"request {k}: {row.sent_tokens:,} tokens sent of {row.raw_tokens:,} raw, {len(row.events)} event(s)")
-    if state.page_path("diff").is_file():
-        st.page_link(state.page_path("diff"), label=f"Open request {k} in Diff", query_params={"request": str(k)})
+    st.page_link(state.page_path("diff"), label=f"Open request {k} in Diff", query_params={"request": str(k)})
 if row.events:
     cols_shown = ["stage", "trigger", "strategy", "success", "tokens_before", "tokens_after", "tokens_freed", "detail"]
     st.dataframe(pd.DataFrame(row.events).reindex(columns=cols_shown), hide_index=True)

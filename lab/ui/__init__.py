@@ -5,9 +5,11 @@ which lives by concern in ``transcript`` (the loaded session and its upload
 folder), ``settings`` (config, presets, saved configs, LLM settings),
 ``replays`` (cached replay, stats and compare results) and ``navigation``
 (the selected request, page links, the sidebar), with the key names in
-``keys``. ``files`` holds the per-session folders, ``widgets`` builds the
-controls from the config models, and ``diff``, ``summary``, ``export``,
-``llm`` and ``views`` shape core results for the pages.
+``keys``; ``reload`` rebuilds the models they keep after Streamlit
+re-imports the project's modules. ``files`` holds the per-session folders,
+``widgets`` builds the controls from the config models, and ``diff``,
+``summary``, ``export``, ``llm`` and ``views`` shape core results for the
+pages.
 
 Only the app and its pages import this package; ``lab.core`` never does.
 """

@@ -27,7 +27,7 @@ from ..core.messages import Transcript
 from ..core.providers import DEFAULT_MODELS, KEY_ENV_VARS, ProviderSettings, settings_from_dict
 from ..core.summarizers.base import Summarizer
 from ..errors import LabError
-from . import state
+from . import keys, state
 from .summary import SummaryComparison, summarise_request
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,8 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SUMMARIZERS", "missing_reason", "key_source", "build_settings", "make_summarizer", "llm_panel", "llm_summary_section"]
 
 SUMMARIZERS = ("rules", "anthropic", "openai")
+# The panel's widget keys; the summary it ran is session state, named in ``keys``.
 _K = "lab.llm."
-_PROVIDER, _KEY, _URL, _MODEL, _RESULT, _ERROR = (_K + n for n in ("provider", "key", "base_url", "model", "result", "error"))
+_PROVIDER, _KEY, _URL, _MODEL = (_K + n for n in ("provider", "key", "base_url", "model"))
+_RESULT, _ERROR = keys.LLM_RESULT, keys.LLM_ERROR
 
 
 def key_source(provider: str, entered: str, base_url: str, environ: Mapping[str, str] = os.environ) -> str | None:

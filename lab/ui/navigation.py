@@ -23,6 +23,8 @@ __all__ = [
     "selected_request",
     "select_request",
     "select_from_click",
+    "show_request",
+    "request_picked",
     "page_path",
     "require_transcript",
     "sidebar",
@@ -50,6 +52,19 @@ def select_request(k: int) -> None:
     st.session_state[keys.REQUEST] = k
     st.session_state[keys.REQUEST_URL] = str(k)
     st.query_params["request"] = str(k)
+
+
+def show_request(widget_key: str, k: int) -> None:
+    """Set the request picker under ``widget_key`` to ``k`` before it is drawn, so it follows a chart click or a link.
+
+    Writing the key before the widget is drawn is how Streamlit lets a script change a keyed widget's value.
+    """
+    st.session_state[widget_key] = k
+
+
+def request_picked(widget_key: str) -> None:
+    """``on_change`` of a request picker: select the request the widget under ``widget_key`` now holds."""
+    select_request(st.session_state[widget_key])
 
 
 def select_from_click(points: list[dict[str, Any]], last: int, memo_key: str) -> bool:

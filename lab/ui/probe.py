@@ -21,7 +21,7 @@ from ..core.providers import ProviderSettings
 from ..errors import LabError
 from ..probe import DIMENSIONS, PROBE_KINDS, ProbeReport, run_probes
 from ..probe.run import estimate
-from . import state, views
+from . import keys, state, views
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replay import Report
@@ -29,8 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["RESULT", "ERROR", "result_key", "probe_result", "set_probe_result", "probe_error", "clear_probe_result",
            "score_rows", "dimension_rows", "probe_panel"]
 
+# The panel's widget keys; its result is session state, named in ``keys``.
 _K = "lab.probe."
-RESULT, ERROR = _K + "result", _K + "error"
+RESULT, ERROR = keys.PROBE_RESULT, keys.PROBE_ERROR
 
 
 def result_key(report: "Report", k: int, settings: ProviderSettings, judge_model: str) -> str:

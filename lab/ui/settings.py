@@ -1,8 +1,9 @@
 """The session's settings: the active config and its preset, saved configs, the LLM provider.
 
 All of it is memory only. The Pipeline widgets write the active config
-here; a config loaded from a file or a preset switch bumps
-``widget_generation`` so the widgets are rebuilt with the new values.
+here; a config restored from a file (``accept_config_upload``, the Export
+page) or a preset switch bumps ``widget_generation`` so the widgets are
+rebuilt with the new values.
 
 While a session is loaded the window is the session's, not the preset's: a
 loaded session applies its proposed window (``lab.replay.window``, through
@@ -26,10 +27,12 @@ import streamlit as st
 
 from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
-from ..errors import ConfigError
+from ..errors import ConfigError, LabError
 from ..replay.prices import match_model, price_row, pricing_row_matches
 from ..replay.support import with_recorded_mode
 from . import keys
+from .export import restore_config
+from .reload import as_current
 
 if TYPE_CHECKING:  # pragma: no cover
     # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
@@ -43,6 +46,7 @@ __all__ = [
     "set_config",
     "get_preset_name",
     "set_preset",
+    "preset_picked",
     "session_window",
     "set_session_window",
     "session_prices",
@@ -52,6 +56,8 @@ __all__ = [
     "widget_generation",
     "config_error",
     "set_config_error",
+    "accept_config_upload",
+    "config_restored",
     "saved_configs",
     "save_config",
     "compare_choices",
@@ -64,25 +70,19 @@ DEFAULT_PRESET = "minicode"
 # Compare choices: the active config, a preset by name, or a saved config behind this prefix.
 CURRENT = "current"
 SAVED_PREFIX = "saved: "
-# The window the loaded session proposed (absent: no session, or it proposed none). Kept beside its
-# only user rather than in ``keys``, which the app's other state modules share.
-SESSION_WINDOW = keys.PREFIX + "session_window"
-# The price-table row the loaded session's model names, and the transcript it was read from.
-SESSION_PRICES, PRICED_FOR = keys.PREFIX + "session_prices", keys.PREFIX + "priced_for"
 
 
 # --- the active config ------------------------------------------------------------------------
 
 
 def get_config() -> CompactionConfig:
-    cfg = st.session_state.get(keys.CONFIG)
-    if cfg is None:
-        cfg = preset(get_preset_name())
+    stored = st.session_state.get(keys.CONFIG)
+    # A config stored before a module reload is rebuilt; one that no longer fits starts again from the preset.
+    current = as_current(stored, CompactionConfig)
+    cfg = current if current is not None else preset(get_preset_name())
+    if cfg is not stored:
         st.session_state[keys.CONFIG] = cfg
-    elif not isinstance(cfg, CompactionConfig):  # kept across a module reload; see transcript.get_transcript
-        cfg = CompactionConfig.model_validate(cfg.model_dump())
-        st.session_state[keys.CONFIG] = cfg
-    if st.session_state.get(PRICED_FOR) != st.session_state.get(keys.TKEY):
+    if st.session_state.get(keys.PRICED_FOR) != st.session_state.get(keys.TKEY):
         cfg = _price_for_session(cfg)
     return cfg
 
@@ -94,12 +94,10 @@ def set_config(config: CompactionConfig, *, sync_widgets: bool = True) -> None:
     widgets are rebuilt so they show the new values; the widgets themselves
     pass False so a slider keeps its focus while it is being moved.
     """
-    if not isinstance(config, CompactionConfig):
-        if type(config).__name__ != "CompactionConfig":
-            raise ConfigError(f"config must be a CompactionConfig, got {type(config).__name__}")
-        # An instance of the class as it was before Streamlit reloaded the module: same fields.
-        config = CompactionConfig.model_validate(config.model_dump())
-    st.session_state[keys.CONFIG] = config
+    current = as_current(config, CompactionConfig)
+    if current is None:
+        raise ConfigError(f"config must be a CompactionConfig, got {type(config).__name__}")
+    st.session_state[keys.CONFIG] = current
     st.session_state.pop(keys.CFG_ERROR, None)
     if sync_widgets:
         st.session_state[keys.GEN] = widget_generation() + 1
@@ -121,6 +119,11 @@ def set_preset(name: str) -> None:
     set_config(cfg)
 
 
+def preset_picked(widget_key: str) -> None:
+    """``on_change`` of a preset picker: switch to the preset the widget under ``widget_key`` now holds."""
+    set_preset(st.session_state[widget_key])
+
+
 def _preset_at_session(name: str) -> CompactionConfig:
     """The preset at the loaded session's window and prices: what a switch applies and the ● marks compare with."""
     cfg = preset(name)
@@ -133,7 +136,7 @@ def _preset_at_session(name: str) -> CompactionConfig:
 
 def session_prices() -> str | None:
     """The price-table row the loaded session's model names, or None (no session, or a model the table lacks)."""
-    return st.session_state.get(SESSION_PRICES)
+    return st.session_state.get(keys.SESSION_PRICES)
 
 
 def _apply_session_prices(cfg: CompactionConfig) -> None:
@@ -145,10 +148,10 @@ def _apply_session_prices(cfg: CompactionConfig) -> None:
 def _price_for_session(cfg: CompactionConfig) -> CompactionConfig:
     """Once per loaded transcript: bill it at its own model's row, unless the prices were typed in by hand."""
     tkey = st.session_state.get(keys.TKEY)
-    st.session_state[PRICED_FOR] = tkey
+    st.session_state[keys.PRICED_FOR] = tkey
     transcript = st.session_state.get(keys.TRANSCRIPT) if tkey is not None else None
     row = match_model(transcript.meta.model if transcript is not None else None)
-    st.session_state[SESSION_PRICES] = row.name if row is not None else None
+    st.session_state[keys.SESSION_PRICES] = row.name if row is not None else None
     ttl = cfg.replay.cache.ttl_seconds
     if row is None or not pricing_row_matches(cfg.replay.pricing, ttl) or row.pricing(ttl) == cfg.replay.pricing:
         return cfg
@@ -160,15 +163,15 @@ def _price_for_session(cfg: CompactionConfig) -> CompactionConfig:
 
 def session_window() -> int | None:
     """The window the loaded session proposed and applied, or None (no session, or a session too small for any)."""
-    return st.session_state.get(SESSION_WINDOW)
+    return st.session_state.get(keys.SESSION_WINDOW)
 
 
 def set_session_window(window: int | None) -> None:
     """Run the loaded session at ``window`` (None: keep the config's window): called when a session loads."""
     if window is None:
-        st.session_state.pop(SESSION_WINDOW, None)
+        st.session_state.pop(keys.SESSION_WINDOW, None)
         return
-    st.session_state[SESSION_WINDOW] = window
+    st.session_state[keys.SESSION_WINDOW] = window
     cfg = get_config()
     if cfg.window != window:
         cfg = cfg.model_copy(deep=True)
@@ -200,6 +203,29 @@ def set_config_error(message: str | None) -> None:
         st.session_state.pop(keys.CFG_ERROR, None)
     else:
         st.session_state[keys.CFG_ERROR] = message
+
+
+def accept_config_upload(name: str, data: bytes, upload_id: str) -> bool:
+    """Restore the settings from an uploaded config file, once per upload; True when this call applied it.
+
+    The uploader keeps offering the same file on every rerun, and applying it again would undo
+    the edits made since. What came of it is kept for ``config_restored``.
+    """
+    if st.session_state.get(keys.CONFIG_UPLOAD_ID) == upload_id:
+        return False
+    st.session_state[keys.CONFIG_UPLOAD_ID] = upload_id
+    try:
+        set_config(restore_config(name, data))
+    except LabError as e:
+        st.session_state[keys.CONFIG_RESTORED] = ("error", str(e))
+    else:
+        st.session_state[keys.CONFIG_RESTORED] = ("ok", "Settings restored; the replay now uses them.")
+    return True
+
+
+def config_restored() -> tuple[str, str] | None:
+    """What the last config upload did, ``("ok" | "error", message)``, or None before any."""
+    return st.session_state.get(keys.CONFIG_RESTORED)
 
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:

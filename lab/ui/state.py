@@ -1,10 +1,13 @@
 """Per-browser-session state of the app: transcript, config, replay, selection, temp folder.
 
-Pages never touch ``st.session_state`` keys directly; they call these
-functions, so the two app helpers (and the tests) agree on one contract:
+Pages never touch ``st.session_state``; they call these functions, so the
+pages, the state modules and the tests agree on one contract (a test checks
+that no page file names ``session_state``):
 
     get_transcript / set_transcript / transcript_label / transcript_key
     get_config / set_config / get_preset_name / set_preset / changed_fields
+    preset_picked / request_picked / show_request   a page's picker widgets, read and set by key
+    accept_config_upload / config_restored   a config file restored on the Export page, once per upload
     get_report                    replay of the transcript under the config, cached
     get_window_proposal / session_window / set_session_window   the window proposed and applied on load
     session_prices                the price-table row the loaded session's model names (its replays are billed so)
@@ -24,25 +27,38 @@ This module is the one name pages import; the state itself lives, by concern, in
     navigation   the selected request, page paths, the empty state and the sidebar
     sweep        the Sweep page: sessions to sweep over, the last result, loading a trial as the config
 
-and ``files`` holds the Streamlit-free file helpers they use.
+and ``files`` holds the Streamlit-free file functions they use; ``reload`` rebuilds
+the models they keep after Streamlit re-imports the project's modules.
 """
 
 from __future__ import annotations
 
 from .files import sanitize_name, sweep_old_dirs, temp_root
-from .navigation import page_path, require_transcript, select_from_click, select_request, selected_request, sidebar
+from .navigation import (
+    page_path,
+    request_picked,
+    require_transcript,
+    select_from_click,
+    select_request,
+    selected_request,
+    show_request,
+    sidebar,
+)
 from .replays import STATS_COUNTERS, get_compare, get_recorded, get_report, get_stats, get_window_proposal, summarizer_fingerprint
 from .settings import (
     CURRENT,
     DEFAULT_PRESET,
     SAVED_PREFIX,
+    accept_config_upload,
     changed_fields,
     compare_choices,
     config_error,
     config_for_choice,
+    config_restored,
     get_config,
     get_preset_name,
     llm_settings,
+    preset_picked,
     recorded_mode,
     save_config,
     saved_configs,
@@ -95,10 +111,13 @@ __all__ = [
     "set_config",
     "get_preset_name",
     "set_preset",
+    "preset_picked",
     "changed_fields",
     "widget_generation",
     "config_error",
     "set_config_error",
+    "accept_config_upload",
+    "config_restored",
     "get_report",
     "get_stats",
     "get_window_proposal",
@@ -116,6 +135,8 @@ __all__ = [
     "selected_request",
     "select_request",
     "select_from_click",
+    "show_request",
+    "request_picked",
     "session_dir",
     "temp_root",
     "sweep_old_dirs",

@@ -30,8 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SWEEP_LOADED", "sweep_sources", "run_sweep", "sweep_result", "trial_from_selection", "load_sweep_trial", "load_selection", "example_space"]
 
 SWEEP_LOADED = "loaded session"
-_RESULT = keys.PREFIX + "sweep_result"
-_PICKED = keys.PREFIX + "sweep_picked"
+_RESULT, _PICKED = keys.SWEEP_RESULT, keys.SWEEP_PICKED
 
 
 def example_space() -> str:

@@ -23,6 +23,7 @@ from ..core.messages import Transcript
 from ..corpus import corpus_dir, corpus_files
 from ..errors import LabError, TranscriptError
 from . import keys
+from .reload import as_current
 from .settings import set_session_window
 from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
 from .files import sample_files as _sample_files
@@ -63,11 +64,15 @@ _swept = False
 
 
 def get_transcript() -> Transcript | None:
-    transcript = st.session_state.get(keys.TRANSCRIPT)
-    if transcript is not None and not isinstance(transcript, Transcript):
-        # Streamlit re-imports the project's modules when a source file changes (a dev server):
-        # objects kept in the session are then instances of the old class. Rebuild once.
-        transcript = Transcript.model_validate(transcript.model_dump())
+    stored = st.session_state.get(keys.TRANSCRIPT)
+    if stored is None:
+        return None
+    transcript = as_current(stored, Transcript)
+    if transcript is None:
+        # Stored before a module reload that changed the model: it cannot be read any more, so the
+        # session starts empty rather than failing on every page.
+        clear_transcript()
+    elif transcript is not stored:
         st.session_state[keys.TRANSCRIPT] = transcript
     return transcript
 

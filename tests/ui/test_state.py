@@ -1,15 +1,18 @@
-"""lab.ui.state as a facade over the state modules: every public name, where it lives, the session keys."""
+"""lab.ui.state as a facade over the state modules: every public name, where it lives, the session keys, the only door."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from lab.ui import keys, state
+from tests.conftest import ROOT
 
 CONCERNS = ("transcript", "settings", "replays", "navigation", "sweep")
 
@@ -72,3 +75,50 @@ class TestKeys:
         code = "import sys, lab.ui.keys; print('streamlit' in sys.modules)"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
         assert out.stdout.strip() == "False"
+
+
+# --- pages reach the session only through lab.ui.state ------------------------------------------
+
+PAGE_FILES = sorted((ROOT / "pages").glob("*.py"))
+
+
+def session_state_uses(source: str) -> list[int]:
+    """Lines of ``source`` that reach ``session_state``: ``st.session_state``, an import of it, or ``getattr(st, "session_state")``."""
+    lines: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "session_state":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id == "session_state":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "session_state" for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Constant) and node.value == "session_state":
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+class TestPagesUseTheFacade:
+    def test_there_are_pages_to_check(self) -> None:
+        assert len(PAGE_FILES) >= 8, PAGE_FILES
+
+    @pytest.mark.parametrize("page", PAGE_FILES, ids=lambda p: p.stem)
+    def test_no_page_touches_session_state(self, page: Path) -> None:
+        assert session_state_uses(page.read_text(encoding="utf-8")) == [], f"{page.name}: use lab.ui.state instead"
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "import streamlit as st\nst.session_state['k'] = 1\n",
+            "import streamlit as st\nx = st.session_state.get('k')\n",
+            "import streamlit\nstreamlit.session_state.pop('k', None)\n",
+            "from streamlit import session_state\nsession_state['k'] = 1\n",
+            "import streamlit as st\nss = getattr(st, 'session_state')\n",
+        ],
+        ids=["item", "get", "module", "from-import", "getattr"],
+    )
+    def test_the_check_sees_every_way_in(self, source: str) -> None:
+        assert session_state_uses(source) != []
+
+    def test_the_check_passes_a_page_that_uses_the_facade(self) -> None:
+        source = "import streamlit as st\nfrom lab.ui import state\nst.title('x')\nstate.preset_picked('pipeline.preset')\n"
+        assert session_state_uses(source) == []
