@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal, Sequence, Union
+from typing import Annotated, Any, Literal, Self, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,6 +52,40 @@ MessageTag = Literal["summary", "placeholder", "truncation_note", "boundary", "m
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def trusted(cls, fields: dict[str, Any]) -> Self:
+        """The model holding ``fields`` as they are, without validating them: for values already checked.
+
+        Why: an importer that has checked every value while reading (``lab.formats``) would pay a
+        second, full validation per block and message, a large share of a 100 MB import. The result
+        is what ``model_validate(fields)`` gives for such values (equal, and the same fields set);
+        nested values must already be models (``content`` a tuple of blocks, ``usage`` a ``Usage``).
+        Fields left out get their defaults. ``fields`` becomes the model's own: the caller drops it.
+        """
+        obj = _new(cls)
+        given = set(fields)
+        defaults = _DEFAULTS.get(cls)
+        if defaults is None:
+            defaults = _DEFAULTS[cls] = [(name, info.default_factory, info.default) for name, info in cls.__pydantic_fields__.items()]
+        if len(given) != len(defaults):
+            # Declaration order, as validation gives it (repr and iteration show it).
+            fields = {name: fields[name] if name in given else factory() if factory is not None else default for name, factory, default in defaults}
+        _set_dict(obj, fields)
+        _set_fields_set(obj, given)
+        _set_extra(obj, None)
+        _set_private(obj, None)
+        return obj
+
+
+# ``_Frozen.trusted``'s machinery: a model's slots set through their own descriptors (a frozen
+# model's ``__setattr__`` refuses), and each class's fields with their defaults, in order.
+_new = object.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_DEFAULTS: dict[type, list[tuple[str, Any, Any]]] = {}
 
 
 class TextBlock(_Frozen):

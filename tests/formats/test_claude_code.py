@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
+from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
 from lab.formats import claude_code, claude_code_import, dump
@@ -429,3 +429,73 @@ def test_the_chain_is_recorded_as_links_in_file_order() -> None:
     ]
     assert not first.chain.plan().needed
     assert first.chain.apis == {entries[0]["uuid"]: None, entries[1]["uuid"]: "msg_a"}
+
+
+# -- trusted model building ----------------------------------------------------------------
+
+
+def _validated_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every row take the full pydantic validation, as the importer did before ``trusted``."""
+
+    def refuse(b: dict[str, Any]) -> Any:
+        raise claude_code_import._Unchecked
+
+    monkeypatch.setattr(claude_code_import, "_BLOCKS", {kind: refuse for kind in claude_code_import._BLOCKS})
+
+
+def _models(t: Transcript) -> list[Any]:
+    messages = list(t.messages) + [m for thread in t.sidechains.values() for m in thread]
+    return [x for m in messages for x in (m, *m.content, *([m.usage] if m.usage else []))]
+
+
+def _same_models(trusted: Transcript, validated: Transcript) -> None:
+    assert trusted.model_dump() == validated.model_dump()
+    a, b = _models(trusted), _models(validated)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert type(x) is type(y)
+        assert x == y
+        if not isinstance(x, (ToolUseBlock, Message)):  # a tool input (a dict) is unhashable, validated or not
+            assert hash(x) == hash(y)
+        assert x.model_fields_set == y.model_fields_set
+        # Every field in declaration order, nothing else: what validation stores.
+        assert list(x.__dict__) == list(type(x).model_fields)
+    assert all(type(m.content) is tuple for m in trusted.messages)
+
+
+def _generated(tmp_path: Path) -> Path:
+    from lab.generate import generate_jsonl_bytes
+
+    p = tmp_path / "generated.jsonl"
+    generate_jsonl_bytes(p, 300_000, seed=3)
+    return p
+
+
+@pytest.mark.parametrize("source", ["generated", "grpc", "attio"])
+def test_trusted_models_equal_a_full_validation(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import corpus_file
+
+    path = _generated(tmp_path) if source == "generated" else corpus_file({"grpc": "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl", "attio": "claude-code/attio-mcp-server-session.jsonl"}[source])
+    trusted = claude_code.read(path)
+    assert trusted.messages
+    _validated_everywhere(monkeypatch)
+    _same_models(trusted, claude_code.read(path))
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        pytest.param({"type": "text", "text": "x", "extra": 1}, id="extra-key"),
+        pytest.param({"type": "tool_use", "id": "t1", "name": "Read", "input": "x"}, id="input-not-an-object"),
+        pytest.param({"type": "tool_result", "tool_use_id": "t1", "content": ["x"], "is_error": False}, id="result-content-not-text"),
+        pytest.param({"type": "thinking", "thinking": "x", "signature": 3}, id="signature-not-text"),
+        pytest.param({"type": "mystery"}, id="unknown-kind"),
+    ],
+)
+def test_a_block_of_the_wrong_shape_is_never_trusted(block: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What an importer bug could hand over: the full validation refuses it and names the message.
+    monkeypatch.setattr(claude_code_import, "block_dicts", lambda content, notes, where: [dict(block)])
+    with pytest.raises(TranscriptError) as err:
+        _load(tmp_path, [_user("go", uuid="u-first")])
+    assert err.value.where == "message u-first"
+    assert "failed validation" in err.value.reason
