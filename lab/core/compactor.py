@@ -152,7 +152,7 @@ class Compactor:
         events = list(cheap.events)
         gated_events: tuple[Event, ...]
         try:
-            # The gate and the summary keep no caches: a failure here leaves the incremental memory sound.
+            # The gate and the summary keep no memos: a failure here leaves the incremental memory sound.
             gated = fold(self._gated, cheap.messages, ctx)
         except (StageError, ProviderError) as e:
             # An auto compaction that fails must never kill the agent: report it, count it, go on.

@@ -100,7 +100,7 @@ class CompactorState:
     # The first user request, verbatim, so recovery can re-insert it after truncation.
     first_request: str | None = None
     # The Compactor's incremental bookkeeping per trigger path (its last output, token prefix
-    # sums, the stages' caches). Pure speed-up: dropping it only costs one run from scratch.
+    # sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
     caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -119,11 +119,11 @@ class StageContext:
     # The session's tool list (Transcript.tools), for the summary's recovery attachment.
     tools: tuple[ToolSpec, ...] = ()
     # Incremental runs (set by the Compactor; see lab.core.incremental): messages[:settled] are
-    # the very objects the stages processed last time and left alone, so a stage with a cache
-    # skips them; totals[i] is counter.count_messages(messages[:i]) for i <= settled.
+    # the very objects the stages processed last time and left alone, so the driver
+    # (lab.core.incremental.remember) notes only the rest; totals[i] is counter.count_messages(messages[:i]) for i <= settled.
     settled: int = 0
     totals: Sequence[int] = ()
-    # The stages' caches for this trigger path (stage name -> StageCache); None: keep nothing.
+    # The stages' memos for this trigger path (stage name -> Memo); None: keep nothing.
     caches: dict[str, Any] | None = None
 
     def tokens(self, messages: Sequence[Message], start: int = 0) -> int:

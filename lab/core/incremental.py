@@ -1,32 +1,42 @@
-"""Incremental stages: the settled prefix of a history, and caches that can be rolled back.
+"""Incremental stages: the settled prefix of a history, and the one driver that memoises stage decisions.
 
 An agent loop sends the previous request's output plus whatever arrived since.
 The ``Compactor`` finds the longest prefix of the new request made of the very
 message objects it returned last time, which no stage changed on that request,
-and tells the stages its length as ``StageContext.settled``. A stage that keeps
-what it learnt from the messages it has seen in a ``StageCache`` then only
-examines the messages from there on, so a whole session costs time linear in
-its length instead of quadratic.
+and tells the stages its length as ``StageContext.settled``. Messages are
+frozen, so a prefix of the same objects is a prefix of the same decisions.
 
-A cache logs every change it makes to its dicts in a ``Journal``, tagged with
-the position of the message that caused it. Rolling back to position p undoes
-what the messages at p or later did, so a cache always describes exactly a
-prefix of the history, and processing the rest from there gives what a run
-from scratch over the whole history would give: decisions are frozen in the
-session state, so a message that is processed again is decided the same way.
+A stage is a pure decision per message (or per tool pair) over the ledgers it
+freezes in the session state. What those decisions leave for later messages
+(where the boundaries are, which results may still be cleared, the dedup
+index) is noted by the stage's *note passes* into a ``Memo``, and one generic
+driver, ``remember``, keeps that memo per stage and trigger path: it rolls
+the memo back to the settled prefix and runs the passes over the rest only, so
+a whole session costs time linear in its length instead of quadratic.
 
-``settled == 0`` (the default, and any stage called on its own) means "process
+A memo logs every change to its tables in a ``Journal``, tagged with the
+position of the message being noted. Rolling back to position p undoes what
+the messages at p or later did, so a memo always describes exactly a prefix
+of the history, and noting the rest from there gives what a run from scratch
+over the whole history would give: decisions are frozen in the session state,
+so a message that is noted again is decided the same way.
+
+``settled == 0`` (the default, and any stage called on its own) means "note
 everything, keep nothing": that is the reference behaviour the incremental
 path is tested against.
 
+Every stage keeps its memo here; none measured a reason to keep a cache of its
+own. (Dedup also remembers the parse of each tool call by identity, a pure
+function of the call that survives rewrites; see ``DedupStage._decode``.)
+
 ``Track`` is the Compactor's side: per trigger path, its last output, running
-token totals over it, and the stages' caches.
+token totals over it, and the stages' memos.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
 
 from ..errors import TranscriptError
 from .messages import Message, is_sent, shared_prefix
@@ -35,10 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .events import StageContext
     from .tokens.base import TokenCounter
 
-__all__ = ["Journal", "StageCache", "Track", "open_cache", "passthrough", "common_prefix", "drop_from", "worth_rolling_back", "is_sent"]
+__all__ = ["Journal", "Memo", "Note", "Rescan", "Track", "remember", "passthrough", "common_prefix", "drop_from", "worth_rolling_back", "is_sent"]
 
 _MISSING = object()
-C = TypeVar("C", bound="StageCache")
 
 
 class Journal:
@@ -69,24 +78,69 @@ class Journal:
         return len(self._log)
 
 
-class StageCache:
-    """What one stage learnt from ``messages[:upto]`` of the history it was last given."""
+Note = Callable[["Memo", int, Message], None]
+
+
+def _position(entry: Any) -> int:
+    return entry if isinstance(entry, int) else entry[0]
+
+
+class Rescan(Exception):
+    """Raised by a note pass when what it noted about earlier messages may be wrong: note everything again."""
+
+
+class Memo:
+    """What one stage's decisions about ``messages[:upto]`` leave for the messages after them.
+
+    A stage decides per message (its note passes, run by ``remember``) and
+    keeps here only what later decisions need: ``tables`` (dicts whose every
+    change is journalled at the position being noted, ``pos``) and ``marks``
+    (position-sorted lists of ints or of tuples that start with the position).
+    Rolling back to position p undoes the tables' changes made at p or later
+    and cuts the marks at p, so the memo always describes exactly a prefix.
+    """
 
     def __init__(self, owner: object) -> None:
-        # The stage instance: a cache is only ever reused by the stage (and config) that built it.
+        # The stage instance: a memo is only ever reused by the stage (and config) that built it.
         self.owner = owner
         self.upto = 0
+        # Where the current run of note passes started (0: everything is noted afresh).
+        self.start = 0
+        self.pos = 0
         self.journal = Journal()
+        self.tables: dict[str, dict] = {}
+        self.marks: dict[str, list] = {}
+
+    def table(self, name: str, initial: dict | None = None) -> dict:
+        """The journalled dict ``name``, created with ``initial`` on first use."""
+        table = self.tables.get(name)
+        if table is None:
+            table = self.tables[name] = dict(initial or {})
+        return table
+
+    def marked(self, name: str) -> list:
+        """The position-sorted list ``name``; append in position order, or replace it whole with ``mark_all``."""
+        items = self.marks.get(name)
+        if items is None:
+            items = self.marks[name] = []
+        return items
+
+    def mark_all(self, name: str, items: list) -> None:
+        self.marks[name] = items
+
+    def set(self, table: dict, key: Hashable, value: Any) -> None:
+        self.journal.set(self.pos, table, key, value)
+
+    def delete(self, table: dict, key: Hashable) -> None:
+        self.journal.delete(self.pos, table, key)
 
     def rollback(self, pos: int) -> None:
-        """Forget what the messages at ``pos`` and later taught this cache."""
+        """Forget what the messages at ``pos`` and later taught this memo."""
         pos = max(pos, 0)
         self.journal.rollback(pos)
-        self._truncate(pos)
+        for items in self.marks.values():
+            drop_from(items, pos, _position)
         self.upto = min(self.upto, pos)
-
-    def _truncate(self, pos: int) -> None:
-        """Drop position-keyed data (other than journalled dicts) at ``pos`` or later."""
 
 
 def drop_from(items: list, pos: int, key: Callable[[Any], int] | None = None) -> None:
@@ -96,32 +150,57 @@ def drop_from(items: list, pos: int, key: Callable[[Any], int] | None = None) ->
 
 
 # Undoing a journal costs a dict operation per entry; reading a message again costs several. Past this
-# ratio of entries to undo per message to re-read, a cache is dropped and rebuilt from the start instead
+# ratio of entries to undo per message to re-read, a memo is dropped and rebuilt from the start instead
 # (after a summary, the settled prefix is a message or two and the journal spans the whole old context).
 REBUILD_RATIO = 8
 
 
-def worth_rolling_back(cache: "StageCache", pos: int) -> bool:
-    """Whether rolling ``cache`` back to ``pos`` is cheaper than building it again from position 0."""
-    return cache.upto - pos <= REBUILD_RATIO * max(pos, 1)
+def worth_rolling_back(memo: Memo, pos: int) -> bool:
+    """Whether rolling ``memo`` back to ``pos`` is cheaper than building it again from position 0."""
+    return memo.upto - pos <= REBUILD_RATIO * max(pos, 1)
 
 
-def open_cache(stage: Any, ctx: "StageContext", factory: Callable[[], C]) -> tuple[C, int]:
-    """The stage's cache rolled back to the settled prefix, and the first position left to process.
+def _open(stage: Any, ctx: "StageContext") -> Memo:
+    memos = ctx.caches
+    if memos is None:
+        return Memo(stage)
+    memo = memos.get(stage.name)
+    if memo is None or memo.owner is not stage or ctx.settled <= 0 or not worth_rolling_back(memo, min(ctx.settled, memo.upto)):
+        memo = memos[stage.name] = Memo(stage)
+        return memo
+    memo.rollback(min(ctx.settled, memo.upto))
+    return memo
 
-    Without caches in ``ctx`` (a stage called on its own), or with nothing
-    settled, a fresh cache is returned and everything is processed.
+
+def _note(memo: Memo, messages: Sequence[Message], passes: Sequence[Note]) -> None:
+    # Each pass sees every new message before the next pass starts (a stage that needs all calls before any result).
+    for note in passes:
+        for i in range(memo.start, len(messages)):
+            memo.pos = i
+            note(memo, i, messages[i])
+    memo.upto = len(messages)
+
+
+def remember(stage: Any, messages: Sequence[Message], ctx: "StageContext", *passes: Note) -> Memo:
+    """The incremental driver: ``stage``'s memo, brought up to date with ``messages``.
+
+    The memo kept for this trigger path is rolled back to the settled prefix
+    (or rebuilt when that is cheaper), then every note pass runs, in turn,
+    over the messages after it; ``memo.start`` is where they started. Without
+    memos in ``ctx`` (a stage called on its own) a fresh memo notes
+    everything and nothing is kept. A pass that raises ``Rescan`` makes the
+    driver note everything again from position 0 in a fresh memo.
     """
-    caches = ctx.caches
-    if caches is None:
-        return factory(), 0
-    cache = caches.get(stage.name)
-    if cache is None or cache.owner is not stage or ctx.settled <= 0 or not worth_rolling_back(cache, min(ctx.settled, cache.upto)):
-        cache = factory()
-        caches[stage.name] = cache
-        return cache, 0
-    cache.rollback(min(ctx.settled, cache.upto))
-    return cache, cache.upto
+    memo = _open(stage, ctx)
+    memo.start = memo.upto
+    try:
+        _note(memo, messages, passes)
+    except Rescan:
+        memo = Memo(stage)
+        if ctx.caches is not None:
+            ctx.caches[stage.name] = memo
+        _note(memo, messages, passes)
+    return memo
 
 
 def passthrough(messages: Sequence[Message], ctx: "StageContext") -> list[Message]:
@@ -153,7 +232,7 @@ class Track:
 
     Between calls ``out`` is a private copy of the last output (the caller
     gets another; during a call it holds the request); ``out[:valid]`` are
-    the messages no stage changed on that call, which the stage caches
+    the messages no stage changed on that call, which the stages' memos
     describe. ``totals[i]`` and ``sendable[i]`` are the token counts of
     ``out[:i]`` (all messages, as stages count them; and without boundary
     markers, as the outcome reports them). ``stamps`` holds the positions of
@@ -167,7 +246,7 @@ class Track:
         self.totals: list[int] = [0]
         self.sendable: list[int] = [0]
         self.stamps: list[int] = []
-        self.caches: dict[str, StageCache] = {}
+        self.caches: dict[str, Memo] = {}
 
     def __deepcopy__(self, memo: dict) -> "Track":
         # A copied state (a snapshot, a branch) keeps every decision but starts its speed-up afresh.

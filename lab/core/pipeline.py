@@ -9,7 +9,9 @@ watermark): when it says no, the stages after it do not run.
 The fold also tracks how many leading messages came through every stage as
 the same objects. In an incremental run it lowers ``ctx.settled`` as soon as a
 stage rewrites part of the settled prefix (microcompact, a summary), so the
-stages after it re-examine what changed.
+stages after it re-examine what changed: each stage's note passes run through
+the one incremental driver (``lab.core.incremental.remember``), which rolls
+that stage's memo back to ``ctx.settled`` and notes only the messages after it.
 """
 
 from __future__ import annotations

@@ -24,11 +24,12 @@ import lab.core.stages.spill as spill_module
 from lab.core.compactor import CompactionOutcome, Compactor
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
-from lab.core.incremental import Journal, StageCache, common_prefix, drop_from
+import lab.core.incremental as incremental_module
+from lab.core.incremental import Journal, Memo, Rescan, common_prefix, remember
 from lab.core.messages import Message, ToolResultBlock, Transcript, Usage
 from lab.core.pipeline import build_stages
 from lab.core.presets import PRESETS, preset
-from lab.core.stages.microcompact import MicrocompactConfig, _MicrocompactCache
+from lab.core.stages.microcompact import MicrocompactConfig
 from lab.core.store import MemoryStore
 from lab.core.summarizers.rules import RuleSummarizer
 from lab.core.tokens import MiniCodeCounter
@@ -330,20 +331,21 @@ class TestSettledPrefixIsNotRead:
         monkeypatch.setattr(spill_module._Run, "message", spy("spill", spill_module._Run.message))
         monkeypatch.setattr(dedup_module, "_invalidate", spy("dedup", dedup_module._invalidate))
         monkeypatch.setattr(dedup_module, "content_hash", spy("hash", dedup_module.content_hash))
-        scanned: list[tuple[int, int]] = []
-        real_scan = _MicrocompactCache.scan
+        scanned: list[tuple[str, int, int]] = []
+        real_note = incremental_module._note
 
-        def scan(self: _MicrocompactCache, messages: list[Message], start: int, count: Any) -> None:
-            scanned.append((start, len(messages)))
-            real_scan(self, messages, start, count)
+        def note(memo: Memo, messages: list[Message], passes: Any) -> None:
+            scanned.append((getattr(memo.owner, "name", "?"), memo.start, len(messages)))
+            real_note(memo, messages, passes)
 
-        monkeypatch.setattr(_MicrocompactCache, "scan", scan)
+        monkeypatch.setattr(incremental_module, "_note", note)
         new = [*call_and_result("Read", FILE, tool_id="n1", file_path="src/new.py"), assistant("thinking"), user("next")]
         result = compactor.process_request(out + new)
         assert result.events == ()
         # One look at each new message, one call and one read: nothing for the 120 settled messages.
         assert seen == {"boundary": 4, "spill": 4, "dedup": 1, "hash": 1}
-        assert scanned == [(len(out), len(out) + 4)]
+        # Every stage's memo notes the four new messages only.
+        assert scanned == [(name, len(out), len(out) + 4) for name in ("active", "spill", "dedup", "microcompact")]
 
     def test_unchanged_messages_are_never_recounted_over_a_session(self) -> None:
         class CountingCounter(MiniCodeCounter):
@@ -384,21 +386,63 @@ class TestBuildingBlocks:
         journal.rollback(0)
         assert d == {"a": 1} and len(journal) == 0
 
-    def test_stage_cache_rolls_back_only_backwards(self) -> None:
-        class Positions(StageCache):
+    def test_memo_rolls_back_only_backwards(self) -> None:
+        memo = Memo(None)
+        table = memo.table("t")
+        for pos in (1, 4, 7):
+            memo.pos = pos
+            memo.marked("at").append(pos)
+            memo.marked("pairs").append((pos, 0))
+            memo.set(table, pos, True)
+        memo.upto = 9
+        memo.rollback(20)
+        assert memo.upto == 9 and memo.marked("at") == [1, 4, 7] and set(table) == {1, 4, 7}
+        memo.rollback(4)
+        assert memo.upto == 4 and memo.marked("at") == [1] and memo.marked("pairs") == [(1, 0)] and set(table) == {1}
+
+    def test_the_driver_notes_only_what_follows_the_settled_prefix_and_rolls_back_the_rest(self) -> None:
+        class Counting:
+            name = "counting"
+
             def __init__(self) -> None:
-                super().__init__(None)
-                self.items = [1, 4, 7]
+                self.noted: list[int] = []
 
-            def _truncate(self, pos: int) -> None:
-                drop_from(self.items, pos)
+            def note(self, memo: Memo, i: int, m: Message) -> None:
+                self.noted.append(i)
+                if m.role == "user":
+                    memo.marked("users").append(i)
 
-        cache = Positions()
-        cache.upto = 9
-        cache.rollback(20)
-        assert cache.upto == 9 and cache.items == [1, 4, 7]
-        cache.rollback(4)
-        assert cache.upto == 4 and cache.items == [1]
+        stage, msgs = Counting(), quiet_history(3)
+        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), caches={})
+        memo = remember(stage, msgs[:4], ctx, stage.note)
+        assert (memo.start, memo.upto, stage.noted) == (0, 4, [0, 1, 2, 3])
+        stage.noted.clear()
+        ctx.settled = 2
+        memo = remember(stage, msgs, ctx, stage.note)
+        # Positions 2 and 3 were noted again after the rollback; 0 and 1 never.
+        assert memo.start == 2 and stage.noted == list(range(2, len(msgs)))
+        assert memo.marked("users") == [i for i, m in enumerate(msgs) if m.role == "user"]
+        # Called on its own (no memos in the context), a stage notes everything and keeps nothing.
+        stage.noted.clear()
+        alone = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), settled=4)
+        assert remember(stage, msgs, alone, stage.note).start == 0 and stage.noted == list(range(len(msgs)))
+
+    def test_a_pass_that_asks_for_a_rescan_is_run_again_from_the_start_in_a_fresh_memo(self) -> None:
+        class Picky:
+            name = "picky"
+
+            def note(self, memo: Memo, i: int, m: Message) -> None:
+                if memo.start and i == memo.start:
+                    raise Rescan(i)
+                memo.marked("all").append(i)
+
+        stage, msgs = Picky(), quiet_history(2)
+        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), caches={})
+        first = remember(stage, msgs[:3], ctx, stage.note)
+        ctx.settled = 3
+        again = remember(stage, msgs, ctx, stage.note)
+        assert again is not first and again.start == 0 and again.marked("all") == list(range(len(msgs)))
+        assert ctx.caches is not None and ctx.caches["picky"] is again
 
     def test_common_prefix_counts_identical_leading_items(self) -> None:
         a, b, c = system(), user("x"), user("y")

@@ -5,9 +5,9 @@ A boundary is the ``role=system`` marker a compaction leaves behind (MiniCode's
 replaced by its summary, so later stages never look at it again. The leading
 system messages (the system prompt) are kept whatever happens.
 
-Incrementally, the stage remembers where the boundaries and the end of the
-system prompt are in the prefix it has seen, so a request costs only its new
-messages.
+Each message is noted once (is it a boundary, does it extend the system
+prompt); the incremental driver keeps those notes, so a request costs only its
+new messages.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Sequence
 from pydantic import Field
 
 from ..events import Event, StageContext, StageResult
-from ..incremental import StageCache, drop_from, open_cache, passthrough
+from ..incremental import Memo, passthrough, remember
 from ..messages import Message
 from .base import StageConfig
 
@@ -52,35 +52,6 @@ def last_boundary_index(messages: Sequence[Message]) -> int | None:
     return None
 
 
-class _ActiveCache(StageCache):
-    """Boundary positions and the length of the system prompt in the messages seen so far."""
-
-    def __init__(self, owner: object) -> None:
-        super().__init__(owner)
-        self.boundaries: list[int] = []
-        # Leading system messages, and whether a message that ends the system prompt was seen.
-        self.head = 0
-        self.head_done = False
-
-    def _truncate(self, pos: int) -> None:
-        drop_from(self.boundaries, pos)
-        if pos <= self.head:
-            self.head, self.head_done = pos, False
-
-    def scan(self, messages: Sequence[Message], start: int) -> None:
-        for i in range(start, len(messages)):
-            m = messages[i]
-            boundary = is_boundary(m)
-            if boundary:
-                self.boundaries.append(i)
-            if not self.head_done:
-                if m.role == "system" and not boundary:
-                    self.head = i + 1
-                else:
-                    self.head_done = True
-        self.upto = len(messages)
-
-
 class ActiveContextStage:
     name = "active"
 
@@ -90,10 +61,9 @@ class ActiveContextStage:
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         if not self.config.enabled:
             return StageResult(passthrough(messages, ctx), unchanged=len(messages))
-        cache, start = open_cache(self, ctx, lambda: _ActiveCache(self))
-        cache.scan(messages, start)
-        cut = cache.boundaries[-1] if cache.boundaries else None
-        head = cache.head
+        memo = remember(self, messages, ctx, self._note)
+        boundaries, head = memo.marked("boundaries"), memo.table("head").get("length", 0)
+        cut = boundaries[-1] if boundaries else None
         if cut is None or cut <= head:
             return StageResult(passthrough(messages, ctx), unchanged=len(messages))
         kept = list(messages[:head]) + list(messages[cut:])
@@ -110,3 +80,16 @@ class ActiveContextStage:
             detail=f"{len(dropped)} message(s) before the last compaction boundary are no longer processed",
         )
         return StageResult(kept, (event,), unchanged=head)
+
+    @staticmethod
+    def _note(memo: Memo, i: int, m: Message) -> None:
+        """Where the boundaries are, and how long the system prompt is (``head``: length, and whether it ended)."""
+        boundary = is_boundary(m)
+        if boundary:
+            memo.marked("boundaries").append(i)
+        head = memo.table("head")
+        if not head.get("done"):
+            if m.role == "system" and not boundary:
+                memo.set(head, "length", i + 1)
+            else:
+                memo.set(head, "done", True)

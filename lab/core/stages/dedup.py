@@ -19,17 +19,17 @@ the working directory when it is known (``DedupConfig.cwd``, then the newest
 invalidates a read through the other. Where the directory is unknown, a
 relative path stays as written and every match that may be the same file
 counts as one (dedup_paths.py). The directory is part of the journalled
-cache, so incremental runs follow it exactly as a run from scratch does. The
+memo, so incremental runs follow it exactly as a run from scratch does. The
 stub shows the path as the read wrote it.
 
 Decisions are frozen: ``state.dedup_ledger`` keeps each stub byte for byte
 and ``state.dedup_seen`` the reads that were kept. The index of sources
 (``state.dedup_index``) always describes exactly the history given, so a read
 can only ever be deduped against content that is still present and
-uncompacted in it. Incrementally, the index is kept between requests in a
-journalled cache and only the messages after the settled prefix are read; a
+uncompacted in it. Incrementally, the index is the stage's memo, kept by the
+incremental driver, and only the messages after the settled prefix are read; a
 stage that rewrites earlier messages (a microcompact clearing a source, a
-summary) lowers the settled prefix, the cache is rolled back to it and the
+summary) lowers the settled prefix, the memo is rolled back to it and the
 rest is read again, which gives the index a run from scratch would build.
 """
 
@@ -44,7 +44,7 @@ from typing import Any, Sequence
 from pydantic import Field, field_validator
 
 from ..events import Event, StageContext, StageResult
-from ..incremental import Journal, StageCache, open_cache, passthrough
+from ..incremental import Memo, passthrough, remember
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
 from .dedup_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
@@ -187,7 +187,7 @@ def _decide_write(use: ToolUseBlock, config: DedupConfig, cwd: str | None) -> _W
     return None
 
 
-def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, journal: Journal, pos: int) -> None:
+def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, memo: Memo) -> None:
     """Drop the index entries a call with write plan ``plan`` (``_decide_write``) may have made stale."""
     if plan is None or not index:
         return
@@ -200,21 +200,7 @@ def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, journal: Jo
         command, run = plan[1], plan[2]
         stale = [k for k in index if named_in(k.split("\x00", 1)[0], command, run)]
     for key in stale:
-        journal.delete(pos, index, key)
-
-
-class _DedupCache(StageCache):
-    """The index of sources, the reads called, the shell's directory and the message positions seen so far, all journalled."""
-
-    def __init__(self, owner: "DedupStage") -> None:
-        super().__init__(owner)
-        self.index: dict[str, tuple[str, str]] = {}
-        # tool_use id -> what the call reads, decided when it was made (in the directory of that moment).
-        self.targets: dict[str, ReadTarget | None] = {}
-        # "cwd" -> the shell's working directory after the calls seen so far (None: unknown).
-        self.shell: dict[str, str | None] = {"cwd": owner.config.cwd}
-        # message id -> index of its first occurrence, for the stub's "message index N".
-        self.positions: dict[str, int] = {}
+        memo.delete(index, key)
 
 
 class DedupStage:
@@ -245,93 +231,29 @@ class DedupStage:
         n = len(messages)
         if not self.config.enabled:
             return StageResult(passthrough(messages, ctx), unchanged=n)
-        state, count = ctx.state, ctx.counter.count_text
-        cache, start = open_cache(self, ctx, lambda: _DedupCache(self))
-        journal, index, targets, shell, positions = cache.journal, cache.index, cache.targets, cache.shell, cache.positions
-        for i in range(start, n):
-            mid = messages[i].id
-            if mid not in positions:
-                journal.set(i, positions, mid, i)
-        ledger: dict[str, str] = {}
-        seen: set[str] = set()
-        fresh_ids: list[str] = []
-        reapplied: list[str] = []
-        freed = 0
-        out: list[Message] | None = None
-        first = n
-        for i in range(start, n):
-            m = messages[i]
-            blocks: list | None = None
-            for j, b in enumerate(m.content):
-                if isinstance(b, ToolUseBlock):
-                    self._call(b, journal, i, index, targets, shell)
-                    continue
-                if not isinstance(b, ToolResultBlock):
-                    continue
-                tid = b.tool_use_id
-                stub = state.dedup_ledger.get(tid, ledger.get(tid))
-                if stub is not None:
-                    if b.compacted is None:
-                        blocks = blocks if blocks is not None else list(m.content)
-                        blocks[j] = self._replace(b, stub)
-                        reapplied.append(tid)
-                        freed += count(b.content) - count(stub)
-                    continue
-                target = targets.get(tid)
-                # A result the spill stage already replaced is sent as its stub: never a source, never a dedup.
-                if b.compacted is not None or b.is_error or target is None or state.spill_ledger.get(tid) is not None:
-                    continue
-                digest = content_hash(b.content)
-                entry = index.get(target.key)
-                if entry is not None and entry[0] == digest and tid not in state.dedup_seen and tid not in seen:
-                    stub = dedup_stub(target.display, positions[entry[1]], entry[1])
-                    # A stub longer than the read would cost tokens instead of saving them.
-                    if count(stub) < count(b.content):
-                        blocks = blocks if blocks is not None else list(m.content)
-                        blocks[j] = self._replace(b, stub)
-                        ledger[tid] = stub
-                        fresh_ids.append(tid)
-                        freed += count(b.content) - count(stub)
-                        continue
-                journal.set(i, index, target.key, (digest, m.id))
-                seen.add(tid)
-            if blocks is not None:
-                if out is None:
-                    out, first = list(messages), i
-                out[i] = m.model_copy(update={"content": tuple(blocks)})
-        cache.upto = n
-        state.dedup_ledger.update(ledger)
-        state.dedup_seen.update(seen)
-        state.dedup_index = index
-        if not fresh_ids and not reapplied:
+        scan = _Scan(self, ctx, messages)
+        memo = remember(self, messages, ctx, scan.positions, scan.message)
+        state = ctx.state
+        state.dedup_ledger.update(scan.ledger)
+        state.dedup_seen.update(scan.seen)
+        state.dedup_index = memo.table("index")
+        if not scan.fresh_ids and not scan.reapplied:
             return StageResult(passthrough(messages, ctx), unchanged=n)
         before = ctx.tokens(messages)
-        detail = f"{len(fresh_ids)} unchanged re-read(s) deduplicated"
-        if reapplied:
-            detail += f", {len(reapplied)} frozen stub(s) re-applied"
+        detail = f"{len(scan.fresh_ids)} unchanged re-read(s) deduplicated"
+        if scan.reapplied:
+            detail += f", {len(scan.reapplied)} frozen stub(s) re-applied"
         event = Event(
             stage=self.name,
             trigger="dedup",
             tokens_before=before,
-            tokens_after=before - freed,
-            ids=tuple(fresh_ids + reapplied),
+            tokens_after=before - scan.freed,
+            ids=tuple(scan.fresh_ids + scan.reapplied),
             strategy="read_dedup",
             detail=detail,
         )
-        assert out is not None
-        return StageResult(out, (event,), unchanged=first)
-
-    def _call(self, use: ToolUseBlock, journal: Journal, pos: int, index: dict[str, tuple[str, str]], targets: dict[str, ReadTarget | None], shell: dict[str, str | None]) -> None:
-        """A tool call: note what it reads, drop what it may write, follow its ``cd``."""
-        cwd = shell["cwd"]
-        target, plan = self._decode(use, cwd)
-        if target is not None or use.id in targets:
-            journal.set(pos, targets, use.id, target)
-        _invalidate(index, plan, journal, pos)
-        if use.name in self.config.shell_tools:
-            after = shell_cwd(_command(use) or "", cwd)[1]
-            if after != cwd:
-                journal.set(pos, shell, "cwd", after)
+        assert scan.out is not None
+        return StageResult(scan.out, (event,), unchanged=scan.first)
 
     @staticmethod
     def _replace(block: ToolResultBlock, stub: str) -> ToolResultBlock:
@@ -342,3 +264,89 @@ class DedupStage:
                 "original_chars": block.original_chars if block.original_chars is not None else len(block.content),
             }
         )
+
+
+class _Scan:
+    """One call of the stage: the note passes that read each new message, and what they decided.
+
+    The memo holds ``index`` (the sources: key -> (content hash, message id)),
+    ``targets`` (tool_use id -> what the call reads, decided when it was made,
+    in the directory of that moment), ``shell`` ("cwd" -> the shell's working
+    directory after the calls noted so far; None: unknown) and ``positions``
+    (message id -> index of its first occurrence, for the stub's "message
+    index N"). New decisions are collected here and recorded in the session
+    state once the whole history is read.
+    """
+
+    def __init__(self, stage: DedupStage, ctx: StageContext, messages: Sequence[Message]) -> None:
+        self.stage, self.state, self.count = stage, ctx.state, ctx.counter.count_text
+        self.ledger: dict[str, str] = {}
+        self.seen: set[str] = set()
+        self.fresh_ids: list[str] = []
+        self.reapplied: list[str] = []
+        self.freed = 0
+        self.out: list[Message] | None = None
+        self.messages = messages
+        self.first = len(messages)
+
+    @staticmethod
+    def positions(memo: Memo, i: int, m: Message) -> None:
+        positions = memo.table("positions")
+        if m.id not in positions:
+            memo.set(positions, m.id, i)
+
+    def message(self, memo: Memo, i: int, m: Message) -> None:
+        state, count, ledger, seen = self.state, self.count, self.ledger, self.seen
+        index, targets, positions = memo.table("index"), memo.table("targets"), memo.table("positions")
+        blocks: list | None = None
+        for j, b in enumerate(m.content):
+            if isinstance(b, ToolUseBlock):
+                self._call(b, memo, index, targets)
+                continue
+            if not isinstance(b, ToolResultBlock):
+                continue
+            tid = b.tool_use_id
+            stub = state.dedup_ledger.get(tid, ledger.get(tid))
+            if stub is not None:
+                if b.compacted is None:
+                    blocks = blocks if blocks is not None else list(m.content)
+                    blocks[j] = DedupStage._replace(b, stub)
+                    self.reapplied.append(tid)
+                    self.freed += count(b.content) - count(stub)
+                continue
+            target = targets.get(tid)
+            # A result the spill stage already replaced is sent as its stub: never a source, never a dedup.
+            if b.compacted is not None or b.is_error or target is None or state.spill_ledger.get(tid) is not None:
+                continue
+            digest = content_hash(b.content)
+            entry = index.get(target.key)
+            if entry is not None and entry[0] == digest and tid not in state.dedup_seen and tid not in seen:
+                stub = dedup_stub(target.display, positions[entry[1]], entry[1])
+                # A stub longer than the read would cost tokens instead of saving them.
+                if count(stub) < count(b.content):
+                    blocks = blocks if blocks is not None else list(m.content)
+                    blocks[j] = DedupStage._replace(b, stub)
+                    ledger[tid] = stub
+                    self.fresh_ids.append(tid)
+                    self.freed += count(b.content) - count(stub)
+                    continue
+            memo.set(index, target.key, (digest, m.id))
+            seen.add(tid)
+        if blocks is not None:
+            if self.out is None:
+                self.out, self.first = list(self.messages), i
+            self.out[i] = m.model_copy(update={"content": tuple(blocks)})
+
+    def _call(self, use: ToolUseBlock, memo: Memo, index: dict[str, tuple[str, str]], targets: dict[str, ReadTarget | None]) -> None:
+        """A tool call: note what it reads, drop what it may write, follow its ``cd``."""
+        stage = self.stage
+        shell = memo.table("shell", {"cwd": stage.config.cwd})
+        cwd = shell["cwd"]
+        target, plan = stage._decode(use, cwd)
+        if target is not None or use.id in targets:
+            memo.set(targets, use.id, target)
+        _invalidate(index, plan, memo)
+        if use.name in stage.config.shell_tools:
+            after = shell_cwd(_command(use) or "", cwd)[1]
+            if after != cwd:
+                memo.set(shell, "cwd", after)

@@ -24,10 +24,10 @@ Results already spilled, deduped, cleared or masked are skipped and do not
 count toward ``keep_recent`` (MiniCode); results of ``exclude_tools`` are
 never cleared and do not count either.
 
-Incrementally, the stage keeps the positions of the results that could still
-be cleared (after a clearing only the newest few are left) and of those too
-short ever to be cleared, so a run costs the messages that arrived since the
-last one, however long the history.
+Each message is noted once (its calls' names, then its results: clearable,
+or too short ever to be cleared); the incremental driver keeps those notes,
+so a run costs the messages that arrived since the last one, however long the
+history (after a clearing only the newest few clearable results are left).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Literal, Sequence
 from pydantic import Field
 
 from ..events import Event, StageContext, StageResult
-from ..incremental import StageCache, drop_from, open_cache, passthrough
+from ..incremental import Memo, Rescan, passthrough, remember
 from ..messages import Message, ToolResultBlock, ToolUseBlock, block_text
 from .base import StageConfig
 
@@ -90,77 +90,63 @@ def _session_start(messages: Sequence[Message], now: float) -> float:
     return now
 
 
-class _Renamed(Exception):
-    """A tool_use id was reused for another tool: earlier exclusion decisions may be wrong."""
+def _targets(clearable: list[tuple[int, int]], stuck: list[tuple[int, int]], keep: int) -> list[tuple[int, int]]:
+    """The ``clearable`` results older than the newest ``keep`` of ``clearable`` and ``stuck`` together."""
+    if len(clearable) + len(stuck) <= keep:
+        return []
+    # Walk the newest `keep` results of both lists; what is older than them may be cleared.
+    a, b = len(clearable), len(stuck)
+    for _ in range(keep):
+        if b == 0 or (a > 0 and clearable[a - 1] > stuck[b - 1]):
+            a -= 1
+        else:
+            b -= 1
+    return clearable[:a]
 
 
-class _MicrocompactCache(StageCache):
-    """Uncompacted results seen so far, oldest first, split by whether clearing them would save anything."""
+class _Notes:
+    """The note passes of one placeholder text: calls first, then results.
 
-    def __init__(self, owner: object, config: MicrocompactConfig, placeholder: str) -> None:
-        super().__init__(owner)
-        self.config = config
-        self.placeholder = placeholder
+    The memo holds ``names`` (tool_use id -> tool name, only with
+    exclude_tools), ``orphans`` (results seen before any call of theirs),
+    ``calls`` (tool_use id -> positions of the messages calling it, for
+    clear_tool_inputs), and the marks ``clearable`` (results a clearing would
+    shorten) and ``stuck`` (results already no longer than the placeholder,
+    which stay as they are but count for keep_recent), as (message index,
+    block index).
+    """
+
+    def __init__(self, config: MicrocompactConfig, cost: int, count: Callable[[str], int]) -> None:
+        self.config, self.cost, self.count = config, cost, count
         self.excluded = set(config.exclude_tools)
-        # Only with exclude_tools: tool_use id -> tool name, and results seen before any call of theirs.
-        self.names: dict[str, str] = {}
-        self.orphans: dict[str, bool] = {}
-        # tool_use id -> positions of the messages calling it (clear_tool_inputs).
-        self.calls: dict[str, tuple[int, ...]] = {}
-        # (message index, block index), ascending: results a clearing would shorten...
-        self.clearable: list[tuple[int, int]] = []
-        # ...and results already no longer than the placeholder, which stay as they are but count for keep_recent.
-        self.stuck: list[tuple[int, int]] = []
+        self.track_calls = config.mode == "token_trigger" and config.clear_tool_inputs
 
-    def _truncate(self, pos: int) -> None:
-        drop_from(self.clearable, pos, lambda c: c[0])
-        drop_from(self.stuck, pos, lambda c: c[0])
+    def calls(self, memo: Memo, i: int, m: Message) -> None:
+        # A pass of its own: a run from scratch knows every call's name before it looks at any result.
+        names, calls = memo.table("names"), memo.table("calls")
+        for b in m.content:
+            if not isinstance(b, ToolUseBlock):
+                continue
+            if self.excluded:
+                if (memo.start and names.get(b.id, b.name) != b.name) or b.id in memo.table("orphans"):
+                    # An earlier result was judged under another name (or none): judge everything again.
+                    raise Rescan(b.id)
+                memo.set(names, b.id, b.name)
+            if self.track_calls:
+                memo.set(calls, b.id, calls.get(b.id, ()) + (i,))
 
-    def scan(self, messages: Sequence[Message], start: int, count: Callable[[str], int]) -> None:
-        n = len(messages)
-        journal, names, calls = self.journal, self.names, self.calls
-        track_names = bool(self.excluded)
-        track_calls = self.config.mode == "token_trigger" and self.config.clear_tool_inputs
-        # Calls first: a run from scratch knows every call's name before it looks at any result.
-        for i in range(start, n):
-            for b in messages[i].content:
-                if not isinstance(b, ToolUseBlock):
+    def results(self, memo: Memo, i: int, m: Message) -> None:
+        names = memo.table("names")
+        for j, b in enumerate(m.content):
+            if not isinstance(b, ToolResultBlock) or b.compacted is not None:
+                continue
+            if self.excluded:
+                name = names.get(b.tool_use_id)
+                if name is None:
+                    memo.set(memo.table("orphans"), b.tool_use_id, True)
+                elif name in self.excluded:
                     continue
-                if track_names:
-                    if (start and names.get(b.id, b.name) != b.name) or b.id in self.orphans:
-                        # An earlier result was judged under another name (or none): judge everything again.
-                        raise _Renamed(b.id)
-                    journal.set(i, names, b.id, b.name)
-                if track_calls:
-                    journal.set(i, calls, b.id, calls.get(b.id, ()) + (i,))
-        cost = count(self.placeholder)
-        for i in range(start, n):
-            for j, b in enumerate(messages[i].content):
-                if not isinstance(b, ToolResultBlock) or b.compacted is not None:
-                    continue
-                if track_names:
-                    name = names.get(b.tool_use_id)
-                    if name is None:
-                        journal.set(i, self.orphans, b.tool_use_id, True)
-                    elif name in self.excluded:
-                        continue
-                (self.clearable if count(b.content) - cost > 0 else self.stuck).append((i, j))
-        self.upto = n
-
-    def targets(self) -> list[tuple[int, int]]:
-        """The clearable results older than the newest ``keep_recent`` uncompacted ones."""
-        clearable, stuck = self.clearable, self.stuck
-        keep = self.config.keep_recent
-        if len(clearable) + len(stuck) <= keep:
-            return []
-        # Walk the newest `keep` results of both lists; what is older than them may be cleared.
-        a, b = len(clearable), len(stuck)
-        for _ in range(keep):
-            if b == 0 or (a > 0 and clearable[a - 1] > stuck[b - 1]):
-                a -= 1
-            else:
-                b -= 1
-        return clearable[:a]
+            memo.marked("clearable" if self.count(b.content) - self.cost > 0 else "stuck").append((i, j))
 
 
 class MicrocompactStage:
@@ -185,18 +171,11 @@ class MicrocompactStage:
             return True, ctx.trigger
         return True, "threshold"
 
-    def _candidates(self, messages: Sequence[Message], ctx: StageContext, text: str) -> _MicrocompactCache:
+    def _candidates(self, messages: Sequence[Message], ctx: StageContext, text: str) -> Memo:
         count = ctx.counter.count_text
-        cache, start = open_cache(self, ctx, lambda: _MicrocompactCache(self, self.config, text))
-        try:
-            cache.scan(messages, start, count)
-        except _Renamed:
-            # Rare (a reused or late tool_use id): rebuild from the start, where the last name wins as it does in one pass.
-            cache = _MicrocompactCache(self, self.config, text)
-            cache.scan(messages, 0, count)
-            if ctx.caches is not None:
-                ctx.caches[self.name] = cache
-        return cache
+        notes = _Notes(self.config, count(text), count)
+        # The memo is keyed by the stage, whose placeholder text is fixed by its config.
+        return remember(self, messages, ctx, notes.calls, notes.results)
 
     def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
         cfg = self.config
@@ -214,8 +193,8 @@ class MicrocompactStage:
                 return StageResult(passthrough(messages, ctx), unchanged=n)
         masked = cfg.mode == "always"
         text = cfg.masked_text if masked else cfg.clear_text
-        cache = self._candidates(messages, ctx, text)
-        targets = cache.targets()
+        memo = self._candidates(messages, ctx, text)
+        targets = _targets(memo.marked("clearable"), memo.marked("stuck"), cfg.keep_recent)
         if not targets:
             return StageResult(passthrough(messages, ctx), unchanged=n)
         out = list(messages)
@@ -240,7 +219,7 @@ class MicrocompactStage:
             cleared_ids.append(block.tool_use_id)
         first = targets[0][0]
         if cfg.mode == "token_trigger" and cfg.clear_tool_inputs:
-            calls = sorted({p for tid in cleared_ids for p in cache.calls.get(tid, ())})
+            calls = sorted({p for tid in cleared_ids for p in memo.table("calls").get(tid, ())})
             gained, changed = self._clear_inputs(out, set(cleared_ids), count, calls)
             freed += gained
             first = min([first, *changed])

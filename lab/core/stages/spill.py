@@ -16,7 +16,9 @@ kept, so the stage can never make a history longer.
 
 Incrementally, the stage only looks at the messages after the settled prefix
 (every result there was decided already) plus the messages whose spill write
-failed, which are retried on every request as a run from scratch would.
+failed, which are retried on every request as a run from scratch would. The
+incremental driver keeps both what it needs from the prefix: every tool call
+(the tool name a stub shows) and the positions of those failed messages.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pydantic import Field
 
 from ...errors import StoreError
 from ..events import Event, StageContext, StageResult
-from ..incremental import StageCache, drop_from, open_cache, passthrough
+from ..incremental import Memo, passthrough, remember
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..store import SpillStore
 from .base import StageConfig
@@ -185,13 +187,12 @@ class SpillStage:
         n = len(messages)
         if not self.config.enabled:
             return StageResult(passthrough(messages, ctx), unchanged=n)
-        cache, start = open_cache(self, ctx, lambda: _SpillCache(self))
-        cache.add_uses(messages, start)
-        run = _Run(self, ctx, cache.uses)
+        memo = remember(self, messages, ctx, self._note)
+        run = _Run(self, ctx, memo.table("uses"))
         pending: list[int] = []
         out: list[Message] | None = None
         first = n
-        for i in [*cache.pending, *range(start, n)]:
+        for i in [*memo.marked("pending"), *range(memo.start, n)]:
             m = messages[i]
             failures = len(run.failed)
             new = run.message(m)
@@ -201,7 +202,8 @@ class SpillStage:
                 if out is None:
                     out, first = list(messages), i
                 out[i] = new
-        cache.pending, cache.upto = pending, n
+        # Positions, ascending, of messages with a result whose spill write failed: retried every call.
+        memo.mark_all("pending", pending)
         # Record last: the new history exists, so ledger and messages agree.
         ctx.state.spill_ledger.update(run.ledger)
         ctx.state.spill_paths.update(run.paths)
@@ -209,25 +211,13 @@ class SpillStage:
             return StageResult(passthrough(messages, ctx), unchanged=n)
         return StageResult(out if out is not None else passthrough(messages, ctx), run.events(messages), unchanged=first)
 
-
-class _SpillCache(StageCache):
-    """Every tool call seen so far (for the tool name of a result) and the messages whose write failed."""
-
-    def __init__(self, owner: object) -> None:
-        super().__init__(owner)
-        self.uses: dict[str, ToolUseBlock] = {}
-        # Positions, ascending, of messages with a result whose spill write failed: retried every call.
-        self.pending: list[int] = []
-
-    def _truncate(self, pos: int) -> None:
-        drop_from(self.pending, pos)
-
-    def add_uses(self, messages: Sequence[Message], start: int) -> None:
-        # All calls first, as a run from scratch sees them: a result's call may come after it in a broken history.
-        for i in range(start, len(messages)):
-            for b in messages[i].content:
-                if isinstance(b, ToolUseBlock):
-                    self.journal.set(i, self.uses, b.id, b)
+    @staticmethod
+    def _note(memo: Memo, i: int, m: Message) -> None:
+        # A pass of its own, before any result is decided: a result's call may come after it in a broken history.
+        uses = memo.table("uses")
+        for b in m.content:
+            if isinstance(b, ToolUseBlock):
+                memo.set(uses, b.id, b)
 
 
 class _Run:
