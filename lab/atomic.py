@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import secrets
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, TextIO
+from collections.abc import Callable, Iterator
 
 __all__ = ["atomic_path", "atomic_writer", "write_text_atomic", "write_table"]
 
@@ -28,20 +29,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with suppress(OSError):  # the original error is the one to report
             tmp.unlink(missing_ok=True)
-        except OSError:
-            pass  # the original error is the one to report
         raise
 
 
 @contextmanager
 def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
     """A text file handle whose content replaces ``path`` when the block ends without error."""
-    with atomic_path(path) as tmp:
-        # "x" refuses to reuse a temp file someone else made.
-        with tmp.open("x", encoding="utf-8") as fh:
-            yield fh
+    # "x" refuses to reuse a temp file someone else made.
+    with atomic_path(path) as tmp, tmp.open("x", encoding="utf-8") as fh:
+        yield fh
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .errors import ConfigError
 

@@ -20,7 +20,8 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .atomic import atomic_writer
 from .cli_probe import add_probe_options, probe_spec

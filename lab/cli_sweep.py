@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .cli_probe import add_probe_options, probe_spec
 from .cli_replay import whole_number

@@ -26,7 +26,8 @@ import types
 import typing
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
 
 import annotated_types as at
 from pydantic import BaseModel, ValidationError

@@ -15,7 +15,8 @@ from __future__ import annotations
 import html
 import numbers
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -80,7 +81,7 @@ LOWER_IS_BETTER = ("cost", "peak_sent", "failures", "invalid_requests", "overflo
 HIGHER_IS_BETTER = ("needed_later_recall", "retention_score")
 
 
-def _xs(report: "Report") -> list[int]:
+def _xs(report: Report) -> list[int]:
     return [row.index for row in report.rows]
 
 
@@ -93,7 +94,7 @@ def _hline(name: str, y: float, xs: Sequence[int], color: str, dash: str, group:
     )
 
 
-def event_points(report: "Report") -> dict[str, dict[str, list[Any]]]:
+def event_points(report: Report) -> dict[str, dict[str, list[Any]]]:
     """Per stage: the x (request), y (tokens before the stage acted) and hover text of each event."""
     out: dict[str, dict[str, list[Any]]] = {}
     for row in report.rows:
@@ -112,7 +113,7 @@ def event_points(report: "Report") -> dict[str, dict[str, list[Any]]]:
     return out
 
 
-def timeline(report: "Report", *, selected: int | None = None, title: str | None = None) -> go.Figure:
+def timeline(report: Report, *, selected: int | None = None, title: str | None = None) -> go.Figure:
     """Tokens sent per request against the raw history, the window and watermark lines, and one marker per event."""
     xs = _xs(report)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -155,7 +156,7 @@ def timeline(report: "Report", *, selected: int | None = None, title: str | None
     return fig
 
 
-def _recall_line(fig: go.Figure, report: "Report") -> None:
+def _recall_line(fig: go.Figure, report: Report) -> None:
     """Needed-later recall per request on a 0..1 secondary axis; requests that needed nothing are gaps."""
     rows = [r for r in report.rows if r.needed_later_recall is not None]
     if not rows:
@@ -172,7 +173,7 @@ def _recall_line(fig: go.Figure, report: "Report") -> None:
                      tickformat=".0%", showgrid=False, secondary_y=True)
 
 
-def composition(report: "Report") -> go.Figure:
+def composition(report: Report) -> go.Figure:
     """A stacked area of what each request's context is made of."""
     xs = _xs(report)
     parts = list(_PARTS) + sorted({p for r in report.rows for p in r.composition} - set(_PARTS))
@@ -188,7 +189,7 @@ def composition(report: "Report") -> go.Figure:
     return fig
 
 
-def cost(report: "Report") -> go.Figure:
+def cost(report: Report) -> go.Figure:
     """Cumulative cost with and without compaction, and the prompt-cache hit ratio per request."""
     xs = _xs(report)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -215,7 +216,7 @@ def cost(report: "Report") -> go.Figure:
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
-def compare_timelines(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Report"]]) -> go.Figure:
+def compare_timelines(reports: Mapping[str, Report] | Iterable[tuple[str, Report]]) -> go.Figure:
     """Tokens sent per request under each config, over the raw history of the first, with each watermark."""
     items = list(reports.items()) if isinstance(reports, Mapping) else list(reports)
     fig = go.Figure()
@@ -238,7 +239,7 @@ def compare_timelines(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Rep
     return fig
 
 
-def small_multiples(reports: Mapping[str, "Report"] | Iterable[tuple[str, "Report"]], *, columns: int | None = None) -> go.Figure:
+def small_multiples(reports: Mapping[str, Report] | Iterable[tuple[str, Report]], *, columns: int | None = None) -> go.Figure:
     """One mini timeline per config (sent, raw history, watermark, events), on shared axes so they read side by side.
 
     ``columns`` defaults to one row for up to three configs and a 2 x 2 grid for four (no empty panel).
@@ -364,7 +365,7 @@ def _formatter(column: str) -> Any:
 _FAILURE_COLUMNS = ("failures", "invalid_requests", "overflows", "breaker_open_over_watermark")
 
 
-def best_cells(df: "pd.DataFrame") -> dict[str, list[int]]:
+def best_cells(df: pd.DataFrame) -> dict[str, list[int]]:
     """Per directed column, the row positions holding its best value (ties all); absent where the configs do not differ.
 
     Rows of configs with failed requests compete only on the failure columns, as long as some config had none.
@@ -387,23 +388,23 @@ def best_cells(df: "pd.DataFrame") -> dict[str, list[int]]:
     return out
 
 
-def best_per_column(df: "pd.DataFrame") -> dict[str, Any]:
+def best_per_column(df: pd.DataFrame) -> dict[str, Any]:
     """The best value of each directed column (LOWER_/HIGHER_IS_BETTER) where the configs differ; see ``best_cells``."""
     return {col: df[col].iloc[rows[0]] for col, rows in best_cells(df).items()}
 
 
-def style_compare(df: "pd.DataFrame", color: str = "#c6efce") -> "Styler":
+def style_compare(df: pd.DataFrame, color: str = "#c6efce") -> Styler:
     """The compare table formatted ($, %, thousands) with each directed column's best cells highlighted."""
     cells = best_cells(df)
 
-    def _mark(column: "pd.Series") -> list[str]:
+    def _mark(column: pd.Series) -> list[str]:
         marked = set(cells.get(str(column.name), ()))
         return [f"background-color: {color}; font-weight: bold" if i in marked else "" for i in range(len(column))]
 
     return df.style.format({c: _formatter(str(c)) for c in df.columns}).apply(_mark, axis=0)
 
 
-def pareto(result_df: "pd.DataFrame", x: str, y: str) -> go.Figure:
+def pareto(result_df: pd.DataFrame, x: str, y: str) -> go.Figure:
     """A sweep's trials on two of its scores (``SweepResult.df``): the Pareto front marked, infeasible trials in grey.
 
     Each point carries its trial number as ``customdata``, so a selection in the app names the trial to load.

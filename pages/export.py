@@ -13,7 +13,7 @@ st.title("Export")
 st.subheader("Config")
 config = state.get_config()
 cols = st.columns(len(export.CONFIG_FORMATS))
-for col, fmt in zip(cols, export.CONFIG_FORMATS):
+for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
     f = export.config_file(config, fmt)  # type: ignore[arg-type]
     col.download_button(f"Config as {fmt.upper()}", f.data, file_name=f.name, mime=f.mime, key=f"lab.export.config.{fmt}", on_click="ignore")
 st.caption("Use it in an agent loop:")

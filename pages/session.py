@@ -66,7 +66,7 @@ else:
     window = state.get_config().window
     note = "" if proposal.window in (None, window) else f" The window is now {window:,}; pick any on the Pipeline page."
     st.info(f"Window: {proposal.reason}.{note}")
-    if proposal.window is not None and proposal.window != window:
+    if proposal.window is not None and proposal.window != window:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
         if st.button(f"Use the proposed window ({proposal.window:,})", key="session.use_proposed_window"):
             state.set_session_window(proposal.window)
             st.rerun()
@@ -106,7 +106,7 @@ tokens = pd.DataFrame(
     }
 )
 share_cols = st.columns(len(stats.tokens))
-for col, (counter, share) in zip(share_cols, stats.tool_output_share.items()):
+for col, (counter, share) in zip(share_cols, stats.tool_output_share.items(), strict=True):
     col.metric(f"Tool output ({counter})", f"{share:.0%}", help=f"{stats.tokens[counter]:,} tokens in all")
 st.dataframe(tokens, hide_index=True, column_config={
     "tokens": st.column_config.NumberColumn(format="localized"),

@@ -46,13 +46,13 @@ if report is not None:
         cols = st.columns(len(parts) + 1)
         score = report.retention_score
         cols[0].metric("score", "n/a" if score is None else f"{score:.0%}")
-        for col, (name, part) in zip(cols[1:], parts.items()):
+        for col, (name, part) in zip(cols[1:], parts.items(), strict=True):
             col.metric(PART_LABELS.get(name, name.replace("_", " ")), f"{part.kept}/{part.total}", help=PART_HELP.get(name))
     table = retention_table(report)
     if table:
         where = st.multiselect("Show", ["tail", "summary", "spill", "nowhere"], default=["summary", "spill", "nowhere"], key="lab.summary.where")
         st.dataframe([r for r in table if r["where"] in where], hide_index=True, column_order=["part", "item", "where", "lost to", "found in"])
-        if report.rows:
+        if report.rows:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
             if st.button("Open the last request in Diff", key="lab.summary.to_diff"):
                 state.select_request(len(report.rows) - 1)
                 st.switch_page(state.page_path("diff"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from lab.core.messages import (
@@ -22,7 +22,7 @@ def _id(prefix: str) -> str:
 
 
 def ts(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return datetime.fromtimestamp(seconds, tz=UTC)
 
 
 def system(text: str = "You are a coding agent.") -> Message:

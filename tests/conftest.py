@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -140,3 +141,13 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored() -> Iterator[None]:
+    # AppTest runs a page as the __main__ module and can leave sys.modules["__main__"] pointing at its
+    # temporary script; a worker process started later (spawn, Ray) re-imports __main__ and would run it.
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main

@@ -6,7 +6,7 @@ tests/conftest.py) or import the fixture into a test module.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

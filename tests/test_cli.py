@@ -216,11 +216,10 @@ class TestFailedWritesLeaveNothing:
 
         target = tmp_path / "out.json"
         target.write_text("old")
-        with pytest.raises(RuntimeError, match="mid-write"):
-            with atomic_writer(target) as fh:
-                fh.write("half")
-                assert [p.name for p in tmp_path.iterdir() if p.name != "out.json"]  # the temp file exists here
-                raise RuntimeError("mid-write")
+        with pytest.raises(RuntimeError, match="mid-write"), atomic_writer(target) as fh:
+            fh.write("half")
+            assert [p.name for p in tmp_path.iterdir() if p.name != "out.json"]  # the temp file exists here
+            raise RuntimeError("mid-write")
         assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
         assert target.read_text() == "old"
 

@@ -56,7 +56,7 @@ class TestTimeline:
             stage = t.name.removeprefix("event: ")
             assert t.marker.color == figures.STAGE_COLORS.get(stage, t.marker.color)
             expected = [(i, e["tokens_before"]) for i, e in events if e["stage"] == stage]
-            assert list(zip(t.x, t.y)) == expected
+            assert list(zip(t.x, t.y, strict=True)) == expected
 
     def test_hover_names_stage_trigger_and_tokens_freed(self, report: Report) -> None:
         points = figures.event_points(report)

@@ -238,7 +238,7 @@ class TestKnobs:
     def test_spacing_and_long_pauses(self) -> None:
         def gaps(t: Transcript) -> list[float]:
             stamps = [m.timestamp for m in t.messages if m.role == "assistant"]
-            return [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
+            return [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:], strict=False)]
 
         calm = gaps(generate(seed=4, requests=200, seconds_between_requests=30, long_pause_rate=0.0, user_turns=0))
         assert 20 < statistics.median(calm) < 60 and max(calm) < 3600
@@ -301,7 +301,7 @@ class TestBulkJsonl:
         entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         assert {e["type"] for e in entries} == {"user", "assistant"}
         assert entries[0]["parentUuid"] is None
-        assert all(b["parentUuid"] == a["uuid"] for a, b in zip(entries, entries[1:]))
+        assert all(b["parentUuid"] == a["uuid"] for a, b in zip(entries, entries[1:], strict=False))
         called = [c["id"] for e in entries if e["type"] == "assistant" for c in e["message"]["content"] if c["type"] == "tool_use"]
         answered = [c["tool_use_id"] for e in entries if e["type"] == "user" and isinstance(e["message"]["content"], list) for c in e["message"]["content"]]
         assert called == answered and len(set(called)) == len(called)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..atomic import write_text_atomic
 from ..corpus import CORPUS_ENV, corpus_dir

@@ -28,7 +28,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from . import CorpusMissing, corpus_files, register_section
 
@@ -54,7 +55,7 @@ def knob_key(at: Any, path: str = _KNOB) -> str:
     """The Timeline knob's widget key now: loading a session applies its window, which starts a new widget generation."""
     from ..ui import keys
 
-    gen = at.session_state[keys.GEN] if keys.GEN in at.session_state else 0
+    gen = at.session_state.get(keys.GEN, 0)
     return f"tl{gen}:{path}"
 
 

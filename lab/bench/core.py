@@ -25,7 +25,9 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass
-from typing import Callable, Hashable, Mapping, Sequence, TypeVar
+from functools import partial
+from typing import TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 from ..core.compactor import Compactor
 from ..core.messages import Message
@@ -100,7 +102,8 @@ def fastest(timings: Sequence[Timing]) -> Timing:
         raise ValueError("no runs to combine")
     if len({t.requests for t in timings}) != 1 or any(len(t.per_request) != t.requests for t in timings):
         return min(timings, key=lambda t: t.seconds)
-    per = tuple(map(min, zip(*(t.per_request for t in timings)))) if timings[0].requests else ()
+    # Equal lengths were checked above; strict keeps that a checked fact.
+    per = tuple(map(min, zip(*(t.per_request for t in timings), strict=True))) if timings[0].requests else ()
     outside = min(max(0.0, t.seconds - sum(t.per_request)) for t in timings)
     return Timing(seconds=sum(per) + outside, requests=timings[0].requests, per_request=per)
 
@@ -150,7 +153,8 @@ def bench_core(quick: bool = False) -> tuple[list[str], dict]:
     big = generate(requests=big_n, seed=11).messages
     lines.append(f"growth from {small_n} to {big_n} generated requests (window 200k; CPU time, each request at its fastest of {REPEAT} runs in turn, gc.collect() + gc.freeze() before each):")
     for name in ("minicode", "mewcode"):
-        best = best_of_each({"small": lambda: agent_loop_times(small, name), "big": lambda: agent_loop_times(big, name)})
+        # partial binds this iteration's preset: a lambda would read `name` whenever it runs.
+        best = best_of_each({"small": partial(agent_loop_times, small, name), "big": partial(agent_loop_times, big, name)})
         s, b = best["small"], best["big"]
         ratio = b.seconds / s.seconds if s.seconds else float("inf")
         verdict = "linear" if ratio <= GROWTH_TARGET else "SUPERLINEAR"

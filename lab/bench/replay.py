@@ -39,6 +39,7 @@ import os
 import tempfile
 import time
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str]
             continue
         for window in windows:
             for name in preset_names():
-                seconds, report = _cpu(lambda: replay(transcript, name, window=window))
+                seconds, report = _cpu(partial(replay, transcript, name, window=window))
                 per = seconds * 1000 / report.requests if report.requests else 0.0
                 rows.append({"transcript": path.name, "bytes": path.stat().st_size, "preset": name, "window": window,
                              "requests": report.requests, "seconds": seconds, "ms_per_request": per})
@@ -103,7 +104,7 @@ def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
     start = clock()
     replay(transcript, preset_name, window=window, progress=lambda done, total: marks.append(clock()))
     seconds = clock() - start
-    per = tuple(b - a for a, b in zip([start] + marks, marks))
+    per = tuple(b - a for a, b in pairwise([start, *marks]))
     return Timing(seconds=seconds, requests=len(marks), per_request=per)
 
 
@@ -241,7 +242,7 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
             continue
     names = preset_names()
 
-    def presets(recall: bool, forget_each: bool) -> float:
+    def presets(t: Any, recall: bool, forget_each: bool) -> float:
         total = 0.0
         for name in names:
             if forget_each:
@@ -257,14 +258,14 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
             clear_cache()
             timed = {
                 # Every replay from empty memos, with recall or without: a user's first replay of a transcript.
-                "off": presets(False, True),
-                "first": presets(True, True),
+                "off": presets(t, False, True),
+                "first": presets(t, True, True),
             }
             # A compare of every preset: the transcript's history is built once, by its first replay.
             clear_cache()
-            timed["compare"] = presets(True, False)
+            timed["compare"] = presets(t, True, False)
             # The same again, history and memos kept (a slider's next move, a sweep's next trial).
-            timed["warm"] = presets(True, False)
+            timed["warm"] = presets(t, True, False)
             for mode, seconds in timed.items():
                 runs[mode] = min(runs.get(mode, float("inf")), seconds)
         for mode, seconds in runs.items():

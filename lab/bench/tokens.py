@@ -29,7 +29,8 @@ import sysconfig
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from ..core.messages import ImageBlock, Message, Transcript, block_text
 from ..core.tokens import get_counter
@@ -113,7 +114,7 @@ def _bench_one(label: str, transcript: Transcript, counters: Sequence[str]) -> l
         # All texts are cached in this instance now, so these sums cost no counting.
         msgs = [sum(counter.count_text(t) for t in group) for group in messages]
         total = sum(msgs)
-        per_msg = [abs(e - r) / r for e, r in zip(msgs, ref_msgs) if r > 0]
+        per_msg = [abs(e - r) / r for e, r in zip(msgs, ref_msgs, strict=True) if r > 0]
         rows.append(
             {
                 "transcript": label,

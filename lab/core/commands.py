@@ -29,10 +29,11 @@ import re
 import shlex
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterator, Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from .messages import ToolUseBlock
-from .stages.dedup_paths import command_text, is_windows_path, resolve, shell_cwd
+from .shell_paths import command_text, is_windows_path, resolve, shell_cwd
 
 __all__ = [
     "ActionKind",
@@ -573,55 +574,68 @@ def _redirected(segment: _Segment, name: str, args: list[str]) -> str:
     return f"output of {_excerpt(' '.join([name, *args]), 40)}"
 
 
-def _effect(segment: _Segment, depth: int) -> _Effect:
-    words = _unwrap(segment.words)
-    name = posixpath.basename(words[0]) if words else ""
-    args = words[1:]
+def _tee(segment: _Segment, args: list[str]) -> _Effect:
+    positional, options = _operands("tee", args)
+    source = f"{_lines(segment.body)} from a heredoc" if segment.body is not None else f"output of {segment.piped_from}" if segment.piped_from else "stdin"
+    verb = "appended" if any(k in ("-a", "--append") for k, _ in options) else "written"
+    return _Effect("write", writes=tuple(FileChange(p, f"{verb}: {source}") for p in positional))
+
+
+def _patch(name: str, args: list[str], body: str | None) -> _Effect:
+    positional, options = _operands("patch", args)
+    text = body if body is not None else (positional[0] if name == "apply_patch" and positional else None)
+    changes = patch_changes(text) if text else ()
+    if not changes and name == "patch" and positional:
+        changes = (FileChange(positional[0], "patched"),)
+    reads = tuple(v for k, v in options if k == "-i")
+    return _Effect("write", reads=reads, writes=changes)
+
+
+def _command(segment: _Segment, name: str, args: list[str], depth: int) -> _Effect:
+    """What the command itself does, by its name; its redirections are added by ``_effect``."""
     if name in ("bash", "sh", "zsh") and len(args) >= 2 and args[-2] in ("-c", "-lc", "-ec") and depth < 3:
         inner = _shell(args[-1], depth + 1)
-        effect = _Effect(inner.kind, inner.reads, inner.writes)
-    elif name == "sed":
-        effect = _sed(args)
-    elif name in ("grep", "egrep", "fgrep", "rg", "ag", "ack"):
-        effect = _grep(name, args)
-    elif name in _READERS:
+        return _Effect(inner.kind, inner.reads, inner.writes)
+    if name == "sed":
+        return _sed(args)
+    if name in ("grep", "egrep", "fgrep", "rg", "ag", "ack"):
+        return _grep(name, args)
+    if name in _READERS:
         # Without a file it filters its input ("| head"): the pipe's other commands say what it does.
         positional, _ = _operands(name, args)
-        effect = _Effect("read" if positional or segment.body is not None else None, reads=tuple(positional))
-    elif name in _SEARCHERS:
-        effect = _Effect("search")
-    elif name == "tee":
-        positional, options = _operands("tee", args)
-        source = f"{_lines(segment.body)} from a heredoc" if segment.body is not None else f"output of {segment.piped_from}" if segment.piped_from else "stdin"
-        verb = "appended" if any(k in ("-a", "--append") for k, _ in options) else "written"
-        effect = _Effect("write", writes=tuple(FileChange(p, f"{verb}: {source}") for p in positional))
-    elif name in ("cp", "mv"):
-        effect = _copy_move(name, args)
-    elif name in ("rm", "rmdir", "unlink"):
+        return _Effect("read" if positional or segment.body is not None else None, reads=tuple(positional))
+    if name in _SEARCHERS:
+        return _Effect("search")
+    if name == "tee":
+        return _tee(segment, args)
+    if name in ("cp", "mv"):
+        return _copy_move(name, args)
+    if name in ("rm", "rmdir", "unlink"):
         positional, _ = _operands(name, args)
-        effect = _Effect("write", writes=tuple(FileChange(p, "deleted") for p in positional))
-    elif name == "touch":
+        return _Effect("write", writes=tuple(FileChange(p, "deleted") for p in positional))
+    if name == "touch":
         positional, _ = _operands(name, args)
-        effect = _Effect("write", writes=tuple(FileChange(p, "touched (created if missing)") for p in positional))
-    elif name == "git":
-        effect = _git(args, segment.body)
-    elif name in ("patch", "apply_patch"):
-        positional, options = _operands("patch", args)
-        text = segment.body if segment.body is not None else (positional[0] if name == "apply_patch" and positional else None)
-        changes = patch_changes(text) if text else ()
-        if not changes and name == "patch" and positional:
-            changes = (FileChange(positional[0], "patched"),)
-        reads = tuple(v for k, v in options if k == "-i")
-        effect = _Effect("write", reads=reads, writes=changes)
-    elif name in ("perl", "awk", "gawk") and any(a.startswith("-") and not a.startswith("--") and "i" in a for a in args):
+        return _Effect("write", writes=tuple(FileChange(p, "touched (created if missing)") for p in positional))
+    if name == "git":
+        return _git(args, segment.body)
+    if name in ("patch", "apply_patch"):
+        return _patch(name, args, segment.body)
+    if name in ("perl", "awk", "gawk") and any(a.startswith("-") and not a.startswith("--") and "i" in a for a in args):
         # perl -pi -e SCRIPT FILES, awk -i inplace PROGRAM FILES: the first operand is the program.
         positional, _ = _operands(name, [a for a in args if a not in ("-e", "-E")])
         files = [p for p in positional if p != "inplace"][1:]
-        effect = _Effect("write", writes=tuple(FileChange(f, f"edited in place by {name}") for f in files))
-    elif name in _NEUTRAL or not name:
-        effect = _Effect(None)
-    else:
-        effect = _Effect("run")
+        return _Effect("write", writes=tuple(FileChange(f, f"edited in place by {name}") for f in files))
+    if name in _NEUTRAL or not name:
+        return _Effect(None)
+    return _Effect("run")
+
+
+def _effect(segment: _Segment, depth: int) -> _Effect:
+    """The command's own effect plus what its ``<`` and ``>`` redirections read and write."""
+    words = _unwrap(segment.words)
+    name = posixpath.basename(words[0]) if words else ""
+    args = words[1:]
+    effect = _command(segment, name, args, depth)
     read_list, write_list = list(effect.reads), list(effect.writes)
     kind = effect.kind
     for op, target in segment.redirects:

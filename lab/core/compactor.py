@@ -26,7 +26,8 @@ is that reference).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..errors import ProviderError, StageError, TranscriptError
 from .config import CompactionConfig
@@ -243,10 +244,10 @@ class Compactor:
 
     def _track(self, path: str) -> Track:
         """The incremental memory of one trigger path; a fresh one each call when not incremental."""
-        track = self.state.caches.get(path)
+        track = self.state.tracks.get(path)
         if not self.incremental or not isinstance(track, Track) or track.counter is not self._counts:
             track = Track(self._counts)
-            self.state.caches[path] = track
+            self.state.tracks[path] = track
         return track
 
     def _guarded(self, run: Callable[..., FoldResult], *args: Any, path: str) -> FoldResult:
@@ -254,7 +255,7 @@ class Compactor:
         try:
             return run(*args)
         except BaseException:
-            self.state.caches.pop(path, None)
+            self.state.tracks.pop(path, None)
             raise
 
     def _now(self, messages: Sequence[Message], now: float | None, track: Track | None = None) -> float:
@@ -297,7 +298,7 @@ class Compactor:
             tools=self.tools,
             settled=settled if track is not None else 0,
             totals=track.totals if track is not None else (),
-            caches=track.caches if track is not None else None,
+            memos=track.memos if track is not None else None,
         )
 
     def _set_anchor(self, messages: Sequence[Message], usage: Usage) -> None:
@@ -318,9 +319,9 @@ class Compactor:
         n = self.state.anchor_messages
         if self.state.anchor is None:
             return
-        if n > len(before) or n > len(after):
-            self._reset_anchor()
-        elif unchanged < n and any(a is not b and a != b for a, b in zip(before[unchanged:n], after[unchanged:n])):
+        # Tested before the zip: once n fits both lists, the two slices are equally long.
+        covered_gone = n > len(before) or n > len(after)
+        if covered_gone or any(a is not b and a != b for a, b in zip(before[unchanged:n], after[unchanged:n], strict=True)):
             self._reset_anchor()
 
     def _close_breaker(self) -> None:

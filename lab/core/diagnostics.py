@@ -34,7 +34,7 @@ def chars_per_token(counter: str) -> float:
     return 3.5 if counter == "chars/3.5" else 4.0
 
 
-def first_trigger(config: "CompactionConfig") -> int | None:
+def first_trigger(config: CompactionConfig) -> int | None:
     """The smallest estimate that triggers auto-compaction, or None when it is off or skipped at this window."""
     wm = config.watermark
     if not (wm.enabled and config.summary.enabled):
@@ -46,7 +46,7 @@ def first_trigger(config: "CompactionConfig") -> int | None:
     return limit + 1 if wm.mode == "ratio" else limit
 
 
-def attachment_cap(config: "CompactionConfig") -> int:
+def attachment_cap(config: CompactionConfig) -> int:
     """Tokens the recovery attachment may take after a summary; 0 when no summary gets one."""
     s = config.summary
     if not s.enabled or (s.summarizer == "rules" and not s.attachment_for_rules):
@@ -58,7 +58,7 @@ def _n(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def _watermark(config: "CompactionConfig") -> list[str]:
+def _watermark(config: CompactionConfig) -> list[str]:
     wm, window = config.watermark, config.window
     if not (wm.enabled and config.summary.enabled):
         return []
@@ -80,7 +80,7 @@ def _watermark(config: "CompactionConfig") -> list[str]:
     return out
 
 
-def _summary(config: "CompactionConfig") -> list[str]:
+def _summary(config: CompactionConfig) -> list[str]:
     """The summary stage at the moment auto-compaction first triggers: can its tail leave anything to summarise?
 
     At the trigger the context holds about ``first`` tokens. A tail that keeps
@@ -124,7 +124,7 @@ def _summary(config: "CompactionConfig") -> list[str]:
     return []
 
 
-def _summary_size(config: "CompactionConfig") -> list[str]:
+def _summary_size(config: CompactionConfig) -> list[str]:
     """A summary message that may itself be as large as the threshold it is meant to get under."""
     s = config.summary
     first = first_trigger(config)
@@ -141,7 +141,7 @@ def _summary_size(config: "CompactionConfig") -> list[str]:
     return out
 
 
-def _attachment(config: "CompactionConfig") -> list[str]:
+def _attachment(config: CompactionConfig) -> list[str]:
     cap = attachment_cap(config)
     tail = config.summary.tail_bounds(config.window)[0]
     if not cap or cap + tail <= config.window:
@@ -152,7 +152,7 @@ def _attachment(config: "CompactionConfig") -> list[str]:
             "to send. Lower summary.attachment_max_window_share or summary.tail_min_tokens."]
 
 
-def _spill(config: "CompactionConfig") -> list[str]:
+def _spill(config: CompactionConfig) -> list[str]:
     sp, window = config.spill, config.window
     if not sp.enabled:
         return []
@@ -169,7 +169,7 @@ def _spill(config: "CompactionConfig") -> list[str]:
     return out
 
 
-def _microcompact(config: "CompactionConfig") -> list[str]:
+def _microcompact(config: CompactionConfig) -> list[str]:
     mc = config.microcompact
     if not (mc.enabled and mc.mode == "token_trigger") or mc.trigger_at(config.window) < config.window:
         return []
@@ -178,7 +178,7 @@ def _microcompact(config: "CompactionConfig") -> list[str]:
             "results are never cleared before the provider refuses the request. Lower microcompact.trigger_tokens."]
 
 
-def _recovery(config: "CompactionConfig") -> list[str]:
+def _recovery(config: CompactionConfig) -> list[str]:
     rc, window = config.recovery, config.window
     if not rc.enabled:
         return []
@@ -196,7 +196,7 @@ def _recovery(config: "CompactionConfig") -> list[str]:
     return []
 
 
-def _ladder(config: "CompactionConfig") -> list[str]:
+def _ladder(config: CompactionConfig) -> list[str]:
     """MiniCode's forced full compact: accepted only under accept_ratio x blocking_ratio x window."""
     s, rc = config.summary, config.recovery
     if not s.enabled or s.full_tail_policy != "same":
@@ -215,7 +215,7 @@ def _ladder(config: "CompactionConfig") -> list[str]:
     return [f"{why}, so recovery truncates history without a summary. Set summary.full_tail_policy to 'third' or lower the tail."]
 
 
-def config_warnings(config: "CompactionConfig") -> list[str]:
+def config_warnings(config: CompactionConfig) -> list[str]:
     """Plain-English warnings for settings that cannot work at ``config.window``; [] when none apply.
 
     Pure: reads the config, never a transcript, the disk or the network.

@@ -9,7 +9,8 @@ ledger, the dedup index, the breaker count, the usage anchor) live in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .messages import Boundary, Message, ToolSpec, Usage
 
@@ -99,17 +100,17 @@ class CompactorState:
     recovery_attempts: int = 0
     # The first user request, verbatim, so recovery can re-insert it after truncation.
     first_request: str | None = None
-    # The Compactor's incremental bookkeeping per trigger path (its last output, token prefix
-    # sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
-    caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # The Compactor's incremental bookkeeping: a Track per trigger path (its last output, token
+    # prefix sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
+    tracks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
 class StageContext:
-    config: "CompactionConfig"
-    counter: "TokenCounter"
-    store: "SpillStore"
-    summarizer: "Summarizer"
+    config: CompactionConfig
+    counter: TokenCounter
+    store: SpillStore
+    summarizer: Summarizer
     state: CompactorState
     # Seconds since the epoch, from message timestamps or a simulated clock.
     now: float = 0.0
@@ -124,7 +125,7 @@ class StageContext:
     settled: int = 0
     totals: Sequence[int] = ()
     # The stages' memos for this trigger path (stage name -> Memo); None: keep nothing.
-    caches: dict[str, Any] | None = None
+    memos: dict[str, Any] | None = None
 
     def tokens(self, messages: Sequence[Message], start: int = 0) -> int:
         """``counter.count_messages(messages[start:])``, without recounting the settled prefix."""

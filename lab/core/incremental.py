@@ -36,7 +36,8 @@ token totals over it, and the stages' memos.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TranscriptError
 from .messages import Message, is_sent, shared_prefix
@@ -160,8 +161,8 @@ def worth_rolling_back(memo: Memo, pos: int) -> bool:
     return memo.upto - pos <= REBUILD_RATIO * max(pos, 1)
 
 
-def _open(stage: Any, ctx: "StageContext") -> Memo:
-    memos = ctx.caches
+def _open(stage: Any, ctx: StageContext) -> Memo:
+    memos = ctx.memos
     if memos is None:
         return Memo(stage)
     memo = memos.get(stage.name)
@@ -181,7 +182,7 @@ def _note(memo: Memo, messages: Sequence[Message], passes: Sequence[Note]) -> No
     memo.upto = len(messages)
 
 
-def remember(stage: Any, messages: Sequence[Message], ctx: "StageContext", *passes: Note) -> Memo:
+def remember(stage: Any, messages: Sequence[Message], ctx: StageContext, *passes: Note) -> Memo:
     """The incremental driver: ``stage``'s memo, brought up to date with ``messages``.
 
     The memo kept for this trigger path is rolled back to the settled prefix
@@ -197,20 +198,20 @@ def remember(stage: Any, messages: Sequence[Message], ctx: "StageContext", *pass
         _note(memo, messages, passes)
     except Rescan:
         memo = Memo(stage)
-        if ctx.caches is not None:
-            ctx.caches[stage.name] = memo
+        if ctx.memos is not None:
+            ctx.memos[stage.name] = memo
         _note(memo, messages, passes)
     return memo
 
 
-def passthrough(messages: Sequence[Message], ctx: "StageContext") -> list[Message]:
+def passthrough(messages: Sequence[Message], ctx: StageContext) -> list[Message]:
     """The input, unchanged, as a stage result.
 
     In an incremental run the fold owns the list and nobody else holds it, so
     it is handed back as is rather than copied; a stage called on its own
     returns a fresh list, as it always did.
     """
-    if ctx.caches is not None and isinstance(messages, list):
+    if ctx.memos is not None and isinstance(messages, list):
         return messages
     return list(messages)
 
@@ -239,16 +240,16 @@ class Track:
     messages with a timestamp, for the clock.
     """
 
-    def __init__(self, counter: "TokenCounter") -> None:
+    def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.out: list[Message] = []
         self.valid = 0
         self.totals: list[int] = [0]
         self.sendable: list[int] = [0]
         self.stamps: list[int] = []
-        self.caches: dict[str, Memo] = {}
+        self.memos: dict[str, Memo] = {}
 
-    def __deepcopy__(self, memo: dict) -> "Track":
+    def __deepcopy__(self, memo: dict) -> Track:
         # A copied state (a snapshot, a branch) keeps every decision but starts its speed-up afresh.
         return Track(self.counter)
 
@@ -268,11 +269,11 @@ class Track:
             if not isinstance(seq[i], Message):
                 self.__init__(self.counter)  # type: ignore[misc]  # nothing of a rejected request may linger
                 raise TranscriptError(f"not a Message: {type(seq[i]).__name__}", where=f"messages[{i}]", expected="lab.core.messages.Message (import the transcript first)")
-        for name, cache in list(self.caches.items()):
-            if worth_rolling_back(cache, k):
-                cache.rollback(k)
+        for name, memo in list(self.memos.items()):
+            if worth_rolling_back(memo, k):
+                memo.rollback(k)
             else:
-                del self.caches[name]
+                del self.memos[name]
         self._recount(prev, k)
         return prev, k
 

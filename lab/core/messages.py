@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any, Literal, Self, Sequence, Union
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,7 +131,7 @@ class ImageBlock(_Frozen):
 
 
 Block = Annotated[
-    Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock],
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock,
     Field(discriminator="type"),
 ]
 

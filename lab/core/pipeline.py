@@ -16,7 +16,8 @@ that stage's memo back to ``ctx.settled`` and notes only the messages after it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from .config import CompactionConfig
 from .events import Event, Stage, StageContext
@@ -77,7 +78,7 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
     watermark means "no auto-compaction", not "compact unconditionally").
     """
     # An incremental run's list belongs to the Compactor: no copy needed.
-    owned = ctx.caches is not None and isinstance(messages, list)
+    owned = ctx.memos is not None and isinstance(messages, list)
     # The repeated isinstance is for mypy: owned already implies a list.
     current = messages if owned and isinstance(messages, list) else list(messages)
     unchanged = len(current)

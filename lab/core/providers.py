@@ -29,7 +29,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import TYPE_CHECKING, Any, Literal, Mapping, NoReturn
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import anthropic
 import httpx2
@@ -200,9 +201,9 @@ class _DeadlineTransport(httpx2.BaseTransport):
             if self.deadline - time.monotonic() <= 0:
                 return self._expired(request)
             raise
-        if response.status_code in _RETRYABLE_STATUS and "x-should-retry" not in response.headers:
-            if self._next_wait(request, response) >= self.deadline - time.monotonic():
-                response.headers["x-should-retry"] = "false"
+        retryable = response.status_code in _RETRYABLE_STATUS and "x-should-retry" not in response.headers
+        if retryable and self._next_wait(request, response) >= self.deadline - time.monotonic():
+            response.headers["x-should-retry"] = "false"
         return response
 
     @staticmethod
@@ -335,7 +336,7 @@ def raise_sdk_error(exc: BaseException, settings: ProviderSettings) -> NoReturn:
     raise err from exc
 
 
-def anthropic_response_usage(u: Any) -> "Usage":
+def anthropic_response_usage(u: Any) -> Usage:
     """The lab's Usage from an Anthropic SDK ``response.usage``."""
     from .messages import Usage
 
@@ -347,7 +348,7 @@ def anthropic_response_usage(u: Any) -> "Usage":
     )
 
 
-def openai_response_usage(u: Any) -> "Usage":
+def openai_response_usage(u: Any) -> Usage:
     """The lab's Usage from an OpenAI SDK ``response.usage`` (None gives an empty one).
 
     OpenAI counts cache hits (and writes, where a server reports them) inside prompt_tokens; the lab keeps

@@ -19,7 +19,8 @@ reason, not the mode it would run in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import CompactionConfig
@@ -40,7 +41,7 @@ _STAGE_OFF = {
 class _Found:
     """The reasons collected so far; the first reason given for a path stays."""
 
-    def __init__(self, config: "CompactionConfig") -> None:
+    def __init__(self, config: CompactionConfig) -> None:
         self.config = config
         self.out: dict[str, str] = {}
 
@@ -158,7 +159,7 @@ def _replay(f: _Found) -> None:
         f.out.setdefault("replay.pricing.cache_read_per_mtok", reason)
 
 
-def inactive_fields(config: "CompactionConfig") -> dict[str, str]:
+def inactive_fields(config: CompactionConfig) -> dict[str, str]:
     """Dotted path -> why that setting has no effect under the rest of ``config``; {} when every setting counts.
 
     Pure: reads the config only.

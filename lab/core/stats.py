@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, block_text, is_sent
 from .tokens.base import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, get_counter

@@ -30,7 +30,8 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from ..errors import StoreError
 

@@ -18,7 +18,8 @@ providers. So the cut is chosen in three steps:
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from ..errors import ConfigError
 from .ids import id_key

@@ -37,7 +37,7 @@ costs time linear in N and gets the same lists as the full checks.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Sequence
+from collections.abc import Sequence
 
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
 
@@ -131,7 +131,7 @@ class _Turn:
         self.open_calls: dict[str, int] = open_calls if open_calls is not None else {}
         self.caller = caller
 
-    def copy(self) -> "_Turn":
+    def copy(self) -> _Turn:
         return _Turn(dict(self.open_calls), self.caller)
 
     def close(self, problems: list[str]) -> None:

@@ -13,7 +13,8 @@ import hashlib
 import json
 import uuid
 from pathlib import Path
-from typing import IO, Any, Mapping
+from typing import IO, Any
+from collections.abc import Mapping
 
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConfigError

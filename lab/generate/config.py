@@ -8,8 +8,9 @@ loudly. ``parse_generator_config`` turns a validation failure into the lab's
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Mapping
+from datetime import datetime, UTC
+from typing import Any
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -18,7 +19,7 @@ from ..errors import ConfigError
 __all__ = ["GeneratorConfig", "parse_generator_config", "DEFAULT_START"]
 
 # A fixed start, so two runs with one seed give byte-identical timestamps.
-DEFAULT_START = datetime(2025, 3, 3, 9, 0, 0, tzinfo=timezone.utc)
+DEFAULT_START = datetime(2025, 3, 3, 9, 0, 0, tzinfo=UTC)
 
 
 class GeneratorConfig(BaseModel):
@@ -51,7 +52,7 @@ class GeneratorConfig(BaseModel):
     model: str = Field("claude-sonnet-4-5", min_length=1, max_length=100, description="Model name recorded in the session (usage numbers are simulated).")
 
     @model_validator(mode="after")
-    def _check(self) -> "GeneratorConfig":
+    def _check(self) -> GeneratorConfig:
         weights = (self.read_weight, self.grep_weight, self.bash_weight, self.edit_weight, self.list_weight)
         if sum(weights) <= 0:
             raise ValueError("at least one tool weight must be > 0, got all 0")
@@ -65,7 +66,7 @@ class GeneratorConfig(BaseModel):
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
         # A naive start would dump differently from an aware one; pin it to UTC.
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def parse_generator_config(data: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> GeneratorConfig:

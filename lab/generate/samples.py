@@ -10,7 +10,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ..core.messages import Transcript
 from ..errors import LabError

@@ -20,7 +20,8 @@ import hashlib
 import random
 import uuid
 from datetime import timedelta
-from typing import Any, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterator, Mapping
 
 from ..core.messages import (
     Message,
@@ -118,7 +119,7 @@ class SessionBuilder:
         now = (self.clock - self.cfg.start).total_seconds()
         prompt = self.context_tokens
         fresh = min(prompt, 1 + self.rng.randrange(8))
-        if self.last_request and now - self.last_request[0] < CACHE_TTL:
+        if self.last_request and now - self.last_request[0] < CACHE_TTL:  # noqa: SIM108 - as one line the cache-warm test is lost in a 120-column expression
             read = min(self.last_request[1], prompt - fresh)
         else:
             read = 0
@@ -152,10 +153,7 @@ class SessionBuilder:
         if kind == "bash":
             return ws.bash()
         if kind == "edit":
-            if known and r.random() < 0.85:
-                call = ws.edit(r.choice(known[-20:]))
-            else:
-                call = ws.write()
+            call = ws.edit(r.choice(known[-20:])) if known and r.random() < 0.85 else ws.write()
             self.touched.append(call[1]["file_path"])
             return call
         return ws.listing()
@@ -186,11 +184,11 @@ class SessionBuilder:
         if r.random() < 0.5:
             blocks.append(TextBlock(text=self.prose.before_tool(name, target)))
         ids = [self._tool_id(j) for j in range(len(calls))]
-        blocks += [ToolUseBlock(id=i, name=c[0], input=c[1]) for i, c in zip(ids, calls)]
+        blocks += [ToolUseBlock(id=i, name=c[0], input=c[1]) for i, c in zip(ids, calls, strict=True)]
         call_msg = self._assistant(blocks)
         # Tool run time: a fraction of a second for reads, longer for shell commands.
         self._advance(sum(r.uniform(0.05, 12.0 if c[0] == "Bash" else 1.5) for c in calls))
-        results = [ToolResultBlock(tool_use_id=i, content=c[2], is_error=c[3]) for i, c in zip(ids, calls)]
+        results = [ToolResultBlock(tool_use_id=i, content=c[2], is_error=c[3]) for i, c in zip(ids, calls, strict=True)]
         return [call_msg, self._message("user", results)]
 
     def _some_path(self) -> str:

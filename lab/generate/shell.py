@@ -7,7 +7,8 @@ rather than one repeated line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from .vocab import ADJS, ERRORS, NOUNS, VERBS, past
 

@@ -13,7 +13,8 @@ tooltip, as in the app.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import ipywidgets as w
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 from html import escape
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Sequence
 
 import ipywidgets as w
 import plotly.graph_objects as go

@@ -15,7 +15,8 @@ block with their count.
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Sequence
 
 from ..replay.report import Report, Row
 from ..ui.diff import BlockChange, DiffRow, clip, diff_context, recall_note

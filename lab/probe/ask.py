@@ -11,7 +11,8 @@ minimal one (its name and an open schema) for the same reason.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ..core.messages import Message, TextBlock, ToolSpec, ToolUseBlock
 from ..core.providers import ProviderSettings

@@ -25,7 +25,8 @@ Every function here is pure: the same messages always give the same probes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
+from collections.abc import Sequence
 
 from ..core.commands import Outcome, ToolAction, result_outcome, tool_action
 from ..core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock

@@ -98,7 +98,7 @@ class ProbeReport(_Data):
         return target
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> "ProbeReport":
+    def read(cls, path: str | os.PathLike[str]) -> ProbeReport:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

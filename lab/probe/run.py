@@ -15,7 +15,7 @@ call or a grade that stays malformed fails that probe only: the run goes on.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.messages import Message, ToolSpec
 from ..core.providers import ProviderSettings
@@ -148,7 +148,7 @@ def run_probes(
         raise ConfigError(f"no price known for model {unpriced!r}, so --max-cost cannot be enforced; drop it or use a model from the price table")
     meter = Meter(limit=max_cost)
     results: list[ProbeResult] = []
-    for n, (p, (asked, _)) in enumerate(zip(probes, estimates), start=1):
+    for n, (p, (asked, _)) in enumerate(zip(probes, estimates, strict=True), start=1):
         results.append(_probe(report, p, asked, settings, judge, tools, meter, attempts))
         if progress is not None:
             progress(n, len(probes))

@@ -36,7 +36,8 @@ reference the running sums are tested against.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
 from ..core.replay_settings import CacheConfig, PricingConfig
@@ -145,7 +146,8 @@ class PromptCache:
         """``shared_prefix``, given that the first ``same`` messages equal the previous request's."""
         prev = self._prev
         shared = self._prev_sums[same]
-        for a, b in zip(prev[same:], messages[same:]):
+        # The two requests may differ in length: only the common part can be shared.
+        for a, b in zip(prev[same:], messages[same:], strict=False):
             if a is b:
                 shared += self.blocks.total(b)
                 continue
@@ -156,7 +158,7 @@ class PromptCache:
                 shared += total_b
                 continue
             # The first message that differs: its blocks still match one by one up to the first change.
-            for ka, kb, c in zip(keys_a, keys_b, counts_b):
+            for ka, kb, c in zip(keys_a, keys_b, counts_b, strict=False):
                 if ka != kb:
                     break
                 shared += c

@@ -16,7 +16,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
 
 from ..atomic import write_table
 from ..core.config import CompactionConfig
@@ -120,7 +121,7 @@ class CompareTable:
         return [{c: r.get(c, 0 if c.startswith("compactions_") else None) for c in cols} for r in self.rows]
 
     @property
-    def df(self) -> "pd.DataFrame":
+    def df(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame.from_records(self.records(), columns=self.columns)
@@ -231,7 +232,7 @@ def compare_folder(
     recorded_compactions: RecordedMode | None = None,
     ray: str | None = None,
     progress: Progress | None = None,
-    probe: "ProbeSpec | None" = None,
+    probe: ProbeSpec | None = None,
 ) -> CompareTable:
     """Replay every transcript of a folder under every config: one row per transcript x config.
 

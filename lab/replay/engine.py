@@ -52,7 +52,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Callable, Sequence
 
 from ..core.compactor import CompactionOutcome, Compactor
 from ..core.config import CompactionConfig

@@ -38,7 +38,7 @@ import re
 import shlex
 import string
 from itertools import filterfalse, repeat
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..core.messages import ToolUseBlock
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from ..core.config import CompactionConfig
 from ..core.replay_settings import DEFAULT_PRICE_ROW, PricingConfig

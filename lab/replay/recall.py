@@ -46,7 +46,7 @@ import threading
 from bisect import bisect_left
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
 from ..core.store import SpillStore
@@ -65,7 +65,7 @@ _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
 # Histories kept for the raw histories replayed last (a few sessions open at once), and texts per history.
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
-_HISTORIES: OrderedDict[tuple[int, ...], "History"] = OrderedDict()
+_HISTORIES: OrderedDict[tuple[int, ...], History] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -240,7 +240,7 @@ class History:
         return occ[bisect_left(occ, point) - 1]
 
     @classmethod
-    def of(cls, raw: Sequence[Message]) -> "History":
+    def of(cls, raw: Sequence[Message]) -> History:
         """The history of these raw messages, shared by every replay of the same message objects."""
         key = tuple(map(id, raw))
         with _LOCK:
@@ -358,7 +358,7 @@ class Recall:
         history = self.history
         held, reach = self._update(context)
         needed = sorted(x for x in history.used(point, end) if x not in self.system and history.seen_before(x, point))
-        if isinstance(held, Counter):
+        if isinstance(held, Counter):  # noqa: SIM108 - two comprehensions in one ternary hide which test goes with which kind
             missing = [x for x in needed if held[x] <= 0]
         else:
             missing = [x for x in needed if x not in held]

@@ -21,7 +21,8 @@ of that history: it stays as the first user turn and the notes say so.
 from __future__ import annotations
 
 import re
-from typing import Literal, Sequence
+from typing import Literal
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -264,7 +265,7 @@ class Report(_Data):
         return data
 
     @property
-    def df(self) -> "pd.DataFrame":
+    def df(self) -> pd.DataFrame:
         """The rows as a DataFrame: one line per request, nested fields flattened to columns."""
         import pandas as pd
 
@@ -293,7 +294,7 @@ class Report(_Data):
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Report":
+    def from_dict(cls, data: Any) -> Report:
         if not isinstance(data, dict):
             raise LabError(f"a replay report must be a JSON object, got {type(data).__name__}")
         body = {k: v for k, v in data.items() if k != "lab_replay_report"}
@@ -305,7 +306,7 @@ class Report(_Data):
             raise LabError(f"not a replay report: {loc}: {first['msg']}") from None
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> "Report":
+    def read(cls, path: str | os.PathLike[str]) -> Report:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -46,7 +46,7 @@ in the transcript there (see ``recall.py``), else "this config".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from ..core.replay_settings import RetentionWeights
@@ -337,7 +337,7 @@ def retention(
         spill = ctx.recoverable(r.tool_use_id)
         items.append(RetentionItem(item=_label(r.label or r.tool_use_id), where="spill" if spill else "nowhere",
                                    lost_to=None if spill else _lost_to(r.at, boundary)))
-    kept_chars = sum(len(r.content) for r, it in zip(removed, items) if it.where == "spill")
+    kept_chars = sum(len(r.content) for r, it in zip(removed, items, strict=True) if it.where == "spill")
     parts["recoverable"] = RetentionPart(
         kept=sum(1 for it in items if it.where == "spill"),
         total=len(items),

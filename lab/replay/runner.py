@@ -24,7 +24,8 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
 
 from ..core.config import CompactionConfig
 from ..core.messages import Transcript
@@ -67,12 +68,12 @@ class ProbeSpec:
     the settings without it (``without_keys``) and read ANTHROPIC_API_KEY / OPENAI_API_KEY on their node.
     """
 
-    settings: "ProviderSettings"
-    judge: "ProviderSettings | None" = None
+    settings: ProviderSettings
+    judge: ProviderSettings | None = None
     # Dollars at most per replay's probes (None: no limit).
     max_cost: float | None = None
 
-    def without_keys(self) -> "ProbeSpec":
+    def without_keys(self) -> ProbeSpec:
         judge = None if self.judge is None else self.judge.model_copy(update={"api_key": None})
         return ProbeSpec(self.settings.model_copy(update={"api_key": None}), judge, self.max_cost)
 
@@ -170,7 +171,7 @@ _REMOTE: Any = None
 _PUT: dict[str, Any] = {"session": None, "refs": {}}
 
 
-def ray_module() -> "ModuleType":
+def ray_module() -> ModuleType:
     """``ray``, or a ConfigError saying how to install it."""
     try:
         import ray
@@ -179,7 +180,7 @@ def ray_module() -> "ModuleType":
     return ray
 
 
-def _connect(address: str) -> "ModuleType":
+def _connect(address: str) -> ModuleType:
     ray = ray_module()
     if not ray.is_initialized():
         try:
@@ -190,7 +191,7 @@ def _connect(address: str) -> "ModuleType":
     return ray
 
 
-def _refs(ray: "ModuleType", transcripts: Sequence[Transcript]) -> list[Any]:
+def _refs(ray: ModuleType, transcripts: Sequence[Transcript]) -> list[Any]:
     ctx = ray.get_runtime_context()
     session = f"{ctx.get_node_id()}/{ctx.get_job_id()}"
     old: dict[int, tuple[Transcript, Any]] = _PUT["refs"] if _PUT["session"] == session else {}

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Generic, Sequence, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
@@ -242,7 +243,7 @@ class MessageParts:
         for m in messages:
             for j, n in enumerate(self.one(m)):
                 total[j] += n
-        return dict(zip(PARTS, total))
+        return dict(zip(PARTS, total, strict=True))
 
 
 def _has_text(message: Message, text: str) -> bool:
@@ -287,7 +288,7 @@ class SentSums:
                 self._sent.append(m)
                 nsent += 1
                 tokens += self.counts(m)
-                parts = tuple(a + b for a, b in zip(parts, self.parts.one(m)))
+                parts = tuple(a + b for a, b in zip(parts, self.parts.one(m), strict=True))
                 found = found or (first is not None and _has_text(m, first))
             self._nsent.append(nsent)
             self._tokens.append(tokens)
@@ -304,7 +305,7 @@ class SentSums:
 
     @property
     def composition(self) -> dict[str, int]:
-        return dict(zip(PARTS, self._parts[-1])) if self.incremental else self.parts.of(self._sent)
+        return dict(zip(PARTS, self._parts[-1], strict=True)) if self.incremental else self.parts.of(self._sent)
 
     @property
     def first_kept(self) -> bool | None:
@@ -321,7 +322,7 @@ class ReplayClock:
     last: float | None = None
 
     @classmethod
-    def for_transcript(cls, transcript: Transcript, cfg: CompactionConfig) -> "ReplayClock":
+    def for_transcript(cls, transcript: Transcript, cfg: CompactionConfig) -> ReplayClock:
         clock = cls(cfg.replay.use_timestamps, cfg.replay.seconds_per_request)
         if clock.settings_use and any(m.timestamp is not None for m in transcript.messages):
             clock.mode = "timestamps"

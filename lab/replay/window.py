@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..core.messages import Message, Transcript
 from ..core.tokens.base import TokenCounter, get_counter

@@ -21,7 +21,8 @@ quality numbers are shares, so a mean keeps them in [0, 1].
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Iterable, Sequence
 
 from ..errors import ConfigError
 

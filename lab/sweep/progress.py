@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TextIO
+from collections.abc import Callable
 
 __all__ = ["SweepProgress", "ProgressCallback", "StderrLine", "format_eta"]
 

@@ -17,7 +17,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from ..atomic import write_table, write_text_atomic
 from ..core.config import CompactionConfig, dump_config, parse_config
@@ -72,7 +73,7 @@ class SweepResult:
         return [{**{c: r.get(c) for c in self.columns}, "pareto": r["trial"] in front} for r in records]
 
     @property
-    def df(self) -> "pd.DataFrame":
+    def df(self) -> pd.DataFrame:
         """Every trial, in trial order; ``pareto`` marks the points on the front."""
         import pandas as pd
 
@@ -81,18 +82,18 @@ class SweepResult:
     def _front(self) -> list[dict[str, Any]]:
         ok = [r for r in self.records if r.get("state") == "complete" and r.get("feasible") and all(r.get(o) is not None for o in self.objectives)]
         sign = [1.0 if d == "minimize" else -1.0 for d in self.directions]
-        points = [[s * float(r[o]) for s, o in zip(sign, self.objectives)] for r in ok]
+        points = [[s * float(r[o]) for s, o in zip(sign, self.objectives, strict=True)] for r in ok]
         front = [ok[i] for i in non_dominated(points)]
         # Best first by the first objective, then the next ones, then the older trial.
-        return sorted(front, key=lambda r: ([s * float(r[o]) for s, o in zip(sign, self.objectives)], r["trial"]))
+        return sorted(front, key=lambda r: ([s * float(r[o]) for s, o in zip(sign, self.objectives, strict=True)], r["trial"]))
 
     @property
-    def pareto(self) -> "pd.DataFrame":
+    def pareto(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame.from_records(self._rows(self._front()), columns=self.columns)
 
-    def best(self, n: int = 5) -> "pd.DataFrame":
+    def best(self, n: int = 5) -> pd.DataFrame:
         """The first ``n`` points of the front (best first by the first objective)."""
         return self.pareto.head(max(0, int(n)))
 

@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.config import CompactionConfig, load_config
 from ..core.messages import Transcript
@@ -134,7 +136,7 @@ def _meta(space: SearchSpace, objs: list[Objective], base: CompactionConfig, see
         "seed": seed,
         "population": population,
         "allow_failures": allow_failures,
-        "transcripts": [[n, len(t.messages)] for n, t in zip(names, transcripts)],
+        "transcripts": [[n, len(t.messages)] for n, t in zip(names, transcripts, strict=True)],
     }
 
 
@@ -181,21 +183,10 @@ def sweep(
     makes model calls.
     """
     import optuna
-    from optuna.samplers import NSGAIISampler
-    from optuna.trial import Trial, TrialState
 
-    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
-        raise ConfigError(f"trials must be >= 1, got {trials!r}")
-    if not isinstance(population, int) or isinstance(population, bool) or population < 2:
-        raise ConfigError(f"population must be >= 2, got {population!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
+    _check_counts(trials, population, seed)
     the_space = resolve_space(space)
-    objs = pick_objectives(objectives)
-    if probe is None and any(o.name == "probe_score" for o in objs):
-        raise ConfigError("objective probe_score needs a probe model: pass probe= (CLI: --probe-model)")
-    if window is not None and "window" in the_space.paths:
-        raise ConfigError("space field window: is swept, so it cannot also be fixed with window=/--window")
+    objs = _objectives(objectives, probe, the_space, window)
     cfg = _base(base, window)
     grid = _grid_options(processes, ray)
     ts, names, skipped = load_transcripts(transcripts)
@@ -208,69 +199,154 @@ def sweep(
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # one line per trial on stderr is Optuna's default
     start = time.perf_counter()
     try:
-        st = optuna.create_study(
-            storage=_storage(study), study_name=STUDY_NAME, load_if_exists=True,
-            directions=[o.direction for o in objs],
-        )
-        stored = st.user_attrs.get(_META)
-        if stored is None:
-            st.set_user_attr(_META, meta)
-        else:
-            _check_resume(stored, meta, str(study))
-        finished_states = (TrialState.COMPLETE, TrialState.FAIL)
-        all_trials = st.get_trials(deepcopy=False)
-        finished = sum(t.state in finished_states for t in all_trials)
-        stale = [t for t in all_trials if t.state == TrialState.RUNNING]
-        jobs_total = max(0, trials - finished) * len(ts)
-        jobs_done = 0
-        dists = the_space.distributions()
-        while finished < trials:
-            # A batch never crosses a generation boundary, so a resumed run batches as the uninterrupted one did.
-            size = min(population - finished % population, trials - finished)
-            # Trials a stopped run asked but never scored come first, with the values they were given.
-            batch: list[Any] = [Trial(st, t._trial_id) for t in stale[:size]]
-            stale = stale[size:]
-            while len(batch) < size:
-                # Seeded per trial number: what a trial draws depends on the seed and the study, not on this process.
-                number = len(st.get_trials(deepcopy=False))
-                st.sampler = NSGAIISampler(population_size=population, seed=(seed * 1_000_003 + number) % 2**32)
-                batch.append(st.ask(dists))
-            configs: list[CompactionConfig] = []
-            valid: list[Any] = []
-            for trial in batch:
-                try:
-                    configs.append(the_space.apply(cfg, trial.params).model_copy(update={"label": f"trial-{trial.number}"}))
-                    valid.append(trial)
-                except ConfigError as e:
-                    _fail(st, trial, str(e))
-            jobs_done += (len(batch) - len(valid)) * len(ts)
-            before, done_here = finished, jobs_done
-
-            def tick(done: int, total: int, _before: int = before, _base: int = done_here) -> None:
-                if callback is not None:
-                    callback(SweepProgress(_before + done // len(ts), trials, _base + done, jobs_total, time.perf_counter() - start))
-
-            cells = run_grid(ts, configs, names=names, labels=[c.label for c in configs], progress=tick, probe=probe, **grid) if configs else []
-            jobs_done += len(configs) * len(ts)
-            for trial, row_cells in zip(valid, cells):
-                got, error = _score(row_cells, objs)
-                if error is not None:
-                    _fail(st, trial, error)
-                    continue
-                trial.set_user_attr("scores", got)
-                # Set before ``tell``: NSGA-II ranks infeasible trials (a value > 0) behind every feasible one.
-                trial.set_constraint("invalid_requests", float(got["invalid_requests"] or 0.0))
-                if not allow_failures:
-                    trial.set_constraint("failures", float(got["failures"] or 0.0))
-                st.tell(trial, [float(got[o.name] or 0.0) for o in objs])  # _score checked that none is None
-            finished += len(batch)
-            if callback is not None:
-                callback(SweepProgress(finished, trials, jobs_done, jobs_total, time.perf_counter() - start))
+        st = _open_study(study, objs, meta)
+        _Generations(
+            st=st, space=the_space, base=cfg, transcripts=ts, names=names, objs=objs, trials=trials,
+            population=population, seed=seed, allow_failures=allow_failures, grid=grid, probe=probe,
+            callback=callback, start=start,
+        ).run()
         return _result(st, the_space, objs, cfg, seed, names, skipped, time.perf_counter() - start)
     finally:
         optuna.logging.set_verbosity(verbosity)
         if line is not None:
             line.close()
+
+
+def _check_counts(trials: int, population: int, seed: int) -> None:
+    # bool is an int to isinstance, but True trials is a mistake, not 1.
+    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
+        raise ConfigError(f"trials must be >= 1, got {trials!r}")
+    if not isinstance(population, int) or isinstance(population, bool) or population < 2:
+        raise ConfigError(f"population must be >= 2, got {population!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
+
+
+def _objectives(names: Sequence[str] | None, probe: ProbeSpec | None, space: SearchSpace, window: int | None) -> list[Objective]:
+    """The objectives, checked against what the other arguments make possible."""
+    objs = pick_objectives(names)
+    if probe is None and any(o.name == "probe_score" for o in objs):
+        raise ConfigError("objective probe_score needs a probe model: pass probe= (CLI: --probe-model)")
+    if window is not None and "window" in space.paths:
+        raise ConfigError("space field window: is swept, so it cannot also be fixed with window=/--window")
+    return objs
+
+
+def _open_study(study: str | os.PathLike[str] | None, objs: list[Objective], meta: dict[str, Any]) -> Any:
+    """A new or resumed Optuna study; a resumed one must have been run with ``meta``."""
+    import optuna
+
+    st = optuna.create_study(
+        storage=_storage(study), study_name=STUDY_NAME, load_if_exists=True,
+        directions=[o.direction for o in objs],
+    )
+    stored = st.user_attrs.get(_META)
+    if stored is None:
+        st.set_user_attr(_META, meta)
+    else:
+        _check_resume(stored, meta, str(study))
+    return st
+
+
+@dataclass
+class _Generations:
+    """Asks, replays and tells one NSGA-II generation at a time until the study holds ``trials``."""
+
+    st: Any
+    space: SearchSpace
+    base: CompactionConfig
+    transcripts: list[Transcript]
+    names: list[str]
+    objs: list[Objective]
+    trials: int
+    population: int
+    seed: int
+    allow_failures: bool
+    grid: dict[str, Any]
+    probe: ProbeSpec | None
+    callback: ProgressCallback | None
+    start: float
+    jobs_total: int = 0
+
+    def run(self) -> None:
+        from optuna.trial import Trial, TrialState
+
+        st, per_trial = self.st, len(self.transcripts)
+        all_trials = st.get_trials(deepcopy=False)
+        finished = sum(t.state in (TrialState.COMPLETE, TrialState.FAIL) for t in all_trials)
+        stale = [t for t in all_trials if t.state == TrialState.RUNNING]
+        self.jobs_total = max(0, self.trials - finished) * per_trial
+        jobs_done = 0
+        while finished < self.trials:
+            # A batch never crosses a generation boundary, so a resumed run batches as the uninterrupted one did.
+            size = min(self.population - finished % self.population, self.trials - finished)
+            # Trials a stopped run asked but never scored come first, with the values they were given.
+            batch: list[Any] = [Trial(st, t._trial_id) for t in stale[:size]]
+            stale = stale[size:]
+            batch += self._ask(size - len(batch))
+            configs, valid = self._configs(batch)
+            jobs_done += (len(batch) - len(valid)) * per_trial
+            cells = self._replay(configs, finished, jobs_done)
+            jobs_done += len(configs) * per_trial
+            self._tell(valid, cells)
+            finished += len(batch)
+            self._report(finished, jobs_done)
+
+    def _ask(self, n: int) -> list[Any]:
+        from optuna.samplers import NSGAIISampler
+
+        dists = self.space.distributions()
+        asked = []
+        for _ in range(n):
+            # Seeded per trial number: what a trial draws depends on the seed and the study, not on this process.
+            number = len(self.st.get_trials(deepcopy=False))
+            self.st.sampler = NSGAIISampler(population_size=self.population, seed=(self.seed * 1_000_003 + number) % 2**32)
+            asked.append(self.st.ask(dists))
+        return asked
+
+    def _configs(self, batch: list[Any]) -> tuple[list[CompactionConfig], list[Any]]:
+        """Each trial's config, and the trials that have one; a trial the config model refuses fails here."""
+        configs: list[CompactionConfig] = []
+        valid: list[Any] = []
+        for trial in batch:
+            try:
+                configs.append(self.space.apply(self.base, trial.params).model_copy(update={"label": f"trial-{trial.number}"}))
+                valid.append(trial)
+            except ConfigError as e:
+                _fail(self.st, trial, str(e))
+        return configs, valid
+
+    def _replay(self, configs: list[CompactionConfig], finished: int, jobs_done: int) -> list[Any]:
+        if not configs:
+            return []
+        per_trial = len(self.transcripts)
+
+        def tick(done: int, total: int) -> None:
+            # finished and jobs_done are this generation's starting counts (arguments, so fixed per call).
+            if self.callback is not None:
+                self.callback(SweepProgress(finished + done // per_trial, self.trials, jobs_done + done, self.jobs_total,
+                                            time.perf_counter() - self.start))
+
+        return run_grid(self.transcripts, configs, names=self.names, labels=[c.label for c in configs], progress=tick,
+                        probe=self.probe, **self.grid)
+
+    def _tell(self, valid: list[Any], cells: list[Any]) -> None:
+        # run_grid gives one row of cells per config, and each valid trial has one config.
+        for trial, row_cells in zip(valid, cells, strict=True):
+            got, error = _score(row_cells, self.objs)
+            if error is not None:
+                _fail(self.st, trial, error)
+                continue
+            trial.set_user_attr("scores", got)
+            # Set before ``tell``: NSGA-II ranks infeasible trials (a value > 0) behind every feasible one.
+            trial.set_constraint("invalid_requests", float(got["invalid_requests"] or 0.0))
+            if not self.allow_failures:
+                trial.set_constraint("failures", float(got["failures"] or 0.0))
+            self.st.tell(trial, [float(got[o.name] or 0.0) for o in self.objs])  # _score checked that none is None
+
+    def _report(self, finished: int, jobs_done: int) -> None:
+        if self.callback is not None:
+            self.callback(SweepProgress(finished, self.trials, jobs_done, self.jobs_total, time.perf_counter() - self.start))
 
 
 def _fail(st: Any, trial: Any, error: str) -> None:

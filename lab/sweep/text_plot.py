@@ -16,7 +16,8 @@ are only counted in the legend.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 from ..errors import ConfigError
 from .objectives import SCORES
@@ -142,7 +143,7 @@ def text_plot(records: Sequence[Mapping[str, Any]], x: str, y: str, *, width: in
     return "\n".join(lines)
 
 
-def pareto_plot(result: "SweepResult", *, width: int = 60, height: int = 16) -> str | None:
+def pareto_plot(result: SweepResult, *, width: int = 60, height: int = 16) -> str | None:
     """``text_plot`` of a sweep's first two objectives; None when it has only one."""
     if len(result.objectives) < 2:
         return None

@@ -25,7 +25,8 @@ import threading
 from collections import deque
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from .replies import (
     CANNED_SUMMARY,

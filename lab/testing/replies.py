@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["Api", "Kind", "FakeUsage", "Reply", "Route", "RecordedRequest", "CANNED_SUMMARY", "CANNED_TEXT", "received_key", "error_body", "ok_body",
            "models_body", "grade_text"]

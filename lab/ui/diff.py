@@ -24,7 +24,8 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Iterable, Sequence
 
 from ..core.commands import PATH_KEYS, tool_action
 
@@ -353,7 +354,7 @@ def _align(before: Sequence[Message], after: Sequence[Message]) -> list[tuple[Me
     pairs: list[tuple[Message | None, Message | None]] = []
     i = 0
     pending: list[Message] = []
-    for key, a in zip(_occurrence_keys(after), after):
+    for key, a in zip(_occurrence_keys(after), after, strict=True):
         j = left_pos.get(key)
         if j is None or j < i:
             # New, or out of order (a stage never reorders; treat it as inserted rather than guess).
@@ -401,7 +402,7 @@ def diff_context(before: Sequence[Message], after: Sequence[Message]) -> Context
     numbers: dict[str, int] = {}
     rows: list[DiffRow] = []
     counts = dict.fromkeys(("kept", "changed", "removed", "inserted", "stubs", "blocks_changed"), 0)
-    for index, ((b, a), ids) in enumerate(zip(aligned, row_ids)):
+    for index, ((b, a), ids) in enumerate(zip(aligned, row_ids, strict=True)):
         group = numbers.setdefault(groups.find(ids[0]), len(numbers) + 1) if ids else None
         blocks = _compare_blocks(b, a)
         if b is None:

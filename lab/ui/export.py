@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
 
 from ..core.config import CompactionConfig, ConfigFormat, dump_config, load_config
 from ..core.messages import ToolSpec
@@ -50,7 +51,7 @@ def config_file(config: CompactionConfig, fmt: ConfigFormat = "json", stem: str 
     return ExportFile(f"{stem}.{fmt}", dump_config(config, fmt).encode("utf-8"), CONFIG_FORMATS[fmt])
 
 
-def transcript_file(report: "Report", k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
+def transcript_file(report: Report, k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
     """The request body sent at request ``k``, in the provider's own shape."""
     from ..formats.export import to_anthropic, to_openai
 
@@ -62,7 +63,7 @@ def transcript_file(report: "Report", k: int, shape: Shape, tools: Sequence[Tool
     return ExportFile(f"request-{k}.{shape}.json", data, "application/json")
 
 
-def report_file(report: "Report") -> ExportFile:
+def report_file(report: Report) -> ExportFile:
     return ExportFile("replay-report.json", report.to_json().encode("utf-8"), "application/json")
 
 

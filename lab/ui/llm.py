@@ -18,7 +18,8 @@ config (Pipeline page); those calls use the settings given here.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 import streamlit as st
 
@@ -133,7 +134,7 @@ def _show(comparison: SummaryComparison) -> None:
                 st.code(llm.attachment, language=None, wrap_lines=True)
 
 
-def llm_summary_section(report: "Report", k: int, transcript: Transcript, settings: ProviderSettings | None) -> None:
+def llm_summary_section(report: Report, k: int, transcript: Transcript, settings: ProviderSettings | None) -> None:
     """The run button for request ``k`` and, once run, the two summaries side by side."""
     if not report.rows:
         st.info("This transcript has no requests to summarise.")

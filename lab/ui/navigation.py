@@ -7,6 +7,7 @@ selects its request once.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,8 @@ def selected_request() -> int:
     if raw is not None and raw != st.session_state.get(keys.REQUEST_URL):
         # A link (or a reload) carrying ?request=k: adopt it once, so later picks are not overridden.
         st.session_state[keys.REQUEST_URL] = raw
-        try:
+        with suppress(ValueError):  # ?request=abc: keep the session's request
             st.session_state[keys.REQUEST] = max(0, int(raw))
-        except ValueError:
-            pass
     return int(st.session_state.get(keys.REQUEST, 0))
 
 

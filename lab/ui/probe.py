@@ -34,7 +34,7 @@ _K = "lab.probe."
 RESULT, ERROR = keys.PROBE_RESULT, keys.PROBE_ERROR
 
 
-def result_key(report: "Report", k: int, settings: ProviderSettings, judge_model: str) -> str:
+def result_key(report: Report, k: int, settings: ProviderSettings, judge_model: str) -> str:
     """What a result was run on: request, config, provider, models, URL and the key's hash (never the key)."""
     key = settings.secret() or ""
     parts = [str(k), report.label, str(report.window), repr(sorted(report.config.items())), settings.provider, settings.resolved_model,
@@ -98,7 +98,7 @@ def _show(result: ProbeReport) -> None:
                 st.caption(f"Judge: {p.rationale}")
 
 
-def probe_panel(report: "Report", transcript: Transcript) -> None:
+def probe_panel(report: Report, transcript: Transcript) -> None:
     """Pick a request, see the estimate, run the probes, see the scores per type and dimension."""
     settings = state.llm_settings()
     if settings is None:

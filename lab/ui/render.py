@@ -8,7 +8,8 @@ Widget labels and expander titles hold only the lab's own words and numbers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -59,7 +60,7 @@ def _picked(key: str, events_key: str) -> None:
         _go(key, int(k))
 
 
-def request_navigator(report: "Report", key: str) -> tuple[int, list[RequestEvents]]:
+def request_navigator(report: Report, key: str) -> tuple[int, list[RequestEvents]]:
     """The request picker with previous / next request with events and a list of them; returns (k, events).
 
     With nothing selected yet in this session, it opens at the first compaction (else the first event).
@@ -123,7 +124,7 @@ def draw_top(rows: Sequence[DiffRow]) -> None:
 # -- the paged diff -----------------------------------------------------------------------------
 
 
-def report_counter(report: "Report") -> TokenCounter:
+def report_counter(report: Report) -> TokenCounter:
     """The replay's own counter, so folded blocks count as the metrics do; never a network counter."""
     name = report.counter if report.counter and report.counter != "anthropic" else "calibrated"
     try:

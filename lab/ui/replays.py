@@ -66,7 +66,7 @@ def _summarizer(config: CompactionConfig, settings: ProviderSettings | None) -> 
 
 
 @st.cache_resource(max_entries=12, show_spinner="Replaying the transcript under this config...")
-def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _transcript: Transcript, _summarizer: Any) -> "Report":
+def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _transcript: Transcript, _summarizer: Any) -> Report:
     # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
     # objects, whose content those strings already identify. Report objects are shared between
     # reruns (cache_resource does not copy), so callers treat them as read-only.
@@ -75,7 +75,7 @@ def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _
     return replay(_transcript, CompactionConfig.model_validate_json(config_json), summarizer=_summarizer)
 
 
-def get_report() -> "Report | None":
+def get_report() -> Report | None:
     """The replay of the loaded transcript under the active config (None when nothing is loaded).
 
     Raises the lab's errors (ConfigError, StageError...), which pages show with st.error.
@@ -98,13 +98,13 @@ def get_report() -> "Report | None":
 
 
 @st.cache_resource(max_entries=12, show_spinner="Counting tokens...")
-def _stats_cached(transcript_key: str, _transcript: Transcript) -> "TranscriptStats":
+def _stats_cached(transcript_key: str, _transcript: Transcript) -> TranscriptStats:
     from ..core.stats import transcript_stats
 
     return transcript_stats(_transcript, STATS_COUNTERS)
 
 
-def get_stats() -> "TranscriptStats | None":
+def get_stats() -> TranscriptStats | None:
     transcript = get_transcript()
     if transcript is None:
         return None
@@ -115,13 +115,13 @@ def get_stats() -> "TranscriptStats | None":
 
 
 @st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
-def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> "CompareTable":
+def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> CompareTable:
     from ..replay import compare
 
     return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
 
 
-def get_compare(choices: list[str], *, uniform: bool = True) -> "CompareTable | None":
+def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | None:
     """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report.
 
     ``uniform`` (the default): every config at the active config's window and counter; False: each at its own.
@@ -137,13 +137,13 @@ def get_compare(choices: list[str], *, uniform: bool = True) -> "CompareTable | 
 
 
 @st.cache_resource(max_entries=32, show_spinner="Measuring the session's raw peak...")
-def _proposal_cached(transcript_key: str, counter: str, recorded: str, _transcript: Transcript) -> "WindowProposal":
+def _proposal_cached(transcript_key: str, counter: str, recorded: str, _transcript: Transcript) -> WindowProposal:
     from ..replay.window import propose_window
 
     return propose_window(_transcript, counter, recorded_compactions=recorded)  # type: ignore[arg-type]  # from a validated config
 
 
-def get_window_proposal() -> "WindowProposal | None":
+def get_window_proposal() -> WindowProposal | None:
     """The standard window proposed for the loaded session, counted with the active config's counter (None: nothing loaded)."""
     transcript = get_transcript()
     if transcript is None:
@@ -155,7 +155,7 @@ def get_window_proposal() -> "WindowProposal | None":
 # --- recorded compactions ----------------------------------------------------------------------
 
 
-def get_recorded() -> "list[RecordedCompaction]":
+def get_recorded() -> list[RecordedCompaction]:
     """The compactions the loaded session's agent recorded, with what the active config's replay does with each."""
     from ..replay.recorded import find_recorded
 

@@ -293,12 +293,12 @@ def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig
 # --- LLM settings: memory only ----------------------------------------------------------------
 
 
-def llm_settings() -> "ProviderSettings | None":
+def llm_settings() -> ProviderSettings | None:
     """The summarizer's provider settings for this browser session, or None (rule-based)."""
     return st.session_state.get(keys.LLM)
 
 
-def set_llm_settings(settings: "ProviderSettings | None") -> None:
+def set_llm_settings(settings: ProviderSettings | None) -> None:
     if settings is None:
         st.session_state.pop(keys.LLM, None)
     else:

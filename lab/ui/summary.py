@@ -17,7 +17,8 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from ..core.compactor import Compactor
 from ..core.config import CompactionConfig
@@ -77,7 +78,7 @@ def _split_attachment(text: str, attachment: str) -> str:
     return text
 
 
-def compaction_summaries(report: "Report") -> list[CompactionSummary]:
+def compaction_summaries(report: Report) -> list[CompactionSummary]:
     """Every summary text the replay's events carry, in request order."""
     out: list[CompactionSummary] = []
     for row in report.rows:
@@ -162,7 +163,7 @@ def _locate(context: Sequence[Message], part: str, item: str, where: str) -> str
     return ""
 
 
-def retention_table(report: "Report") -> list[dict[str, Any]]:
+def retention_table(report: Report) -> list[dict[str, Any]]:
     """One row per retention item: part (in words), item, where it went, what removed it, where it is now."""
     context = report.final_context() if report.has_contexts else []
     rows: list[dict[str, Any]] = []

@@ -14,7 +14,8 @@ CLI (processes, Ray).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -68,12 +69,12 @@ def _transcripts(sources: Sequence[str]) -> tuple[list[Transcript], list[str]]:
 
 def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], trials: int, *,
               population: int = 10, seed: int = 0, allow_failures: bool = False,
-              progress: "ProgressCallback | None" = None) -> "SweepResult":
+              progress: ProgressCallback | None = None) -> SweepResult:
     """Sweep the picked sessions from the current config (its window included) and keep the result."""
     from ..sweep import sweep
 
     transcripts, names = _transcripts(sources)
-    named = [t.model_copy(update={"meta": t.meta.model_copy(update={"source_path": n})}) for t, n in zip(transcripts, names)]
+    named = [t.model_copy(update={"meta": t.meta.model_copy(update={"source_path": n})}) for t, n in zip(transcripts, names, strict=True)]
     result = sweep(named, space, trials=trials, objectives=list(objectives), base=get_config(), seed=seed,
                    population=population, allow_failures=allow_failures, progress=progress)
     st.session_state[_RESULT] = result
@@ -81,7 +82,7 @@ def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], tri
     return result
 
 
-def sweep_result() -> "SweepResult | None":
+def sweep_result() -> SweepResult | None:
     return st.session_state.get(_RESULT)
 
 

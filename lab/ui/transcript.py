@@ -212,7 +212,7 @@ def upload_error() -> str | None:
     return st.session_state.get(keys.UPLOAD_ERROR)
 
 
-def generate_session(config: "GeneratorConfig") -> Transcript:
+def generate_session(config: GeneratorConfig) -> Transcript:
     from ..generate import generate
 
     transcript = generate(config)

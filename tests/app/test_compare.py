@@ -53,7 +53,7 @@ def _labels(at: AppTest, key: str = "compare.table") -> dict[str, str]:
 
 def _cfg_key(at: AppTest, field: str) -> str:
     """A Pipeline widget's key in the current widget generation (loading a session may rebuild them)."""
-    return f"cfg{at.session_state['lab.widget_gen'] if 'lab.widget_gen' in at.session_state else 0}:{field}"
+    return f"cfg{at.session_state.get('lab.widget_gen', 0)}:{field}"
 
 
 def _charts(at: AppTest) -> dict[str, dict]:

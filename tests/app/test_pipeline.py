@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Literal
 
 import pytest
@@ -20,7 +20,7 @@ KEY = "cfg0:"  # widget keys of the first widget generation
 
 def key(at: AppTest, path: str, prefix: str = "cfg") -> str:
     """The widget key of ``path`` now: loading a session applies its window and prices, which rebuilds the widgets."""
-    return f"{prefix}{at.session_state['lab.widget_gen'] if 'lab.widget_gen' in at.session_state else 0}:{path}"
+    return f"{prefix}{at.session_state.get('lab.widget_gen', 0)}:{path}"
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ class _Model(BaseModel):
     big: int = Field(5000, ge=0, le=10_000_000)
     names: list[str] = Field(default_factory=lambda: ["x", "y"])
     note: str | None = None
-    when: datetime = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    when: datetime = datetime(2025, 1, 1, tzinfo=UTC)
     inner: _Inner = Field(default_factory=_Inner)
 
 

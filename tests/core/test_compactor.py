@@ -78,7 +78,7 @@ class TestProcessRequest:
         msgs = [system(), user(REQUEST), assistant("looking")]
         out = Compactor().process_request(msgs)
         assert out.events == () and not out.effective and out.success
-        assert out.messages is not msgs and all(a is b for a, b in zip(out.messages, msgs))
+        assert out.messages is not msgs and all(a is b for a, b in zip(out.messages, msgs, strict=True))
         assert out.tokens_before == out.tokens_after
 
     def test_spill_frees_tokens_per_stage(self) -> None:
@@ -303,7 +303,7 @@ class TestFold:
         config = small_window(spill={"enabled": False}, watermark=WatermarkConfig(enabled=False))
         msgs = session(8, 6000)
         result = fold(build_stages(config, ["watermark", "summary"]), msgs, self.ctx(config))
-        assert result.events == () and all(a is b for a, b in zip(result.messages, msgs))
+        assert result.events == () and all(a is b for a, b in zip(result.messages, msgs, strict=True))
 
     def test_open_gate_runs_the_summary(self) -> None:
         config = small_window(spill={"enabled": False})

@@ -101,7 +101,7 @@ def assert_same_run(config: CompactionConfig, messages: list[Message], **options
     fast = drive(Compactor(config), messages, **options)
     slow = drive(Compactor(config, incremental=False), messages, **options)
     assert len(fast) == len(slow)
-    for n, (a, b) in enumerate(zip(fast, slow)):
+    for n, (a, b) in enumerate(zip(fast, slow, strict=True)):
         assert a.outcome == b.outcome, f"request {n}: outcome differs"
         assert a.recoveries == b.recoveries, f"request {n}: dispatch or recovery differs"
         assert a.decisions == b.decisions, f"request {n}: session decisions differ"
@@ -237,7 +237,7 @@ class TestSameAsFromScratch:
         fast = Compactor(preset("minicode"))
         first = fast.process_request(tuple(msgs[:20]))
         snapshot = copy.deepcopy(fast.state)
-        assert snapshot.caches["auto"].out == []  # a copy keeps the decisions, not the speed-up
+        assert snapshot.tracks["auto"].out == []  # a copy keeps the decisions, not the speed-up
         branch = Compactor(preset("minicode"), state=snapshot)
         request = first.messages + msgs[20:40]
         assert fast.process_request(request) == branch.process_request(request)
@@ -287,9 +287,9 @@ class TestSettledPrefixIsNotRead:
         config = CompactionConfig(microcompact=MicrocompactConfig(mode="always", keep_recent=1000))
         counter = MiniCodeCounter()
         (stage,) = build_stages(config, [name])
-        caches: dict[str, Any] = {}
+        memos: dict[str, Any] = {}
         state = CompactorState()
-        base = dict(config=config, counter=counter, store=MemoryStore(), summarizer=RuleSummarizer(), state=state, now=5.0, caches=caches)
+        base = dict(config=config, counter=counter, store=MemoryStore(), summarizer=RuleSummarizer(), state=state, now=5.0, memos=memos)
         history = quiet_history()
         if name == "watermark":
             first = history
@@ -413,7 +413,7 @@ class TestBuildingBlocks:
                     memo.marked("users").append(i)
 
         stage, msgs = Counting(), quiet_history(3)
-        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), caches={})
+        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), memos={})
         memo = remember(stage, msgs[:4], ctx, stage.note)
         assert (memo.start, memo.upto, stage.noted) == (0, 4, [0, 1, 2, 3])
         stage.noted.clear()
@@ -437,12 +437,12 @@ class TestBuildingBlocks:
                 memo.marked("all").append(i)
 
         stage, msgs = Picky(), quiet_history(2)
-        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), caches={})
+        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), memos={})
         first = remember(stage, msgs[:3], ctx, stage.note)
         ctx.settled = 3
         again = remember(stage, msgs, ctx, stage.note)
         assert again is not first and again.start == 0 and again.marked("all") == list(range(len(msgs)))
-        assert ctx.caches is not None and ctx.caches["picky"] is again
+        assert ctx.memos is not None and ctx.memos["picky"] is again
 
     def test_common_prefix_counts_identical_leading_items(self) -> None:
         a, b, c = system(), user("x"), user("y")
@@ -480,7 +480,7 @@ class TestFailures:
         request = out + call_and_result("Read", FILE, tool_id="x1", file_path="src/x.py")
         with pytest.raises(RuntimeError):
             fast.process_request(request)
-        assert "auto" not in fast.state.caches
+        assert "auto" not in fast.state.tracks
         monkeypatch.setattr(dedup_module.DedupStage, "__call__", real)
         request = request + call_and_result("Read", FILE, tool_id="x2", file_path="src/x.py")
         assert fast.process_request(request) == slow.process_request(request)

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from lab.core.compactor import Compactor
 from lab.core.config import CompactionConfig
-from lab.core.events import StageContext
+from lab.core.events import Event, StageContext
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, Transcript, Usage, message_text
 from lab.core.pipeline import CHEAP_STAGES, build_stages
 from lab.core.presets import PRESETS, preset
@@ -96,6 +96,44 @@ def _check_idempotent(compactor: Compactor, sent: list[Message], report: LoopRep
             report.fail(where, f"stage {stage.name} changed its own output")
 
 
+def _recover_to_window(compactor: Compactor, sent: list[Message], report: LoopReport, where: str, deep: bool) -> tuple[list[Message], list[Event]]:
+    """The simulated provider's prompt-too-long answers: ``recover`` until the request fits or recovery gives up."""
+    window = compactor.config.window
+    events: list[Event] = []
+    for _ in range(MAX_RECOVERIES):
+        if compactor.count_tokens(sent) <= window:
+            break
+        report.recoveries += 1
+        was = _fingerprint(sent) if deep else None
+        try:
+            rescued = compactor.recover(sent, PromptTooLongError(f"prompt is too long: more than {window} tokens"))
+        except StageError:
+            report.gave_up += 1
+            break
+        if deep and _fingerprint(sent) != was:
+            report.fail(where, "recover mutated its input")
+        if rescued.effective and not rescued.tokens_after < rescued.tokens_before:
+            report.fail(where, "effective recovery without fewer tokens")
+        sent = rescued.messages
+        events += rescued.events
+    return sent, events
+
+
+def _check_history(sent: list[Message], sent_before: dict[str, Message], stubs: dict[str, str], events: list[Event], report: LoopReport, where: str) -> None:
+    """History already sent changes only where an event names it; spill and dedup stubs never change."""
+    named = {i for e in events for i in e.ids}
+    for m in sent:
+        old = sent_before.get(m.id)
+        if old is not None and old != m and not (_ids_in(m) & named):
+            report.fail(where, f"message {m.id} changed without an event naming it")
+        for b in m.content:
+            if not isinstance(b, ToolResultBlock) or b.compacted not in ("spill", "dedup"):
+                continue
+            # The first stub seen for a tool id is the frozen one.
+            if stubs.setdefault(b.tool_use_id, b.content) != b.content:
+                report.fail(where, f"frozen {b.compacted} stub of {b.tool_use_id} changed")
+
+
 def run_loop(transcript: Transcript, config: CompactionConfig, *, check_every: int = 1) -> LoopReport:
     messages = transcript.messages
     compactor = Compactor(config, tools=transcript.tools)
@@ -119,24 +157,7 @@ def run_loop(transcript: Transcript, config: CompactionConfig, *, check_every: i
             report.fail(where, "process_request mutated its input")
         if outcome.effective and not outcome.tokens_after < outcome.tokens_before:
             report.fail(where, "effective without fewer tokens")
-        sent = outcome.messages
-        events = list(outcome.events)
-        for _ in range(MAX_RECOVERIES):
-            if compactor.count_tokens(sent) <= window:
-                break
-            report.recoveries += 1
-            was = _fingerprint(sent) if deep else None
-            try:
-                rescued = compactor.recover(sent, PromptTooLongError(f"prompt is too long: more than {window} tokens"))
-            except StageError:
-                report.gave_up += 1
-                break
-            if deep and _fingerprint(sent) != was:
-                report.fail(where, "recover mutated its input")
-            if rescued.effective and not rescued.tokens_after < rescued.tokens_before:
-                report.fail(where, "effective recovery without fewer tokens")
-            sent = rescued.messages
-            events += rescued.events
+        sent, recovery_events = _recover_to_window(compactor, outcome.messages, report, where, deep)
         report.requests += 1
         if compactor.count_tokens(sent) > window:
             report.over_window += 1
@@ -149,15 +170,7 @@ def run_loop(transcript: Transcript, config: CompactionConfig, *, check_every: i
             report.first_request_lost += 1
             report.fail(where, "first user request lost")
 
-        named = {i for e in events for i in e.ids}
-        for m in sent:
-            old = sent_before.get(m.id)
-            if old is not None and old != m and not (_ids_in(m) & named):
-                report.fail(where, f"message {m.id} changed without an event naming it")
-            for b in m.content:
-                if isinstance(b, ToolResultBlock) and b.compacted in ("spill", "dedup"):
-                    if stubs.setdefault(b.tool_use_id, b.content) != b.content:
-                        report.fail(where, f"frozen {b.compacted} stub of {b.tool_use_id} changed")
+        _check_history(sent, sent_before, stubs, [*outcome.events, *recovery_events], report, where)
         if deep:
             _check_idempotent(compactor, sent, report, where)
 

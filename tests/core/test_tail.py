@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -223,7 +224,7 @@ class TestRepairRoles:
         assert anthropic_problems(out) == []
         assert openai_problems(out) == []
         convo = [m for m in out if m.role != "system"]
-        for a, b in zip(convo, convo[1:]):
+        for a, b in pairwise(convo):
             # Same-role neighbours only where a tool_result message follows (merged by the exporters).
             assert a.role != b.role or any(isinstance(x, ToolResultBlock) for x in b.content)
 
@@ -256,7 +257,7 @@ class TestTruncateKeep:
     def test_nothing_to_drop_returns_same_objects(self) -> None:
         msgs = turns(3, 100)
         out = truncate_keep(msgs, 0.4, 0.15, 3)
-        assert out == msgs and out is not msgs and all(a is b for a, b in zip(out, msgs))
+        assert out == msgs and out is not msgs and all(a is b for a, b in zip(out, msgs, strict=True))
 
     def test_bad_ratio(self) -> None:
         with pytest.raises(ConfigError):

@@ -56,14 +56,14 @@ class TestScores:
         assert len(reqs) == 8 and all(r.api == provider for r in reqs)
         asks, judges = reqs[0::2], reqs[1::2]
         context = (to_anthropic if provider == "anthropic" else to_openai)(report.context_at(K))
-        for kind, req in zip(PROBE_KINDS, asks):
+        for kind, req in zip(PROBE_KINDS, asks, strict=True):
             body = req.body
             assert body["model"] == MODELS[provider] and body["tool_choice"] in ({"type": "none"}, "none")
             sent = body["messages"]
             # The compacted context as exported, then the question (merged into the last user turn by Anthropic's rules).
             assert sent[: len(context["messages"]) - 1] == context["messages"][:-1]
             assert QUESTIONS[kind] in req.prompt_text() and RUBRIC_MARKER not in req.prompt_text()
-        for kind, req in zip(PROBE_KINDS, judges):
+        for kind, req in zip(PROBE_KINDS, judges, strict=True):
             assert RUBRIC_MARKER in req.prompt_text() and answer(kind) in req.prompt_text()
             assert "tools" not in req.body
 

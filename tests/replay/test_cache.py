@@ -129,7 +129,7 @@ class TestLedgerVersusClearing:
         cached = [r.cached_tokens for r in rows]
         assert cached == sorted(cached)
         # Every request reads back the whole previous prompt once that prompt was cacheable.
-        for prev, row in zip(rows, rows[1:]):
+        for prev, row in zip(rows, rows[1:], strict=False):
             if prev.sent_tokens >= 1024:
                 assert row.cached_tokens == prev.sent_tokens
         assert reports["mewcode"].cache_hit_ratio > 0.9

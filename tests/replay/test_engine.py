@@ -193,7 +193,8 @@ class TestContexts:
     def test_contexts_share_message_objects(self) -> None:
         report = replay(session(5, 500), "mewcode")
         first, second = report.context_at(1), report.context_at(2)
-        assert all(a is b for a, b in zip(first, second))
+        # The later context is longer; the messages both hold are the same objects.
+        assert all(a is b for a, b in zip(first, second, strict=False))
 
     def test_out_of_range_is_a_lab_error(self) -> None:
         from lab.errors import LabError

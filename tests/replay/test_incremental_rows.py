@@ -29,7 +29,7 @@ def _both(transcript: Transcript | list[Message], config: object, **kw: object) 
 
 def _same_bytes(fast: dict, slow: dict) -> None:
     assert len(fast["rows"]) == len(slow["rows"])
-    for a, b in zip(fast["rows"], slow["rows"]):
+    for a, b in zip(fast["rows"], slow["rows"], strict=True):
         assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True), f"row {a['index']} differs"
     assert json.dumps(fast, sort_keys=True) == json.dumps(slow, sort_keys=True)
 

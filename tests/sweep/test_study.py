@@ -42,9 +42,9 @@ def _signs(r: SweepResult) -> list[float]:
 
 
 def _dominates(a: dict, b: dict, r: SweepResult) -> bool:
-    pa = [s * a[o] for s, o in zip(_signs(r), r.objectives)]
-    pb = [s * b[o] for s, o in zip(_signs(r), r.objectives)]
-    return all(x <= y for x, y in zip(pa, pb)) and any(x < y for x, y in zip(pa, pb))
+    pa = [s * a[o] for s, o in zip(_signs(r), r.objectives, strict=True)]
+    pb = [s * b[o] for s, o in zip(_signs(r), r.objectives, strict=True)]
+    return all(x <= y for x, y in zip(pa, pb, strict=True)) and any(x < y for x, y in zip(pa, pb, strict=True))
 
 
 class TestRepeatable:

@@ -36,7 +36,7 @@ class TestLifecycle:
 
     def test_not_running_is_an_error(self) -> None:
         with pytest.raises(RuntimeError, match="not running"):
-            FakeProvider().port
+            _ = FakeProvider().port  # reading the property is the act under test: it raises
 
     def test_stop_does_not_wait_for_a_slow_reply(self) -> None:
         errors: list[BaseException] = []

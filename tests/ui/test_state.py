@@ -67,7 +67,7 @@ class TestKeys:
         assert all(v.startswith(keys.PREFIX) for v in values)
 
     def test_digest_hashes_text_as_utf8(self) -> None:
-        assert keys.digest("é") == keys.digest("é".encode("utf-8"))
+        assert keys.digest("é") == keys.digest("é".encode())
         assert keys.digest("a") != keys.digest("b")
         assert len(keys.digest(b"")) == 64
 
@@ -86,13 +86,7 @@ def session_state_uses(source: str) -> list[int]:
     """Lines of ``source`` that reach ``session_state``: ``st.session_state``, an import of it, or ``getattr(st, "session_state")``."""
     lines: list[int] = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr == "session_state":
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id == "session_state":
-            lines.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and any(a.name == "session_state" for a in node.names):
-            lines.append(node.lineno)
-        elif isinstance(node, ast.Constant) and node.value == "session_state":
+        if isinstance(node, ast.Attribute) and node.attr == "session_state" or isinstance(node, ast.Name) and node.id == "session_state" or isinstance(node, ast.ImportFrom) and any(a.name == "session_state" for a in node.names) or isinstance(node, ast.Constant) and node.value == "session_state":
             lines.append(node.lineno)
     return sorted(lines)
 

@@ -12,7 +12,7 @@ new messages.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import Field
 

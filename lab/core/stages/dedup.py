@@ -18,7 +18,7 @@ the working directory when it is known (``DedupConfig.cwd``, then the newest
 ``cd /repo && cat a.py`` are the same file, and a write through either form
 invalidates a read through the other. Where the directory is unknown, a
 relative path stays as written and every match that may be the same file
-counts as one (dedup_paths.py). The directory is part of the journalled
+counts as one (core/shell_paths.py). The directory is part of the journalled
 memo, so incremental runs follow it exactly as a run from scratch does. The
 stub shows the path as the read wrote it.
 
@@ -39,7 +39,8 @@ import hashlib
 import json
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -47,7 +48,7 @@ from ..events import Event, StageContext, StageResult
 from ..incremental import Memo, passthrough, remember
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
-from .dedup_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
+from ..shell_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
 __all__ = ["DedupConfig", "DedupStage", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 

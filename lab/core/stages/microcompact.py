@@ -32,7 +32,8 @@ history (after a clearing only the newest few clearable results are left).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Literal, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
 
 from pydantic import Field
 

@@ -33,8 +33,9 @@ Every loop is bounded by ``max_attempts``; attempts are counted in
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timezone
-from typing import Literal, Sequence
+from datetime import UTC, datetime
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -89,7 +90,7 @@ def truncate_keep_count(config: RecoveryConfig, n_messages: int, attempt: int) -
 
 
 def _stamp(ctx: StageContext) -> datetime | None:
-    return datetime.fromtimestamp(ctx.now, tz=timezone.utc) if ctx.now else None
+    return datetime.fromtimestamp(ctx.now, tz=UTC) if ctx.now else None
 
 
 class RecoveryStage:

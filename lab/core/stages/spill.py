@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -295,7 +296,7 @@ class _Run:
                 fresh.append(j)
             elif stub is not None:
                 blocks[j] = self._replace(b, stub, self._path(b.tool_use_id), "reapply")
-        if not fresh and all(a is b for a, b in zip(blocks, m.content)):
+        if not fresh and all(a is b for a, b in zip(blocks, m.content, strict=True)):
             return m
         unit, spilled, failed = self.config.unit, set(), set()
         for j in fresh:
@@ -314,7 +315,7 @@ class _Run:
             tid = blocks[j].tool_use_id  # type: ignore[union-attr]
             if j not in spilled and j not in failed and tid not in self.ledger:
                 self.ledger[tid] = None
-        if all(a is b for a, b in zip(blocks, m.content)):
+        if all(a is b for a, b in zip(blocks, m.content, strict=True)):
             return m
         return m.model_copy(update={"content": tuple(blocks)})
 

@@ -21,8 +21,9 @@ summarised at all, which is what broke MiniCode at small windows.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Literal, Sequence
+from datetime import UTC, datetime
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -220,7 +221,7 @@ class SummaryStage:
         boundary = Boundary(
             trigger=ctx.trigger if ctx.trigger in _BOUNDARY_TRIGGERS else "auto",  # type: ignore[arg-type]
             strategy=strategy,
-            timestamp=datetime.fromtimestamp(ctx.now, tz=timezone.utc),
+            timestamp=datetime.fromtimestamp(ctx.now, tz=UTC),
             tokens_before=tokens_before,
             tokens_after=tokens_after,
             messages_removed=len(removed),

@@ -27,7 +27,8 @@ again (MiniCode's published ``AutoCompactDispatcher``, not MewCode's):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 

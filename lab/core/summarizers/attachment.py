@@ -25,7 +25,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..messages import Message, ToolResultBlock, ToolSpec, ToolUseBlock
 from ..tokens.base import TokenCounter
@@ -212,7 +212,7 @@ def _fit(reads: list[ReadFile], cut: list[str], tools: Sequence[ToolSpec], messa
     else:
         return ""
     kept: list[list[str]] = []
-    for f, content in zip(reads, cut):
+    for f, content in zip(reads, cut, strict=True):
         note = f"cut to {file_tokens} tokens" if content != f.content else None
         section = _file_section(f, content, note)
         over = counter.count_text(_assemble([*kept, section], len(reads), tool_lines, budget)) - budget
@@ -254,7 +254,7 @@ def build_attachment(
     """
     reads = recent_reads(messages, max(0, max_files))
     cut = [cut_to_tokens(f.content, max(0, file_tokens), counter) for f in reads]
-    sections = [_file_section(f, c, f"cut to {file_tokens} tokens" if c != f.content else None) for f, c in zip(reads, cut)]
+    sections = [_file_section(f, c, f"cut to {file_tokens} tokens" if c != f.content else None) for f, c in zip(reads, cut, strict=True)]
     text = _assemble(sections, len(reads), _tool_lines(tools, messages), max_tokens)
     if max_tokens is None or counter.count_text(text) <= max_tokens:
         return text

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..messages import Message, ToolSpec, Usage
 
@@ -17,7 +18,7 @@ __all__ = ["SummaryRequest", "SummaryResult", "Summarizer"]
 class SummaryRequest:
     # The messages to be replaced by the summary (everything before the kept tail).
     messages: Sequence[Message]
-    counter: "TokenCounter"
+    counter: TokenCounter
     # "auto", "manual" or "emergency": only auto failures count toward the breaker.
     trigger: str = "auto"
     # Custom instructions of the manual path, as in "/compact keep API decisions".

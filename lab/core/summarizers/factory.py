@@ -22,7 +22,7 @@ __all__ = ["build_summarizer", "llm_summarizer"]
 
 
 def build_summarizer(
-    config: "CompactionConfig",
+    config: CompactionConfig,
     *,
     api_key: str | None = None,
     base_url: str | None = None,
@@ -56,7 +56,7 @@ def build_summarizer(
     return llm_summarizer(settings, config)
 
 
-def llm_summarizer(settings: "ProviderSettings", config: "CompactionConfig") -> Summarizer:
+def llm_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Summarizer:
     """The provider's summarizer with the config's attachment limits, behind MewCode's PTL retry."""
     from .llm import make_llm_summarizer
     from .ptl import PTLRetrySummarizer

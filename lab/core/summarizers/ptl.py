@@ -12,7 +12,8 @@ left, fail with ``PromptTooLongExhaustedError``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
+from itertools import pairwise
 
 from ...errors import ConfigError, PromptTooLongError, SummaryError
 from ..messages import Message, TextBlock, ToolResultBlock, tool_pairs
@@ -55,7 +56,7 @@ def group_by_user_turn(messages: Sequence[Message]) -> list[list[Message]]:
     spans = [(u, r) for u, r in tool_pairs(list(messages)).values() if u is not None and r is not None]
     starts = [s for s in starts if not any(min(u, r) < s <= max(u, r) for u, r in spans)]
     bounds = [0, *starts, n]
-    return [list(messages[a:b]) for a, b in zip(bounds, bounds[1:]) if a < b]
+    return [list(messages[a:b]) for a, b in pairwise(bounds) if a < b]
 
 
 def drop_schedule(groups: int, oldest_first: int = 3, fraction: float = 0.2) -> list[int]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ...errors import SummaryError
 from ..commands import PATH_KEYS, tool_path
@@ -270,7 +270,7 @@ class RuleSummarizer:
 
         tokens = request.tokens_before if request.tokens_before is not None else counter.count_messages(request.messages)
         count = request.messages_before if request.messages_before is not None else len(request.messages)
-        stamp = datetime.fromtimestamp(summary_clock(request, self._clock), tz=timezone.utc).strftime("%H:%M:%S")
+        stamp = datetime.fromtimestamp(summary_clock(request, self._clock), tz=UTC).strftime("%H:%M:%S")
         head = [f"[Context compacted at {stamp} - Full Compact] Original: ~{tokens} tokens, {count} messages", "", "## Conversation Summary"]
         if texts:
             head += ["", "**Primary request (verbatim):**", f"<primary-request>\n{texts[0].text}\n</primary-request>"]

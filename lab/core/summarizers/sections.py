@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..commands import Outcome, ToolAction, result_outcome, tool_action, tool_path
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from ..stages.dedup_paths import same_file
+from ..shell_paths import same_file
 
 __all__ = [
     "ErrorSeen",

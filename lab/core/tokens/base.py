@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, Iterable, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
 
 from ...errors import ConfigError
 from ..messages import ImageBlock, Message, block_text

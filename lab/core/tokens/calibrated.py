@@ -54,7 +54,8 @@ from __future__ import annotations
 import math
 import string
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ...errors import ConfigError
 from .base import BaseCounter, TokenCounter
@@ -134,7 +135,7 @@ class Coefficients:
             raise ConfigError("calibrated counter weights must be finite numbers")
 
     def as_dict(self) -> dict[str, float]:
-        return dict(zip(FEATURES, self.weights))
+        return dict(zip(FEATURES, self.weights, strict=True))
 
 
 # Fitted by ``fit`` as described in the module docstring (o200k_base target).

@@ -13,7 +13,7 @@ from lab.core.messages import Boundary, Message, TextBlock, tool_pairs
 from lab.core.stages.active import ActiveContextConfig, ActiveContextStage, is_boundary, system_prompt_length
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
-from lab.errors import LabError
+from lab.formats import load
 from tests.builders import assistant, call_and_result, system, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -44,7 +44,7 @@ class TestDefaults:
     def test_no_boundary_changes_nothing(self) -> None:
         msgs = [system(), user("hi"), assistant("hello")]
         result = ActiveContextStage()(msgs, make_ctx())
-        assert result.messages == msgs and all(a is b for a, b in zip(result.messages, msgs))
+        assert result.messages == msgs and all(a is b for a, b in zip(result.messages, msgs, strict=True))
         assert result.messages is not msgs and result.events == ()
 
 
@@ -107,21 +107,9 @@ class TestEdgeCases:
         assert twice.messages == once and twice.events == ()
 
 
-def _load():  # the importers are written by other helpers
-    import lab.formats
-
-    return getattr(lab.formats, "load", None)
-
-
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_pairs_and_tokens(path: Path) -> None:
-    load = _load()
-    if load is None:
-        pytest.skip("lab.formats.load is not written yet")
-    try:
-        msgs = load(path).messages
-    except LabError as e:
-        pytest.skip(f"not readable by lab.formats.load: {e}")
+    msgs = load(path).messages
     counter = MiniCodeCounter()
     result = ActiveContextStage()(msgs, make_ctx())
     if not any(is_boundary(m) for m in msgs):

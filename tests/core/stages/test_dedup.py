@@ -16,7 +16,7 @@ from lab.core.stages.dedup import DedupConfig, DedupStage, content_hash, dedup_s
 from lab.core.stages.spill import SpillStage
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
-from lab.errors import LabError
+from lab.formats import load
 from tests.builders import assistant, call_and_result, system, user
 from tests.conftest import CORPUS_FILES, corpus_file, corpus_id
 
@@ -242,21 +242,9 @@ class TestLedger:
         assert incremental == DedupStage()(msgs, make_ctx()).messages
 
 
-def _load():  # the importers are written by other helpers
-    import lab.formats
-
-    return getattr(lab.formats, "load", None)
-
-
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_pairs_and_tokens(path: Path) -> None:
-    load = _load()
-    if load is None:
-        pytest.skip("lab.formats.load is not written yet")
-    try:
-        msgs = load(path).messages
-    except LabError as e:
-        pytest.skip(f"not readable by lab.formats.load: {e}")
+    msgs = load(path).messages
     counter = MiniCodeCounter()
     result = DedupStage()(msgs, make_ctx())
     assert tool_pairs(result.messages) == tool_pairs(msgs)
@@ -270,9 +258,6 @@ def test_corpus_pairs_and_tokens(path: Path) -> None:
 
 def test_corpus_openhands_repeated_views_are_deduped() -> None:
     path = corpus_file("openhands/openhands-v0-ponyc-output.jsonl")
-    load = _load()
-    if load is None:
-        pytest.skip("lab.formats.load missing")
     msgs = load(path).messages
     # The agent views parser.c whole three times in a row, unchanged (a grep in between only reads).
     (event,) = DedupStage()(msgs, make_ctx()).events

@@ -14,7 +14,7 @@ from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_pairs
 from lab.core.stages.microcompact import MicrocompactConfig, MicrocompactStage
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
-from lab.errors import LabError
+from lab.formats import load
 from tests.builders import call_and_result, system, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -218,22 +218,10 @@ class TestPurity:
         assert due(MicrocompactStage(MicrocompactConfig(enabled=False)), msgs) == msgs
 
 
-def _load():  # the importers are written by other helpers
-    import lab.formats
-
-    return getattr(lab.formats, "load", None)
-
-
 @pytest.mark.parametrize("mode", ["interval", "always", "token_trigger"])
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_pairs_and_tokens(path: Path, mode: str) -> None:
-    load = _load()
-    if load is None:
-        pytest.skip("lab.formats.load is not written yet")
-    try:
-        msgs = load(path).messages
-    except LabError as e:
-        pytest.skip(f"not readable by lab.formats.load: {e}")
+    msgs = load(path).messages
     counter = MiniCodeCounter()
     cfg = MicrocompactConfig(mode=mode, trigger_tokens=1000, clear_tool_inputs=True)  # type: ignore[arg-type]
     result = MicrocompactStage(cfg)(msgs, make_ctx(CompactorState(microcompact_last_run=0.0), now=10_000.0))

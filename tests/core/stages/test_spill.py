@@ -18,6 +18,7 @@ from lab.core.stages.spill import SpillConfig, SpillStage, cleanup_spills, resul
 from lab.core.store import FailingStore, FolderStore, MemoryStore, SpillStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.errors import LabError
+from lab.formats import load
 from tests.builders import assistant, call_and_result, system, tool_call, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -59,7 +60,7 @@ class TestDefaults:
     def test_small_results_are_kept_and_recorded(self) -> None:
         msgs, ctx = history(500, 3999), make_ctx()
         result = SpillStage()(msgs, ctx)
-        assert all(a is b for a, b in zip(result.messages, msgs)) and result.events == ()
+        assert all(a is b for a, b in zip(result.messages, msgs, strict=True)) and result.events == ()
         assert ctx.state.spill_ledger == {"toolu_0": None, "toolu_1": None}
 
 
@@ -243,7 +244,7 @@ class TestLedger:
         once = SpillStage()(history(9000, 300, 12_000), make_ctx(state=state)).messages
         ledger = dict(state.spill_ledger)
         again = SpillStage()(once, make_ctx(state=state))
-        assert again.messages == once and all(a is b for a, b in zip(again.messages, once)) and again.events == ()
+        assert again.messages == once and all(a is b for a, b in zip(again.messages, once, strict=True)) and again.events == ()
         assert state.spill_ledger == ledger
 
     def test_no_mutation(self) -> None:
@@ -293,22 +294,10 @@ class TestRetention:
         assert result.messages == msgs and result.events == ()
 
 
-def _load():  # the importers are written by other helpers
-    import lab.formats
-
-    return getattr(lab.formats, "load", None)
-
-
 @pytest.mark.parametrize("fmt", ["minicode", "mewcode"])
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_pairs_and_tokens(path: Path, fmt: str, tmp_path: Path) -> None:
-    load = _load()
-    if load is None:
-        pytest.skip("lab.formats.load is not written yet")
-    try:
-        msgs = load(path).messages
-    except LabError as e:
-        pytest.skip(f"not readable by lab.formats.load: {e}")
+    msgs = load(path).messages
     counter, store = MiniCodeCounter(), FolderStore(tmp_path)
     cfg = SpillConfig(preview_format=fmt, unit="bytes" if fmt == "mewcode" else "chars", message_budget_enabled=fmt == "mewcode", message_budget=20_000)
     result = SpillStage(cfg)(msgs, make_ctx(store))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from lab.core.summarizers.rules import RuleSummarizer, first_user_request
 from lab.core.tail import ASSISTANT_PLACEHOLDER
 from lab.core.tokens.base import MiniCodeCounter
 from lab.core.validate import anthropic_problems, openai_problems
-from lab.errors import PromptTooLongError, SummaryError, TranscriptError
+from lab.errors import PromptTooLongError, SummaryError
+from lab.formats import load
 from tests.builders import assistant, call_and_result, session, system, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -96,7 +97,7 @@ class TestLayout:
         assert out[2].role == "user" and out[2].tag == "summary"
         kept = [m for m in out[3:] if m.tag is None]
         assert 5 <= len(kept) < len(msgs) - 1
-        assert all(a is b for a, b in zip(kept, msgs[len(msgs) - len(kept):]))
+        assert all(a is b for a, b in zip(kept, msgs[len(msgs) - len(kept):], strict=True))
         assert_valid(out)
 
     def test_boundary_fields_and_event(self) -> None:
@@ -105,7 +106,7 @@ class TestLayout:
         b = r.boundary
         assert b is not None
         assert b.trigger == "manual" and b.strategy == "full"
-        assert b.timestamp == datetime.fromtimestamp(NOW, tz=timezone.utc)
+        assert b.timestamp == datetime.fromtimestamp(NOW, tz=UTC)
         kept = [m for m in r.messages if m.tag is None and m.role != "system"]
         assert b.messages_removed == len(msgs) - 1 - len(kept)
         assert (b.preserved_first_id, b.preserved_last_id) == (kept[0].id, kept[-1].id)
@@ -272,7 +273,7 @@ class TestStrategies:
     def test_summary_error_is_a_failed_strategy(self) -> None:
         msgs = big_session()
         r = stage(session_memory=False)(msgs, make_ctx(ScriptedSummarizer(error=SummaryError("empty reply"))))
-        assert r.boundary is None and all(a is b for a, b in zip(r.messages, msgs)) and len(r.messages) == len(msgs)
+        assert r.boundary is None and all(a is b for a, b in zip(r.messages, msgs, strict=True)) and len(r.messages) == len(msgs)
         (event,) = r.events
         assert not event.success and event.strategy == "llm" and "empty reply" in event.detail
 
@@ -282,7 +283,7 @@ class TestFailures:
         msgs = big_session()
         r = stage(min_saving=0.9)(msgs, make_ctx())
         assert r.boundary is None
-        assert r.messages == msgs and r.messages is not msgs and all(a is b for a, b in zip(r.messages, msgs))
+        assert r.messages == msgs and r.messages is not msgs and all(a is b for a, b in zip(r.messages, msgs, strict=True))
         assert r.events and not any(e.success for e in r.events)
         assert "saves too little" in r.events[-1].detail
 
@@ -337,7 +338,7 @@ class TestContract:
         once = stage()(big_session(), make_ctx()).messages
         r = stage()(once, make_ctx())
         assert r.boundary is None
-        assert len(r.messages) == len(once) and all(a is b for a, b in zip(r.messages, once))
+        assert len(r.messages) == len(once) and all(a is b for a, b in zip(r.messages, once, strict=True))
 
     def test_summary_of_a_summary_keeps_the_first_request(self) -> None:
         once = stage()(big_session(), make_ctx()).messages
@@ -386,13 +387,7 @@ def _normalised(problems: list[str]) -> set[str]:
 @pytest.mark.parametrize("policy", ["minicode", "mewcode"])
 @pytest.mark.parametrize("memory", [True, False], ids=["memory", "rules"])
 def test_corpus(path: Path, policy: str, memory: bool) -> None:
-    formats = pytest.importorskip("lab.formats")
-    if not hasattr(formats, "load"):
-        pytest.skip("lab.formats.load is not written yet")
-    try:
-        transcript = formats.load(path)
-    except TranscriptError as e:
-        pytest.skip(f"not loadable: {e}")
+    transcript = load(path)
     msgs = transcript.messages
     # A small window (16k): tails of 2k..8k tokens, a 3k summary budget.
     cfg = SummaryConfig(tail_policy=policy, session_memory=memory, tail_min_tokens=2000, tail_max_tokens=8000, summary_max_tokens=3000)
@@ -402,7 +397,7 @@ def test_corpus(path: Path, policy: str, memory: bool) -> None:
     if r.boundary is None:
         # Only short transcripts may be left alone: anything well over the tail must compact.
         assert MiniCodeCounter().count_messages(msgs) < 20_000
-        assert len(r.messages) == len(msgs) and all(a is b for a, b in zip(r.messages, msgs))
+        assert len(r.messages) == len(msgs) and all(a is b for a, b in zip(r.messages, msgs, strict=True))
         return
     # Compaction adds no problem the source did not have (e.g. a final, still unanswered call).
     assert _normalised(anthropic_problems(r.messages)) <= _normalised(anthropic_problems(msgs))

@@ -187,7 +187,7 @@ class TestStageContract:
         snapshot = copy.deepcopy(msgs)
         result = WatermarkStage(cfg.watermark)(msgs, ctx_for(cfg))
         assert msgs == snapshot
-        assert result.messages is not msgs and all(a is b for a, b in zip(result.messages, msgs))
+        assert result.messages is not msgs and all(a is b for a, b in zip(result.messages, msgs, strict=True))
         assert len(result.events) == 1 and result.events[0].tokens_freed == 0
 
     def test_idempotent(self) -> None:

@@ -169,7 +169,7 @@ class TestContract:
 
 class TestCutToTokens:
     def test_fits_and_prefers_line_ends(self) -> None:
-        text = "\n".join("line %03d %s" % (i, "w" * 30) for i in range(200))
+        text = "\n".join(f"line {i:03d} {'w' * 30}" for i in range(200))
         cut = cut_to_tokens(text, 300, COUNTER)
         assert COUNTER.count_text(cut) <= 300
         assert text.startswith(cut) and cut.endswith("w")

@@ -39,7 +39,7 @@ texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
 
 
 def _dot(text: str, c: Coefficients = COEFFICIENTS) -> float:
-    return sum(w * x for w, x in zip(c.weights, features(text)))
+    return sum(w * x for w, x in zip(c.weights, features(text), strict=True))
 
 
 class TestInvariants:
@@ -65,7 +65,7 @@ class TestInvariants:
     def test_counts_are_additive_up_to_the_seam(self, a: str, b: str) -> None:
         # Each pair count can gain at most one match across the seam, and the pairs of spaces one less.
         whole, left, right = features(a + b), features(a), features(b)
-        for name, w, x, y in zip(FEATURES, whole, left, right):
+        for name, w, x, y in zip(FEATURES, whole, left, right, strict=True):
             assert abs(w - (x + y)) <= 1, name
 
     def test_deterministic_and_cached(self) -> None:
@@ -130,7 +130,7 @@ class TestFit:
                 return len(text) // 4 + 3 * text.count("  ")
 
         got = fit([t * 4 for t in MIXED] + ["x  y   z    w " * 40], SpacesCost(), chunk_chars=64)  # type: ignore[arg-type]
-        assert all(w * sign >= 0 for w, sign in zip(got.weights, SIGNS))
+        assert all(w * sign >= 0 for w, sign in zip(got.weights, SIGNS, strict=True))
         assert got.as_dict()["space_pairs"] == 0
 
     @pytest.mark.corpus()

@@ -1,11 +1,15 @@
-"""Paths and shell commands for read dedup: what a call reads, where it runs, and what it may write.
+"""Shell working directory and path identity: what a call reads, where it runs, and what it may write.
 
-All of these are pure string functions; the ones called on every request of
-a replay are memoised.
+Read dedup (``stages/dedup.py``) decides with these which reads name the same
+file and which commands may have changed it; command classification
+(``commands.py``) and the summary's file sections (``summarizers/sections.py``)
+use the same identity, so the three agree on what "one file" is. All of these
+are pure string functions; the ones called on every request of a replay are
+memoised.
 
 Working directory. A shell keeps a working directory that ``cd`` changes, so
 the same file can be named ``/repo/src/a.py`` by one call and ``src/a.py`` by
-the next. The stage tracks it: ``shell_cwd`` reads the ``cd DIR`` prefix of a
+the next. Read dedup tracks it: ``shell_cwd`` reads the ``cd DIR`` prefix of a
 command (a command that is ``cd DIR``, or starts with ``cd DIR &&`` or
 ``cd DIR;``, possibly several in a row) and ``resolve`` makes a relative path
 absolute against the directory known at that point. What cannot be known is
@@ -30,9 +34,10 @@ import posixpath
 import re
 import shlex
 from functools import lru_cache
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..messages import ToolUseBlock
+from .messages import ToolUseBlock
 
 __all__ = ["command_text", "parse_cat", "may_write", "parse_cd", "change_dir", "shell_cwd", "resolve", "same_file", "named_in", "is_windows_path", "matches_tool", "call_workdir"]
 
