@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from ..core.messages import (
     Block,
@@ -69,7 +70,7 @@ class Loc:
         self.path = path
         self.line = line
 
-    def at(self, suffix: str | int) -> "Loc":
+    def at(self, suffix: str | int) -> Loc:
         step = f"[{suffix}]" if isinstance(suffix, int) else f".{suffix}"
         return Loc(self.file, self.path + step, self.line)
 
@@ -302,7 +303,7 @@ def parse_timestamp(value: Any) -> datetime | None:
     if isinstance(value, (int, float)):
         seconds = value / 1000 if value > 1e11 else value
         try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
+            return datetime.fromtimestamp(seconds, tz=UTC)
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str) and value:
@@ -311,7 +312,7 @@ def parse_timestamp(value: Any) -> datetime | None:
             stamp = datetime.fromisoformat(text)
         except ValueError:
             return None
-        return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=timezone.utc)
+        return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
     return None
 
 

@@ -57,8 +57,9 @@ records); 0 on anything carrying Claude Code's own keys (``parentUuid``,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..core.messages import Boundary, ImportNotes, Message, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError

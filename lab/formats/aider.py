@@ -42,9 +42,9 @@ outcome); whole-file blocks stay text, since no notice confirms them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
 
 from ..core.messages import Block, ImportNotes, Message, TextBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError

@@ -22,8 +22,8 @@ edits (``Edit``). Unified diffs (aider's ``udiff`` format) stay prose.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Collection
 
 __all__ = ["Edit", "split_edits", "normalise_path"]
 

@@ -28,8 +28,9 @@ which other importers share; its public names are importable from here too.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..core.messages import ImportNotes, Message, TextBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError

@@ -52,8 +52,9 @@ a warning.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from ..core.messages import Transcript
 from ..errors import TranscriptError

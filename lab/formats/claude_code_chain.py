@@ -39,8 +39,9 @@ The rules, with the shapes they come from:
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["PREV", "OTHER", "USER", "RESULTS", "ASSISTANT", "BOUNDARY", "ChainIndex", "Plan"]
 
@@ -218,10 +219,10 @@ class ChainIndex:
                 if u in kept:
                     continue
                 kind, api_id = kinds[u], apis.get(u)
-                if (kind == RESULTS and u not in followed) or (kind == ASSISTANT and api_id in chain_apis):
-                    if self._anchored(u, kept):
-                        kept.add(u)
-                        changed = True
+                candidate = (kind == RESULTS and u not in followed) or (kind == ASSISTANT and api_id in chain_apis)
+                if candidate and self._anchored(u, kept):
+                    kept.add(u)
+                    changed = True
         dropped = [u for u in off if u not in kept]
         if dropped:
             gone = set(dropped)

@@ -21,8 +21,9 @@ converted once per message, and ``add`` does as little per line as it can.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -206,8 +207,8 @@ class EntryImporter:
     # -- entries -------------------------------------------------------------------
 
     def add(self, entry: dict[str, Any], where: str) -> None:
-        # This runs once per line of the file: what ``_entry`` does is inlined, attributes used
-        # more than once are read once, and the chain gets one tuple (``ChainIndex.links``).
+        # This runs once per line of the file: attributes used more than once are read once,
+        # and the chain gets one tuple (``ChainIndex.links``).
         self.records_read += 1
         uuid = entry.get("uuid")
         entry_thread = self.entry_thread
@@ -237,37 +238,32 @@ class EntryImporter:
             if isinstance(session, str):
                 self.meta.session_id = session
                 self.need_session = False
-        cwd = entry.get("cwd")
-        if type(cwd) is str:
-            self.cwd[key] = cwd
-        kind = entry.get("type")
-        if kind == "assistant":
-            made = self._assistant(entry, where, entry_id, key)
-        elif kind == "user":
-            made = self._user(entry, where, entry_id, key)
-        else:
-            made = self._other(entry, kind, entry_id, key)
+        made = self._entry(entry, where, entry_id, key)
         chain = self.chain
         if chain is not None and uuid is not None:
-            parent = entry.get("parentUuid")
-            if type(parent) is not str or not parent:
-                parent = self._unlinked_parent(entry, made)
-            # A tool result naming a line of the API message it answers is the parallel-call fork
-            # every 2.x session has (the EnterpriseBench corpus session), not a branch.
-            if parent != self.last_uuid and not (made == RESULTS and parent in self.turn):
-                self.jumps += 1
-            api_id = None
-            if made == ASSISTANT:
-                api_id = entry["message"].get("id")
-                if api_id != self.turn_api:
-                    self.turn_api = api_id
-                    self.turn.clear()
-                self.turn.add(uuid)
-            elif made != OTHER and made != RESULTS and self.turn:
-                self.turn_api = None
+            self._link(chain, entry, uuid, made)
+
+    def _link(self, chain: ChainIndex, entry: dict[str, Any], uuid: str, made: int) -> None:
+        """Record the entry's place in the ``parentUuid`` chain, and count jumps away from the previous line."""
+        parent = entry.get("parentUuid")
+        if type(parent) is not str or not parent:
+            parent = self._unlinked_parent(entry, made)
+        # A tool result naming a line of the API message it answers is the parallel-call fork
+        # every 2.x session has (the EnterpriseBench corpus session), not a branch.
+        if parent != self.last_uuid and not (made == RESULTS and parent in self.turn):
+            self.jumps += 1
+        api_id = None
+        if made == ASSISTANT:
+            api_id = entry["message"].get("id")
+            if api_id != self.turn_api:
+                self.turn_api = api_id
                 self.turn.clear()
-            chain.links.append((uuid, parent, made, api_id))
-            self.last_uuid = uuid
+            self.turn.add(uuid)
+        elif made != OTHER and made != RESULTS and self.turn:
+            self.turn_api = None
+            self.turn.clear()
+        chain.links.append((uuid, parent, made, api_id))
+        self.last_uuid = uuid
 
     @staticmethod
     def _unlinked_parent(entry: dict[str, Any], made: int) -> str | None:

@@ -14,9 +14,10 @@ as no later entry can change it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from ..core.messages import Boundary, ImportNotes, MessageTag
 

@@ -119,7 +119,8 @@ def read_folder(folder: Path) -> Transcript:
                 f"{UI_MESSAGES} reports tokens for {len(usages)} requests and the history holds {len(replies)} replies; "
                 "usage was matched in order and the rest left without"
             )
-        for i, u in zip(replies, usages):
+        # Unequal lengths are expected here (warned above): pair in order, leave the rest without usage.
+        for i, u in zip(replies, usages, strict=False):
             messages[i] = messages[i].model_copy(update={"usage": u.usage})
     meta = TranscriptMeta(source_format=NAME, source_path=str(folder), session_id=folder.name or None, model=_model(folder, notes))
     return Transcript(meta=meta, messages=messages, tools=t.tools, notes=notes)

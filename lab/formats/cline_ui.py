@@ -59,6 +59,8 @@ _TOOL_NAMES = {
 _NO_OUTPUT = "(no output recorded)"
 _LOADING = re.compile(r"\s*Loading\.\.\.\s*$")
 _WORDS = {"text", "completion_result", "followup", "plan_mode_respond"}
+# Records that start a tool call: a tool of its own, a shell command, an MCP call.
+_CALL_KINDS = frozenset({"tool", "command", "use_mcp_server"})
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
@@ -220,7 +222,16 @@ class _Converter:
         elif kind == "reasoning" and side == "say":
             if text.strip():
                 self._assistant(ThinkingBlock(thinking=text), ts, n)
-        elif kind == "tool":
+        elif kind in _CALL_KINDS:
+            self._call_record(side, kind, text, ts, n)
+        elif kind in ("command_output", "mcp_server_response"):
+            self._output(text, f"{side}:{kind}")
+        else:
+            self.notes.skip(f"{side}:{kind}")
+
+    def _call_record(self, side: str, kind: str, text: str, ts: Any, n: int) -> None:
+        """A record that starts a tool call (one of ``_CALL_KINDS``); it answers the calls before it."""
+        if kind == "tool":
             info = _json(text)
             if not isinstance(info, dict):
                 self.notes.skip(f"{side}:tool:invalid")
@@ -230,15 +241,11 @@ class _Converter:
         elif kind == "command":
             self._close(n)
             self._call("execute_command", {"command": text}, ts, n)
-        elif kind == "use_mcp_server":
+        else:  # use_mcp_server
             info = _json(text)
             self._close(n)
             info = info if isinstance(info, dict) else {"raw": text}
             self._call("use_mcp_tool", {k: v for k, v in info.items() if k != "type"}, ts, n)
-        elif kind in ("command_output", "mcp_server_response"):
-            self._output(text, f"{side}:{kind}")
-        else:
-            self.notes.skip(f"{side}:{kind}")
 
     def finish(self) -> list[Message]:
         # Calls still open at the end keep what they printed; with nothing recorded they stay unanswered.

@@ -34,7 +34,8 @@ replaced.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..core.messages import (
     Block,
@@ -259,6 +260,53 @@ def _tools_openai(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def _moved_results(messages: Sequence[Message]) -> tuple[dict[int, list[ToolResultBlock]], set[tuple[int, int]]]:
+    """Results whose call came earlier, by the index of the message holding that call; and where they were.
+
+    Chat Completions wants each ``tool`` message right after the assistant message that called it.
+    """
+    call_at: dict[str, int] = {}
+    for i, msg in enumerate(messages):
+        if msg.role == "assistant":
+            for b in msg.content:
+                if isinstance(b, ToolUseBlock):
+                    call_at.setdefault(b.id, i)
+    moved: dict[int, list[ToolResultBlock]] = {}
+    moved_ids: set[tuple[int, int]] = set()
+    for i, msg in enumerate(messages):
+        for j, b in enumerate(msg.content):
+            if isinstance(b, ToolResultBlock) and call_at.get(b.tool_use_id, i) < i:
+                moved.setdefault(call_at[b.tool_use_id], []).append(b)
+                moved_ids.add((i, j))
+    return moved, moved_ids
+
+
+def _openai_assistant(msg: Message, notes: list[str] | None) -> dict[str, Any] | None:
+    """An assistant message as its Chat Completions entry (text and tool calls); None when nothing is left."""
+    text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and not _blank(b.text))
+    calls = [
+        {
+            "id": b.id,
+            "type": "function",
+            "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)},
+        }
+        for b in msg.content
+        if isinstance(b, ToolUseBlock)
+    ]
+    _note_blank_texts(msg, notes)
+    if any(isinstance(b, ThinkingBlock) for b in msg.content):
+        _note(notes, f"{msg.id}: thinking dropped (chat completions has no thinking input)")
+    if any(isinstance(b, ImageBlock) for b in msg.content):
+        _note(notes, f"{msg.id}: image in an assistant message dropped")
+    if not (text or calls):
+        _note(notes, f"{msg.id}: nothing left to send, message dropped")
+        return None
+    entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        entry["tool_calls"] = calls
+    return entry
+
+
 def to_openai(
     source: Transcript | Sequence[Message],
     tools: Sequence[ToolSpec] | None = None,
@@ -269,20 +317,7 @@ def to_openai(
     """An OpenAI Chat Completions request body: ``{"messages", "tools"?}``."""
     messages, specs = _split_input(source, tools)
     messages = _close_or_note(messages, close_pending, notes)
-    call_at: dict[str, int] = {}
-    for i, msg in enumerate(messages):
-        if msg.role == "assistant":
-            for b in msg.content:
-                if isinstance(b, ToolUseBlock):
-                    call_at.setdefault(b.id, i)
-    # Results whose call came earlier move up to sit right after that call.
-    moved: dict[int, list[ToolResultBlock]] = {}
-    moved_ids: set[tuple[int, int]] = set()
-    for i, msg in enumerate(messages):
-        for j, b in enumerate(msg.content):
-            if isinstance(b, ToolResultBlock) and call_at.get(b.tool_use_id, i) < i:
-                moved.setdefault(call_at[b.tool_use_id], []).append(b)
-                moved_ids.add((i, j))
+    moved, moved_ids = _moved_results(messages)
     out: list[dict[str, Any]] = []
     for i, msg in enumerate(messages):
         if msg.role == "system":
@@ -292,28 +327,9 @@ def to_openai(
                 out.append({"role": "system", "content": _system_text(msg)})
             continue
         if msg.role == "assistant":
-            text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and not _blank(b.text))
-            calls = [
-                {
-                    "id": b.id,
-                    "type": "function",
-                    "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)},
-                }
-                for b in msg.content
-                if isinstance(b, ToolUseBlock)
-            ]
-            _note_blank_texts(msg, notes)
-            if any(isinstance(b, ThinkingBlock) for b in msg.content):
-                _note(notes, f"{msg.id}: thinking dropped (chat completions has no thinking input)")
-            if any(isinstance(b, ImageBlock) for b in msg.content):
-                _note(notes, f"{msg.id}: image in an assistant message dropped")
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                entry["tool_calls"] = calls
-            if text or calls:
+            entry = _openai_assistant(msg, notes)
+            if entry is not None:
                 out.append(entry)
-            else:
-                _note(notes, f"{msg.id}: nothing left to send, message dropped")
             out.extend(_tool_message(b) for b in moved.get(i, []))
             # A result misfiled in an assistant message still keeps its pair.
             out.extend(

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.messages import ImportNotes, TextBlock, Transcript, TranscriptMeta, Usage

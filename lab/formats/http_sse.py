@@ -152,6 +152,27 @@ def _int_key(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _block_delta(ev: dict[str, Any], blocks: dict[int, dict[str, Any]], partial: dict[int, list[str]], notes: ImportNotes) -> None:
+    """Apply one ``content_block_delta`` to the block it names; tool input JSON is collected in ``partial``."""
+    index = _int_key(ev.get("index"))
+    delta: Any = ev.get("delta")
+    target = blocks.get(index) if index is not None else None
+    if index is None or target is None or not isinstance(delta, dict):
+        notes.skip("sse:delta_without_block")
+        return
+    dt = delta.get("type")
+    if dt == "text_delta" and isinstance(delta.get("text"), str):
+        target["text"] = str(target.get("text") or "") + delta["text"]
+    elif dt == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        partial.setdefault(index, []).append(delta["partial_json"])
+    elif dt == "thinking_delta" and isinstance(delta.get("thinking"), str):
+        target["thinking"] = str(target.get("thinking") or "") + delta["thinking"]
+    elif dt == "signature_delta" and isinstance(delta.get("signature"), str):
+        target["signature"] = str(target.get("signature") or "") + delta["signature"]
+    elif dt != "citations_delta":  # citations add no text of their own
+        notes.skip(f"sse:{dt if isinstance(dt, str) else 'delta:invalid'}")
+
+
 def anthropic_message(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc) -> dict[str, Any] | None:
     """An Anthropic Messages stream as the ``{type: message, content, usage}`` body; None when it holds nothing."""
     message: dict[str, Any] = {"type": "message", "role": "assistant"}
@@ -174,23 +195,7 @@ def anthropic_message(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc
                 continue
             blocks[index] = dict(block)
         elif kind == "content_block_delta":
-            index = _int_key(ev.get("index"))
-            delta: Any = ev.get("delta")
-            target: Any = blocks.get(index) if index is not None else None
-            if target is None or not isinstance(delta, dict):
-                notes.skip("sse:delta_without_block")
-                continue
-            dt = delta.get("type")
-            if dt == "text_delta" and isinstance(delta.get("text"), str):
-                target["text"] = str(target.get("text") or "") + delta["text"]
-            elif dt == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-                partial.setdefault(index, []).append(delta["partial_json"])  # type: ignore[arg-type]
-            elif dt == "thinking_delta" and isinstance(delta.get("thinking"), str):
-                target["thinking"] = str(target.get("thinking") or "") + delta["thinking"]
-            elif dt == "signature_delta" and isinstance(delta.get("signature"), str):
-                target["signature"] = str(target.get("signature") or "") + delta["signature"]
-            elif dt != "citations_delta":  # citations add no text of their own
-                notes.skip(f"sse:{dt if isinstance(dt, str) else 'delta:invalid'}")
+            _block_delta(ev, blocks, partial, notes)
         elif kind == "message_delta":
             if isinstance(ev.get("usage"), dict):
                 # Later counts replace earlier ones; a null means "not reported here", not zero.
@@ -210,6 +215,23 @@ def anthropic_message(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc
     if usage:
         message["usage"] = usage
     return message
+
+
+def _merge_tool_calls(calls: dict[int, dict[str, Any]], chunks: Any) -> None:
+    """Add one delta's ``tool_calls`` chunks to ``calls`` (by the call's index; arguments arrive in pieces)."""
+    for tc in chunks or []:
+        if not isinstance(tc, dict):
+            continue
+        index = _int_key(tc.get("index"))
+        slot = calls.setdefault(len(calls) if index is None else index, {"type": "function", "name": "", "arguments": []})
+        if isinstance(tc.get("id"), str) and tc["id"]:
+            slot["id"] = tc["id"]
+        fn: Any = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        # The name comes whole in the call's first chunk; later chunks repeat it at most.
+        if isinstance(fn.get("name"), str) and not slot["name"]:
+            slot["name"] = fn["name"]
+        if isinstance(fn.get("arguments"), str):
+            slot["arguments"].append(fn["arguments"])
 
 
 def chat_completion(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc) -> dict[str, Any] | None:
@@ -241,19 +263,7 @@ def chat_completion(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc) 
             thought = delta.get("reasoning_content", delta.get("reasoning"))
             if isinstance(thought, str):
                 reasoning.append(thought)
-            for tc in delta.get("tool_calls") or []:
-                if not isinstance(tc, dict):
-                    continue
-                index = _int_key(tc.get("index"))
-                slot = calls.setdefault(len(calls) if index is None else index, {"type": "function", "name": "", "arguments": []})
-                if isinstance(tc.get("id"), str) and tc["id"]:
-                    slot["id"] = tc["id"]
-                fn: Any = tc.get("function") if isinstance(tc.get("function"), dict) else {}
-                # The name comes whole in the call's first chunk; later chunks repeat it at most.
-                if isinstance(fn.get("name"), str) and not slot["name"]:
-                    slot["name"] = fn["name"]
-                if isinstance(fn.get("arguments"), str):
-                    slot["arguments"].append(fn["arguments"])
+            _merge_tool_calls(calls, delta.get("tool_calls"))
     if not seen:
         return None
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}

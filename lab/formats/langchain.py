@@ -33,15 +33,16 @@ plain dumps of message types carrying ``additional_kwargs`` or
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from ..core.messages import Block, ImportNotes, ThinkingBlock, Transcript, TranscriptMeta, Usage
+from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, need_dict, openai_usage, parse_arguments
+from ._build import HistoryBuilder, Loc, image_from_url, need_dict, openai_usage, parse_arguments, text_block
 from .jsonio import iter_log_lines, read_json
-from .langchain_content import content_blocks, result_text
 from .message_lines import is_message_lines, record_kind
 from .registry import Format, Probe, register
 
@@ -98,6 +99,73 @@ def _kind_of(name: str, fields: dict[str, Any]) -> str | None:
         role = fields.get("role")
         return _CHAT_ROLES.get(role) if isinstance(role, str) else None
     return kind
+
+
+# -- content: a string or a list of content blocks ---------------------------------------
+# Any of the shapes LangChain writes: its own standard blocks, and the providers' blocks it passes through.
+
+
+def _image(part: dict[str, Any]) -> Block:
+    ref = part.get("image_url")
+    if ref is not None:
+        return image_from_url(ref.get("url") if isinstance(ref, dict) else ref)
+    source = part.get("source")
+    if isinstance(source, dict):  # Anthropic-shaped image block passed through
+        if isinstance(source.get("data"), str):
+            return image_from_url(f"data:{source.get('media_type') or 'image/png'};base64,{source['data']}")
+        return image_from_url(source.get("url"))
+    if isinstance(part.get("base64"), str):  # LangChain's standard image block
+        return image_from_url(f"data:{part.get('mime_type') or 'image/png'};base64,{part['base64']}")
+    return image_from_url(part.get("url"))
+
+
+def _reasoning(part: dict[str, Any]) -> str:
+    text = part.get("reasoning")
+    if isinstance(text, str):
+        return text
+    # OpenAI Responses reasoning as LangChain keeps it: a list of summary parts.
+    summary = part.get("summary")
+    if isinstance(summary, list):
+        return "\n".join(s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str))
+    return ""
+
+
+def _content_blocks(content: Any, notes: ImportNotes, loc: Loc, calls: list[tuple[dict[str, Any], Loc]]) -> list[Block]:
+    """Blocks of a ``content`` string or list; tool-call parts are collected into ``calls``."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return text_block(content)
+    if not isinstance(content, list):
+        raise loc.error(f"content is a {type(content).__name__}", expected="a string or a list of content blocks")
+    blocks: list[Block] = []
+    for i, part in enumerate(content):
+        if isinstance(part, str):
+            blocks += text_block(part)
+            continue
+        part = need_dict(part, loc.at(i), "content block")
+        kind = part.get("type")
+        if kind in ("text", "input_text", "output_text"):
+            blocks += text_block(part.get("text"))
+        elif kind in ("image_url", "image"):
+            blocks.append(_image(part))
+        elif kind == "thinking" and isinstance(part.get("thinking"), str) and part["thinking"]:
+            sig = part.get("signature")
+            blocks.append(ThinkingBlock(thinking=part["thinking"], signature=sig if isinstance(sig, str) else None))
+        elif kind == "reasoning" and (text := _reasoning(part)):
+            blocks.append(ThinkingBlock(thinking=text))
+        elif kind in ("tool_use", "tool_call"):
+            calls.append((part, loc.at(i)))
+        else:
+            notes.skip(f"content block:{kind}")
+    return blocks
+
+
+def _result_text(content: Any, notes: ImportNotes, loc: Loc) -> str:
+    if content is not None and not isinstance(content, (str, list)):
+        return json.dumps(content, ensure_ascii=False)
+    parts = [b.text if isinstance(b, TextBlock) else "[image]" for b in _content_blocks(content, notes, loc, [])]
+    return "\n".join(parts)
 
 
 # -- tool calls and usage ---------------------------------------------------------------
@@ -158,7 +226,7 @@ def _assistant(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) ->
     if isinstance(reasoning, str) and reasoning:
         blocks.append(ThinkingBlock(thinking=reasoning))
     parts: list[tuple[dict[str, Any], Loc]] = []
-    blocks += content_blocks(fields.get("content"), notes, loc.at("content"), parts)
+    blocks += _content_blocks(fields.get("content"), notes, loc.at("content"), parts)
     # Providers repeat a call in content and in tool_calls: the parsed list wins, the others fill in.
     calls = [(tc, loc.at("tool_calls").at(i)) for i, tc in enumerate(_list(fields.get("tool_calls"), loc.at("tool_calls"), "tool_calls"))]
     if not calls:
@@ -176,7 +244,7 @@ def _assistant(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) ->
 
 
 def _tool(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) -> None:
-    text = result_text(fields.get("content"), b.notes, loc.at("content"))
+    text = _result_text(fields.get("content"), b.notes, loc.at("content"))
     is_error = fields.get("status") == "error"
     call_id = _str(fields.get("tool_call_id"))
     if call_id is not None:
@@ -191,7 +259,7 @@ def _tool(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) -> None
 
 def _function(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) -> None:
     # FunctionMessage has no call id: answer the newest pending call of its name.
-    text = result_text(fields.get("content"), b.notes, loc.at("content"))
+    text = _result_text(fields.get("content"), b.notes, loc.at("content"))
     name = fields.get("name")
     match = [cid for cid, n in b.pending() if n == name] or [cid for cid, _ in b.pending()]
     b.result(match[-1] if match else f"call_{key}", text, key=key, canonical=True)
@@ -213,7 +281,7 @@ def _message(b: HistoryBuilder, entry: Any, loc: Loc, index: int) -> None:
     elif kind == "function":
         _function(b, fields, loc, key)
     elif kind in ("human", "system"):
-        blocks = content_blocks(fields.get("content"), b.notes, loc.at("content"), [])
+        blocks = _content_blocks(fields.get("content"), b.notes, loc.at("content"), [])
         b.add("user" if kind == "human" else "system", blocks, key=key)
     else:
         b.notes.skip(f"type:{name}")

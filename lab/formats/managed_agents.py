@@ -50,9 +50,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..core.messages import Block, ImportNotes, ThinkingBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError

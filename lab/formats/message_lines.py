@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..core.messages import ImportNotes, Message
 from ..errors import TranscriptError

@@ -40,8 +40,9 @@ Detection (``sniff``): 95 for a ``tool_result`` role or ``_compact_boundary``,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, cast, get_args
+from typing import Any, cast, get_args
 
 from pydantic import ValidationError
 
@@ -284,6 +285,59 @@ def _result_dict(r: ToolResultBlock, names: dict[str, str], m: Message, mid: str
     return {**d, **_common(m, mid)}
 
 
+def _boundary_dict(m: Message, nxt: Message | None) -> tuple[dict[str, Any], bool]:
+    """A boundary marker as MiniCode's ``_compact_boundary`` message; True when it took in ``nxt``, its summary."""
+    d: dict[str, Any] = {"role": "system", "content": _text_content(m.content), "_compact_boundary": True}
+    if m.boundary is not None:
+        d["_boundary"] = m.boundary.model_dump(mode="json", exclude_defaults=True)
+    took_summary = False
+    if nxt is not None and nxt.tag == "summary" and not m.content:
+        d["content"], d["_summary_id"] = _text_content(nxt.content), nxt.id
+        if nxt.usage is not None:
+            d["usage"] = nxt.usage.model_dump()
+        took_summary = True
+    elif m.content:
+        d["_marker_only"] = True
+    return {**d, **_common(m, m.id)}, took_summary
+
+
+def _user_dicts(m: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+    """A user message as MiniCode dicts: its text runs as user messages, each tool result on its own, in order."""
+    out: list[dict[str, Any]] = []
+    run: list[Block] = []
+    for x in [*m.content, None]:
+        if isinstance(x, ToolResultBlock) or x is None:
+            if run:
+                out.append({"role": "user", "content": _text_content(run), **_common(m, m.id if not out else f"{m.id}#{len(out) + 1}")})
+                run = []
+            if x is not None:
+                out.append(_result_dict(x, names, m, m.id if not out else f"{m.id}#{len(out) + 1}"))
+        else:
+            run.append(x)
+    if not out:
+        out.append({"role": "user", "content": "", **_common(m, m.id)})
+    if m.tag or m.usage:
+        out[0].update({k: v for k, v in (("_tag", m.tag), ("usage", m.usage.model_dump() if m.usage else None)) if v})
+    return out
+
+
+def _message_dict(m: Message) -> dict[str, Any]:
+    """A system or assistant message as one MiniCode dict (thinking and tool calls as MiniCode spells them)."""
+    d: dict[str, Any] = {"role": m.role, "content": _text_content(m.content)}
+    if m.role == "assistant":
+        thinking = [x.thinking for x in m.content if isinstance(x, ThinkingBlock)]
+        if thinking:
+            d["_thinking"] = "\n\n".join(thinking)
+        calls = [{"id": x.id, "name": x.name, "input": x.input} for x in m.content if isinstance(x, ToolUseBlock)]
+        if calls:
+            d["tool_calls"] = calls
+    if m.tag:
+        d["_tag"] = m.tag
+    if m.usage is not None:
+        d["usage"] = m.usage.model_dump()
+    return {**d, **_common(m, m.id)}
+
+
 def to_minicode(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Canonical messages as MiniCode dicts (the shape ``from_minicode`` reads).
 
@@ -297,55 +351,15 @@ def to_minicode(messages: Sequence[Message]) -> list[dict[str, Any]]:
     while i < len(messages):
         m = messages[i]
         if m.role == "system" and (m.boundary is not None or m.tag == "boundary"):
-            d: dict[str, Any] = {"role": "system", "content": _text_content(m.content), "_compact_boundary": True}
-            if m.boundary is not None:
-                d["_boundary"] = m.boundary.model_dump(mode="json", exclude_defaults=True)
-            nxt = messages[i + 1] if i + 1 < len(messages) else None
-            if nxt is not None and nxt.tag == "summary" and not m.content:
-                d["content"], d["_summary_id"] = _text_content(nxt.content), nxt.id
-                if nxt.usage is not None:
-                    d["usage"] = nxt.usage.model_dump()
-                i += 1
-            elif m.content:
-                d["_marker_only"] = True
-            out.append({**d, **_common(m, m.id)})
+            d, took_summary = _boundary_dict(m, messages[i + 1] if i + 1 < len(messages) else None)
+            out.append(d)
+            i += 2 if took_summary else 1
+        elif m.role == "user":
+            out += _user_dicts(m, names)
             i += 1
-            continue
-        if m.role == "user":
-            run: list[Block] = []
-            parts = 0
-            for x in [*m.content, None]:
-                if isinstance(x, ToolResultBlock) or x is None:
-                    if run:
-                        out.append({"role": "user", "content": _text_content(run), **_common(m, m.id if parts == 0 else f"{m.id}#{parts + 1}")})
-                        parts += 1
-                        run = []
-                    if x is not None:
-                        out.append(_result_dict(x, names, m, m.id if parts == 0 else f"{m.id}#{parts + 1}"))
-                        parts += 1
-                else:
-                    run.append(x)
-            if parts == 0:
-                out.append({"role": "user", "content": "", **_common(m, m.id)})
-            if m.tag or m.usage:
-                first = out[len(out) - parts if parts else -1]
-                first.update({k: v for k, v in (("_tag", m.tag), ("usage", m.usage.model_dump() if m.usage else None)) if v})
+        else:
+            out.append(_message_dict(m))
             i += 1
-            continue
-        d = {"role": m.role, "content": _text_content(m.content)}
-        if m.role == "assistant":
-            thinking = [x.thinking for x in m.content if isinstance(x, ThinkingBlock)]
-            if thinking:
-                d["_thinking"] = "\n\n".join(thinking)
-            calls = [{"id": x.id, "name": x.name, "input": x.input} for x in m.content if isinstance(x, ToolUseBlock)]
-            if calls:
-                d["tool_calls"] = calls
-        if m.tag:
-            d["_tag"] = m.tag
-        if m.usage is not None:
-            d["usage"] = m.usage.model_dump()
-        out.append({**d, **_common(m, m.id)})
-        i += 1
     return out
 
 

@@ -56,9 +56,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
@@ -192,59 +193,76 @@ def _message(
         else:
             b.add("user", content_blocks(m.get("content"), notes, loc.at("content")), key=key, timestamp=stamp)
     elif role == "assistant":
-        blocks: list[Block] = []
-        reasoning = m.get("reasoning_content")
-        if isinstance(reasoning, str) and reasoning:
-            blocks.append(ThinkingBlock(thinking=reasoning))
-        call = commands.calls.get(index) if commands is not None else None
-        if call is None:
-            blocks += content_blocks(m.get("content"), notes, loc.at("content"))
-        else:
-            blocks += text_block(call.text)
-            blocks.append(b.use(_text_call_id(b, index), call.name, {"command": call.command}, key=key))
-        calls = m.get("tool_calls")
-        if calls is not None and not isinstance(calls, list):
-            raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of tool calls")
-        for i, tc in enumerate(calls or []):
-            blocks.append(_tool_call(tc, b, loc.at("tool_calls").at(i), f"{key}.{i}"))
-        fc = m.get("function_call")
-        if isinstance(fc, dict):
-            if not isinstance(fc.get("name"), str):
-                raise loc.at("function_call").error("function_call without a name", expected="a string 'name'")
-            args = parse_arguments(fc.get("arguments"), notes, loc.at("function_call").at("arguments"))
-            blocks.append(b.use(None, fc["name"], args, key=f"{key}.fc"))
-        response = extra.get("response")
-        if not isinstance(response, dict):
-            response = {}
-        usage = openai_usage(m.get("usage") or response.get("usage"))
-        b.add("assistant", blocks, key=key, timestamp=stamp, usage=usage)
+        _assistant(b, m, loc, key, stamp, index, commands)
     elif role == "tool":
-        call_id = _str(m.get("tool_call_id"))
-        ids = m.get("tool_call_ids")
-        if call_id is None and isinstance(ids, list) and ids:
-            call_id = _str(ids[0])
-            if len(ids) > 1:
-                notes.warnings.append(f"{loc.where}: one tool message answers {len(ids)} calls; paired with the first")
-        text = content_text(m.get("content"), notes, loc.at("content"))
-        if call_id is None:
-            pending = b.pending()
-            if len(pending) != 1:
-                raise loc.error("tool message without tool_call_id", expected="a 'tool_call_id' naming an earlier tool call")
-            notes.warnings.append(f"{loc.where}: tool message without tool_call_id paired with the only pending call")
-            b.result(pending[0][0], text, key=key, timestamp=stamp, canonical=True)
-        else:
-            b.result(call_id, text, key=key, timestamp=stamp)
+        _tool(b, m, loc, key, stamp)
     elif role == "function":
-        # Legacy function calling has no ids: answer the newest pending call of that name.
-        name = m.get("name")
-        text = content_text(m.get("content"), notes, loc.at("content"))
-        match = [cid for cid, n in b.pending() if n == name] or [cid for cid, _ in b.pending()]
-        if match:
-            b.result(match[-1], text, key=key, timestamp=stamp, canonical=True)
-        else:
-            b.result(f"call_{key}", text, key=key, timestamp=stamp, canonical=True)
+        _function(b, m, loc, key, stamp)
     else:
         notes.skip(f"role:{role}")
+
+
+def _assistant(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None, index: int, commands: TextCommands | None) -> None:
+    """An assistant message: reasoning, then its text (or the text command it runs), then its tool calls."""
+    notes = b.notes
+    blocks: list[Block] = []
+    reasoning = m.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        blocks.append(ThinkingBlock(thinking=reasoning))
+    call = commands.calls.get(index) if commands is not None else None
+    if call is None:
+        blocks += content_blocks(m.get("content"), notes, loc.at("content"))
+    else:
+        blocks += text_block(call.text)
+        blocks.append(b.use(_text_call_id(b, index), call.name, {"command": call.command}, key=key))
+    calls = m.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise loc.at("tool_calls").error("tool_calls is not a list", expected="a list of tool calls")
+    for i, tc in enumerate(calls or []):
+        blocks.append(_tool_call(tc, b, loc.at("tool_calls").at(i), f"{key}.{i}"))
+    fc = m.get("function_call")
+    if isinstance(fc, dict):
+        if not isinstance(fc.get("name"), str):
+            raise loc.at("function_call").error("function_call without a name", expected="a string 'name'")
+        args = parse_arguments(fc.get("arguments"), notes, loc.at("function_call").at("arguments"))
+        blocks.append(b.use(None, fc["name"], args, key=f"{key}.fc"))
+    extra: dict[str, Any] = m["extra"] if isinstance(m.get("extra"), dict) else {}
+    response = extra.get("response")
+    if not isinstance(response, dict):
+        response = {}
+    usage = openai_usage(m.get("usage") or response.get("usage"))
+    b.add("assistant", blocks, key=key, timestamp=stamp, usage=usage)
+
+
+def _tool(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    """A ``tool`` message: the result of the call it names (or of the only pending one)."""
+    notes = b.notes
+    call_id = _str(m.get("tool_call_id"))
+    ids = m.get("tool_call_ids")
+    if call_id is None and isinstance(ids, list) and ids:
+        call_id = _str(ids[0])
+        if len(ids) > 1:
+            notes.warnings.append(f"{loc.where}: one tool message answers {len(ids)} calls; paired with the first")
+    text = content_text(m.get("content"), notes, loc.at("content"))
+    if call_id is None:
+        pending = b.pending()
+        if len(pending) != 1:
+            raise loc.error("tool message without tool_call_id", expected="a 'tool_call_id' naming an earlier tool call")
+        notes.warnings.append(f"{loc.where}: tool message without tool_call_id paired with the only pending call")
+        b.result(pending[0][0], text, key=key, timestamp=stamp, canonical=True)
+    else:
+        b.result(call_id, text, key=key, timestamp=stamp)
+
+
+def _function(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    """A legacy ``function`` message: it has no ids, so it answers the newest pending call of that name."""
+    name = m.get("name")
+    text = content_text(m.get("content"), b.notes, loc.at("content"))
+    match = [cid for cid, n in b.pending() if n == name] or [cid for cid, _ in b.pending()]
+    if match:
+        b.result(match[-1], text, key=key, timestamp=stamp, canonical=True)
+    else:
+        b.result(f"call_{key}", text, key=key, timestamp=stamp, canonical=True)
 
 
 def from_messages(messages: list[Any], *, file: str | None = None, path: str = "$", id_prefix: str = "") -> Transcript:

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
@@ -149,6 +150,42 @@ def _call_id(item: dict[str, Any], kind: str, loc: Loc) -> str:
     return call_id
 
 
+def _reasoning(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    """A reasoning item as thinking: its summary, else its content; only encrypted content is skipped."""
+    notes = b.notes
+    texts = [t.text for t in _parts(item.get("summary") or [], notes, loc.at("summary")) if isinstance(t, TextBlock)]
+    if not texts:
+        texts = [t.text for t in _parts(item.get("content") or [], notes, loc.at("content")) if isinstance(t, TextBlock)]
+    if texts:
+        b.add("assistant", [ThinkingBlock(thinking="\n\n".join(texts))], key=key, timestamp=stamp, merge=True)
+    else:
+        notes.skip("reasoning:encrypted")
+
+
+def _call_name_args(item: dict[str, Any], kind: str, notes: ImportNotes, loc: Loc) -> tuple[str, dict[str, Any]]:
+    """The tool name and input of a call item (one of ``_CALLS``), each kind spelling them its own way."""
+    name: Any
+    args: dict[str, Any]
+    if kind == "function_call":
+        name, namespace = item.get("name"), item.get("namespace")
+        if isinstance(name, str) and isinstance(namespace, str):
+            name = namespace + name  # how Codex names a namespaced (MCP) tool
+        args = parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
+    elif kind == "custom_tool_call":
+        name, raw = item.get("name"), item.get("input")
+        args = {"input": raw if isinstance(raw, str) else ""}
+    elif kind == "local_shell_call":
+        name, args = "local_shell", _shell_args(item.get("action"))
+    elif kind == "tool_search_call":
+        name, args = "tool_search", parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
+    else:
+        action = item.get("action")
+        name, args = "computer", action if isinstance(action, dict) else {}
+    if not isinstance(name, str) or not name:
+        raise loc.error(f"{kind} without a name", expected="a string 'name'")
+    return name, args
+
+
 def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime | None = None) -> None:
     """Append one Responses item to ``b``."""
     item = need_dict(item, loc, "item")
@@ -159,34 +196,12 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
     if kind == "message":
         _message(b, item, loc, key, stamp)
     elif kind == "reasoning":
-        texts = [t.text for t in _parts(item.get("summary") or [], notes, loc.at("summary")) if isinstance(t, TextBlock)]
-        if not texts:
-            texts = [t.text for t in _parts(item.get("content") or [], notes, loc.at("content")) if isinstance(t, TextBlock)]
-        if texts:
-            b.add("assistant", [ThinkingBlock(thinking="\n\n".join(texts))], key=key, timestamp=stamp, merge=True)
-        else:
-            notes.skip("reasoning:encrypted")
+        _reasoning(b, item, loc, key, stamp)
     elif kind in ("tool_search_call", "tool_search_output") and not item.get("call_id"):
         notes.skip(f"item:{kind}")  # run by the provider: no call id, nothing for the client to answer
     elif kind in _CALLS:
         call_id = _call_id(item, kind, loc)
-        if kind == "function_call":
-            name, namespace = item.get("name"), item.get("namespace")
-            if isinstance(name, str) and isinstance(namespace, str):
-                name = namespace + name  # how Codex names a namespaced (MCP) tool
-            args = parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
-        elif kind == "custom_tool_call":
-            name, raw = item.get("name"), item.get("input")
-            args = {"input": raw if isinstance(raw, str) else ""}
-        elif kind == "local_shell_call":
-            name, args = "local_shell", _shell_args(item.get("action"))
-        elif kind == "tool_search_call":
-            name, args = "tool_search", parse_arguments(item.get("arguments"), notes, loc.at("arguments"))
-        else:
-            action = item.get("action")
-            name, args = "computer", action if isinstance(action, dict) else {}
-        if not isinstance(name, str) or not name:
-            raise loc.error(f"{kind} without a name", expected="a string 'name'")
+        name, args = _call_name_args(item, kind, notes, loc)
         use = b.use(call_id, name, args, key=key)
         b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
     elif kind in _OUTPUTS:

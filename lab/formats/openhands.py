@@ -376,10 +376,9 @@ def _score(value: Any) -> int:
 
 
 def sniff(probe: Probe) -> int:
-    if probe.records:
-        return _score(probe.records[0])
-    if probe.document is not None:
-        return _score(probe.document)
+    value = probe.first_value()
+    if value is not None:
+        return _score(value)
     head = probe.head
     if _HEAD_EVENT.search(head) and _HEAD_KIND.search(head):
         return 95 if re.search(r'"history"\s*:\s*\[|^\s*\[', head) else 60

@@ -40,10 +40,11 @@ kinds and fields, 85 when it shows only a SystemPromptEvent's prompt.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
@@ -376,10 +377,9 @@ def _score(value: Any) -> int:
 
 
 def sniff(probe: Probe) -> int:
-    if probe.records:
-        return _score(probe.records[0])
-    if probe.document is not None:
-        return _score(probe.document)
+    value = probe.first_value()
+    if value is not None:
+        return _score(value)
     head = probe.head
     if _HEAD_KIND.search(head) and _HEAD_EVENT.search(head):
         return 90

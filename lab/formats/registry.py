@@ -7,9 +7,10 @@ positive score wins. Importers then stream the file themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..core.messages import Transcript
 
@@ -28,6 +29,12 @@ class Probe:
     # document (None for large single documents, which formats must sniff from ``head``).
     records: list[Any] | None
     document: Any | None
+
+    def first_value(self) -> Any | None:
+        """The first JSONL record, else the parsed document; None when only ``head`` was read."""
+        if self.records:
+            return self.records[0]
+        return self.document
 
 
 @dataclass(frozen=True)

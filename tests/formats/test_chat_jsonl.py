@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from lab.formats.message_lines import line_scores, message_of
 from tests.builders import assistant, call_and_result, session, system, user
 from tests.conftest import ROOT
 
-STAMP = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+STAMP = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 EPOCH = 1735787045  # STAMP in epoch seconds
 
 

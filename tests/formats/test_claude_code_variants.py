@@ -141,7 +141,7 @@ def _parallel_turn(log: Log, api_id: str, tools: list[str], prompt: str | None =
     log.part(api_id, {"type": "thinking", "thinking": "plan", "signature": "sig"})
     log.text(api_id, "Reading the files.")
     uses = [log.use(api_id, t) for t in tools]
-    for tool_id, use in zip(tools, uses):
+    for tool_id, use in zip(tools, uses, strict=True):
         log.result(tool_id, use, f"contents of {tool_id}")
     # The next line names the last result ([grpc] lines 18-20).
     log.last = log.lines[-1]["uuid"]

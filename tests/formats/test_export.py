@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -192,7 +193,7 @@ def _anthropic_shape_ok(body: dict[str, Any]) -> bool:
     turns = body["messages"]
     if not turns or turns[0]["role"] != "user":
         return False
-    for prev, nxt in zip(turns, turns[1:]):
+    for prev, nxt in pairwise(turns):
         if prev["role"] == nxt["role"]:
             return False
         uses = [b["id"] for b in prev["content"] if b["type"] == "tool_use"]

@@ -8,8 +8,9 @@ raise ``TranscriptError`` on their own, never lean on that wrapper.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -243,7 +243,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
     if isinstance(a, float):
@@ -266,7 +266,7 @@ def test_lines_read_as_json_loads_reads_them(tmp_path: Path, values: list[Any], 
     p = _write(tmp_path / "v.jsonl", "\n".join(lines) + "\n")
     got = [v for _, v in iter_jsonl_lines(p)]
     assert len(got) == len(lines)
-    assert all(_same(g, json.loads(line)) for g, line in zip(got, lines))
+    assert all(_same(g, json.loads(line)) for g, line in zip(got, lines, strict=True))
     doc = _write(tmp_path / "v.json", "[" + ",".join(lines) + "]")
     assert _same(read_json(doc), json.loads(doc.read_text(encoding="utf-8")))
 
@@ -374,12 +374,12 @@ def test_a_cut_first_line_is_still_an_error(tmp_path: Path) -> None:
 
 
 def test_a_cut_inside_a_multibyte_character(tmp_path: Path) -> None:
-    p = _write(tmp_path / "a.jsonl", '{"a": 1}\n'.encode() + '{"b": "中'.encode()[:-1])
+    p = _write(tmp_path / "a.jsonl", b'{"a": 1}\n' + '{"b": "中'.encode()[:-1])
     notes = ImportNotes()
     assert list(iter_jsonl(p, notes=notes)) == [(1, {"a": 1})]
     assert len(notes.warnings) == 1
     # The same bytes on a line that goes on are not UTF-8.
-    q = _write(tmp_path / "b.jsonl", '{"a": 1}\n'.encode() + '{"b": "中'.encode()[:-1] + b'"}\n')
+    q = _write(tmp_path / "b.jsonl", b'{"a": 1}\n' + '{"b": "中'.encode()[:-1] + b'"}\n')
     with pytest.raises(TranscriptError, match="not UTF-8") as err:
         list(iter_jsonl(q, notes=ImportNotes()))
     assert err.value.where == "line 2"
@@ -396,9 +396,8 @@ def test_gc_paused_restores_the_collector_also_on_errors() -> None:
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(TranscriptError):
-        with gc_paused():
-            raise TranscriptError("boom")
+    with pytest.raises(TranscriptError), gc_paused():
+        raise TranscriptError("boom")
     assert gc.isenabled()
 
 

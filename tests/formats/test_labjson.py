@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, ma
 _json_scalar = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False, allow_infinity=False) | _text
 _json = st.recursive(_json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=8)
 _times = st.none() | st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc) | st.just(timezone(timedelta(hours=5, minutes=30)))
+    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC) | st.just(timezone(timedelta(hours=5, minutes=30)))
 )
 _count = st.integers(0, 10**7)
 

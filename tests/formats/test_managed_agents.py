@@ -14,6 +14,7 @@ beta_managed_agents_*_event.py: ``tool_use_id`` / ``mcp_tool_use_id`` /
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,7 @@ def test_a_last_line_cut_off_mid_write_is_a_warning(tmp_path: Path) -> None:
 def test_roles_alternate_and_tool_pairs_are_kept() -> None:
     t = load(CONTAINERS["jsonl"])
     roles = [m.role for m in t.messages]
-    assert all(a != b for a, b in zip(roles, roles[1:]))
+    assert all(a != b for a, b in pairwise(roles))
     pairs = tool_pairs(t.messages)
     assert set(pairs) == {"sevt_tu1", "sevt_tu2", "sevt_mtu1", "sevt_ctu1"}
     assert all(use is not None and result is not None and result == use + 1 for use, result in pairs.values())

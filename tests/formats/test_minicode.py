@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from dataclasses import replace
@@ -100,7 +101,7 @@ class TestShape:
     def test_input_is_not_mutated(self) -> None:
         before = copy.deepcopy(SESSION)
         from_minicode(SESSION)
-        assert SESSION == before
+        assert before == SESSION
 
 
 class TestExport:
@@ -237,7 +238,5 @@ _JSON = st.recursive(
 @given(_JSON)
 def test_arbitrary_json_raises_only_transcript_error(value: Any) -> None:
     for doc in (value, [value], {"messages": [value]}):
-        try:
+        with contextlib.suppress(TranscriptError):
             from_minicode(doc)
-        except TranscriptError:
-            pass

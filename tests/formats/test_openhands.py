@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -86,7 +87,7 @@ class TestCorpus:
         records = _records()
         t = openhands.read(OH_FILE)
         threads = [t.messages, *t.sidechains.values()]
-        for rec, messages in zip(records, threads):
+        for rec, messages in zip(records, threads, strict=True):
             events = rec["history"]
             raw_calls = sum(1 for e in events if "action" in e and e.get("tool_call_metadata"))
             raw_answers = sum(1 for e in events if "observation" in e and e.get("tool_call_metadata"))
@@ -280,7 +281,5 @@ _JSON = st.recursive(
 @given(_JSON)
 def test_arbitrary_json_raises_only_transcript_error(value: Any) -> None:
     for doc in (value, [value], {"history": [value, value], "instance_id": "i"}):
-        try:
+        with contextlib.suppress(TranscriptError):
             openhands.from_document(doc)
-        except TranscriptError:
-            pass
