@@ -30,11 +30,11 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load": ("lab.formats", "load"),
     "dump": ("lab.formats", "dump"),
     "detect": ("lab.formats", "detect"),
-    "replay": ("lab.replay", None),  # the package is callable: lab.replay(...) runs a replay
-    "compare": ("lab.replay", "compare"),
-    "compare_folder": ("lab.replay", "compare_folder"),
-    "sweep": ("lab.sweep", None),  # callable too: lab.sweep(sessions, space, trials=30) runs a sweep
-    "Report": ("lab.replay", "Report"),
+    "replay": ("lab.replayer", "replay"),
+    "compare": ("lab.replayer", "compare"),
+    "compare_folder": ("lab.replayer", "compare_folder"),
+    "sweep": ("lab.tuning", "sweep"),
+    "Report": ("lab.replayer", "Report"),
     "presets": ("lab.core.presets", None),
     "preset": ("lab.core.presets", "preset"),
     "Compactor": ("lab.core.compactor", "Compactor"),
@@ -44,8 +44,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Transcript": ("lab.core.messages", "Transcript"),
     "Message": ("lab.core.messages", "Message"),
     "get_counter": ("lab.core.tokens", "get_counter"),
-    "generate": ("lab.generate", "generate"),
-    "GeneratorConfig": ("lab.generate", "GeneratorConfig"),
+    "generate": ("lab.generator", "generate"),
+    "GeneratorConfig": ("lab.generator", "GeneratorConfig"),
     "figures": ("lab.figures", None),
     "explore": ("lab.notebook", "explore"),  # needs the notebook extra (ipywidgets, anywidget)
     "LabError": ("lab.errors", "LabError"),

@@ -49,7 +49,7 @@ def probe_spec(args: argparse.Namespace) -> Any:
     """A ``ProbeSpec`` from ``add_probe_options``' options, or None when no probe model is given."""
     if not getattr(args, "probe_model", None):
         return None
-    from .replay.runner import ProbeSpec
+    from .replayer.runner import ProbeSpec
 
     if args.probe_max_cost is not None and (math.isnan(args.probe_max_cost) or args.probe_max_cost < 0):
         raise ConfigError(f"--probe-max-cost must be >= 0, got {args.probe_max_cost}")
@@ -86,7 +86,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     from .core.presets import preset
     from .formats import load
     from .probe.run import run_probes
-    from .replay import replay
+    from .replayer import replay
 
     if args.max_cost is not None and not (math.isfinite(args.max_cost) and args.max_cost >= 0):
         raise ConfigError(f"--max-cost must be a number >= 0, got {args.max_cost:g}")

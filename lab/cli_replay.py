@@ -62,13 +62,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .core.store import FolderStore, MemoryStore
     from .cli import warn_misread
     from .formats import load
-    from .replay import replay
+    from .replayer import replay
 
     from .core.diagnostics import config_warnings
     from .core.stages.spill import cleanup_spills
     from .core.summarizers.factory import build_summarizer
-    from .replay import resolve_config
-    from .replay.alerts import report_alerts
+    from .replayer import resolve_config
+    from .replayer.alerts import report_alerts
 
     cfg = _config(args)
     if args.summarizer:
@@ -108,7 +108,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from .core.config import load_config
-    from .replay import compare_folder
+    from .replayer import compare_folder
 
     configs: list[Any] = [p for p in args.preset or []]
     for path in args.config or []:

@@ -6,7 +6,7 @@
     sweep --example-space
 
 Progress (with an ETA) is one line on stderr; at the end the front is printed as a table and as a
-character scatter of the first two objectives (``lab.sweep.text_plot``). With ``--study`` the trials
+character scatter of the first two objectives (``lab.tuning.text_plot``). With ``--study`` the trials
 live in an sqlite file: run the same command again after an interruption and
 it continues where it stopped. Bad input raises a ``LabError``; ``lab.cli``
 prints it as one line and exits 2.
@@ -56,15 +56,15 @@ def _cell(value: Any) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep.space import EXAMPLE_SPACE
+    from .tuning.space import EXAMPLE_SPACE
 
     if args.example_space:
         sys.stdout.write(EXAMPLE_SPACE)
         return 0
     _check(args)
     from .core.config import load_config
-    from .sweep import load_space, sweep
-    from .sweep.text_plot import pareto_plot
+    from .tuning import load_space, sweep
+    from .tuning.text_plot import pareto_plot
 
     space = load_space(args.space)
     base: Any = load_config(args.config) if args.config else args.preset
@@ -111,7 +111,7 @@ _seed = whole_number(0)
 
 def add_sweep_command(add: Callable[..., Any]) -> None:
     """Register ``sweep`` through the ``add(name, fn, help)`` callback of ``lab.cli``."""
-    from .sweep.objectives import OBJECTIVES
+    from .tuning.objectives import OBJECTIVES
 
     sp = add("sweep", _cmd_sweep, "Search the config space on a set of transcripts (Optuna NSGA-II); write every trial and the Pareto front.")
     sp.add_argument("path", nargs="?", help="A transcript file or a folder of them.")

@@ -1,6 +1,6 @@
 """Plotly figures drawn from replay data; the app and a notebook show the same charts.
 
-    from lab.replay import replay
+    from lab.replayer import replay
     from lab import figures
     report = replay("session.jsonl", "mewcode")
     figures.timeline(report).show()
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pandas.io.formats.style import Styler
 
-    from .replay import Report
+    from .replayer import Report
 
 __all__ = [
     "STAGE_COLORS",

@@ -9,7 +9,7 @@ import streamlit as st
 from lab.core.diagnostics import config_warnings
 from lab.core.presets import preset, preset_description, preset_names
 from lab.errors import LabError
-from lab.replay.prices import describe_config
+from lab.replayer.prices import describe_config
 from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from lab.errors import LabError
 from lab.formats.sanity import misread_warnings
-from lab.generate import GeneratorConfig, parse_generator_config
+from lab.generator import GeneratorConfig, parse_generator_config
 from lab.ui import state, widgets
 
 st.title("Session")

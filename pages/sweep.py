@@ -4,7 +4,7 @@ import streamlit as st
 
 from lab import figures
 from lab.errors import LabError
-from lab.sweep import DEFAULT_OBJECTIVES, OBJECTIVES
+from lab.tuning import DEFAULT_OBJECTIVES, OBJECTIVES
 from lab.ui import state
 
 st.title("Sweep")

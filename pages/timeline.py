@@ -6,7 +6,7 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.replay.prices import describe_config, explain_pricing
+from lab.replayer.prices import describe_config, explain_pricing
 from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from lab.cli import main
-from lab.replay import Report
+from lab.replayer import Report
 from tests.conftest import SAMPLES
 
 SMALL = SAMPLES / "generated-small.lab.json"

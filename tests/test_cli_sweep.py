@@ -10,9 +10,9 @@ import pytest
 from lab.cli import main
 from lab.core.config import load_config
 from lab.formats import dump
-from lab.generate import GeneratorConfig, generate
-from lab.sweep import parse_space, sweep
-from lab.sweep.text_plot import pareto_plot
+from lab.generator import GeneratorConfig, generate
+from lab.tuning import parse_space, sweep
+from lab.tuning.text_plot import pareto_plot
 
 SPACE = "spill.threshold = [1000, 20000]\nsummary.enabled = [true, false]\nwatermark.ratio = [0.5, 0.95]\n"
 

@@ -12,7 +12,7 @@ import pytest
 
 from lab import figures
 from lab.core.presets import preset
-from lab.replay import Report, compare, replay
+from lab.replayer import Report, compare, replay
 from tests.conftest import ROOT, SAMPLES
 
 SMALL = SAMPLES / "generated-small.lab.json"

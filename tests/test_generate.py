@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import lab.generate as gen
+import lab.generator as gen
 from lab.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, message_text
 from lab.errors import ConfigError
-from lab.generate import GeneratorConfig, generate, generate_jsonl_bytes, parse_generator_config, write_samples
-from lab.generate.samples import BULK_SAMPLE, SAMPLE_CONFIGS, main
-from lab.generate.session import estimate_tokens
+from lab.generator import GeneratorConfig, generate, generate_jsonl_bytes, parse_generator_config, write_samples
+from lab.generator.samples import BULK_SAMPLE, SAMPLE_CONFIGS, main
+from lab.generator.session import estimate_tokens
 from tests.conftest import SAMPLES
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -321,7 +321,7 @@ class TestSamplesAndCli:
         written = write_samples(tmp_path)
         assert {p.name for p in written} == set(SAMPLE_CONFIGS) | {BULK_SAMPLE[0]}
         for p in written:
-            assert p.read_bytes() == (SAMPLES / p.name).read_bytes(), f"{p.name} is stale: run python -m lab.generate --out sample_sessions"
+            assert p.read_bytes() == (SAMPLES / p.name).read_bytes(), f"{p.name} is stale: run python -m lab.generator --out sample_sessions"
 
     def test_lab_json_envelope(self) -> None:
         data = json.loads((SAMPLES / "generated-small.lab.json").read_text(encoding="utf-8"))

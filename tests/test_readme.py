@@ -49,10 +49,16 @@ def test_agent_example_names_real_api() -> None:
         assert hasattr(core.Compactor, method), method
 
 
-def test_lab_replay_is_callable_even_after_the_subpackage_is_imported() -> None:
-    import lab
-    import lab.replay  # rebinds lab.replay to the package
+def test_lab_replay_sweep_and_generate_are_plain_functions_beside_their_packages() -> None:
+    import inspect
 
+    import lab
+    import lab.generator
+    import lab.replayer
+    import lab.tuning
+
+    assert inspect.isfunction(lab.replay) and lab.replay is lab.replayer.replay
+    assert inspect.isfunction(lab.sweep) and lab.sweep is lab.tuning.sweep
+    assert inspect.isfunction(lab.generate) and lab.generate is lab.generator.generate
     report = lab.replay(SAMPLES / "generated-small.lab.json", "minicode", window=32_000)
-    assert report.requests > 0
-    assert lab.replay.Report is type(report)
+    assert report.requests > 0 and type(report) is lab.Report

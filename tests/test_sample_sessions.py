@@ -71,7 +71,7 @@ def test_claude_code_sample_keeps_its_sidechain_and_skips_bookkeeping() -> None:
 
 @needs_formats
 def test_generated_lab_json_round_trips() -> None:
-    from lab.generate import SAMPLE_CONFIGS, generate
+    from lab.generator import SAMPLE_CONFIGS, generate
 
     for name, knobs in SAMPLE_CONFIGS.items():
         loaded, made = load(SAMPLES / name), generate(knobs)

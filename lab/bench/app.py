@@ -4,7 +4,7 @@ Two sessions go through the app as a user would bring them:
 
 - corpus: the largest corpus transcript, uploaded through the Session page;
 - generated: a session of ``GENERATED_REQUESTS`` model requests made on the
-  Session page's Generate tab (``lab.generate``, seed ``GENERATED_SEED``, as
+  Session page's Generate tab (``lab.generator``, seed ``GENERATED_SEED``, as
   the growth bench in ``lab.bench.replay`` makes its sessions).
 
 Loading a session applies the window it proposes. Then the Timeline page is
@@ -89,7 +89,7 @@ def _drive(load_session: Callable[[Any], None], moves: int, core_repeats: int) -
     from streamlit.testing.v1 import AppTest
 
     from ..core.config import CompactionConfig
-    from ..replay import replay
+    from ..replayer import replay
     from ..ui import keys
 
     with _app_tmp():

@@ -136,7 +136,7 @@ def agent_loop_seconds(messages: Sequence[Message], preset_name: str, window: in
 
 def bench_core(quick: bool = False) -> tuple[list[str], dict]:
     from ..formats import load
-    from ..generate import generate
+    from ..generator import generate
 
     lines: list[str] = []
     data: dict = {"largest": {}, "growth": {}}

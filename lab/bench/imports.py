@@ -86,7 +86,7 @@ def _peak_memory(path: Path) -> float:
 
 
 def bench_imports(corpus: list[Path], quick: bool = False) -> tuple[list[str], dict]:
-    from ..generate import generate_jsonl_bytes
+    from ..generator import generate_jsonl_bytes
 
     rows = []
     largest = max(corpus, key=lambda p: p.stat().st_size)

@@ -83,7 +83,7 @@ def _targets(cells: dict[tuple[str, int], dict[str, Any]], windows: tuple[int, .
 def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS) -> tuple[list[str], dict]:
     from ..core.presets import preset
     from ..formats import load
-    from ..replay import replay
+    from ..replayer import replay
 
     transcripts = []
     for path in files:

@@ -70,7 +70,7 @@ def _cpu(fn: Any, repeat: int = 1) -> tuple[float, Any]:
 
 def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str], dict]:
     from ..formats import load
-    from ..replay import replay
+    from ..replayer import replay
 
     lines = [f"{'transcript':46} {'preset':26} {'window':>7} {'req':>4} {'ms/req':>7} {'total s':>8}"]
     rows: list[dict] = []
@@ -97,7 +97,7 @@ def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str]
 
 def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
     """CPU time of one whole replay, and of each request in it (from the progress callback)."""
-    from ..replay import replay
+    from ..replayer import replay
 
     clock = time.process_time
     marks: list[float] = []
@@ -109,7 +109,7 @@ def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
 
 
 def bench_growth(small: int, large: int, presets: tuple[str, ...]) -> tuple[list[str], dict]:
-    from ..generate import GeneratorConfig, generate
+    from ..generator import GeneratorConfig, generate
 
     sessions = {n: generate(GeneratorConfig(seed=3, requests=n)) for n in (small, large)}
     lines: list[str] = []
@@ -139,8 +139,8 @@ def _load() -> str:
 
 def bench_compare(sessions: int = COMPARE_SESSIONS, requests: int = 40) -> tuple[list[str], dict]:
     """``compare_folder`` over ``sessions`` generated files, 1 vs 2 processes; then grid throughput by where it runs."""
-    from ..generate import GeneratorConfig, generate, write_lab_json
-    from ..replay import compare_folder
+    from ..generator import GeneratorConfig, generate, write_lab_json
+    from ..replayer import compare_folder
 
     walls: dict[int, float] = {}
     cpus: dict[int, float] = {}
@@ -181,8 +181,8 @@ def bench_throughput(folder: Path) -> tuple[list[str], dict]:
     """
     from ..core.presets import preset
     from ..formats import load
-    from ..replay.compare import folder_files
-    from ..replay.runner import run_grid
+    from ..replayer.compare import folder_files
+    from ..replayer.runner import run_grid
 
     transcripts = [load(f) for f in folder_files(folder)]
     configs = [preset(name).model_copy(update={"window": 32_000}) for name in preset_names()]
@@ -231,8 +231,8 @@ def _verdict(ratio: float) -> str:
 
 def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tuple[list[str], dict]:
     from ..formats import load
-    from ..replay import replay
-    from ..replay.recall import clear_cache
+    from ..replayer import replay
+    from ..replayer.recall import clear_cache
 
     transcripts = []
     for path in files:

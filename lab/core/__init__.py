@@ -1,7 +1,7 @@
 """The compaction core: the message model, the stages, the ``Compactor`` and its presets.
 
 It never imports streamlit, plotly or anything of ``lab.formats``,
-``lab.replay`` or ``lab.ui``; a test checks that in a fresh interpreter.
+``lab.replayer`` or ``lab.ui``; a test checks that in a fresh interpreter.
 
     from lab.core import Compactor, preset
     compactor = Compactor(preset("mewcode"))

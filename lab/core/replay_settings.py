@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["DEFAULT_PRICE_ROW", "PricingConfig", "CacheConfig", "RetentionWeights", "ReplaySettings"]
 
-# The row of lab.replay.prices the default numbers below are (a test checks they agree).
+# The row of lab.replayer.prices the default numbers below are (a test checks they agree).
 DEFAULT_PRICE_ROW = "Claude Sonnet 4.6"
 
 
@@ -24,7 +24,7 @@ class PricingConfig(_Settings):
     # A name, not a switch: the four numbers are what the replay bills. Configs written before it load as the default row.
     model: str = Field(
         DEFAULT_PRICE_ROW, max_length=200,
-        description="The row of the lab's price table these prices were taken from (lab.replay.prices); empty for prices typed in. "
+        description="The row of the lab's price table these prices were taken from (lab.replayer.prices); empty for prices typed in. "
         "The numbers below are what the replay bills.",
     )
     input_per_mtok: float = Field(3.0, ge=0, le=1000, description="Price of one million uncached input tokens, in dollars.")

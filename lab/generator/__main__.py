@@ -1,4 +1,4 @@
-"""``python -m lab.generate --out sample_sessions``."""
+"""``python -m lab.generator --out sample_sessions``."""
 
 from .samples import main
 

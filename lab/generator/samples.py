@@ -1,6 +1,6 @@
 """Regenerate the generated files in ``sample_sessions/`` (the hand-written ones are left alone).
 
-``python -m lab.generate --out sample_sessions`` calls ``write_samples``; the
+``python -m lab.generator --out sample_sessions`` calls ``write_samples``; the
 output is deterministic, so rerunning it leaves git clean.
 """
 
@@ -51,7 +51,7 @@ def write_samples(folder: str | Path) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m lab.generate", description="Write synthetic agent sessions.")
+    p = argparse.ArgumentParser(prog="python -m lab.generator", description="Write synthetic agent sessions.")
     p.add_argument("--out", help="Folder to (re)write the generated sample sessions into.")
     p.add_argument("--jsonl", help="Write one large Claude-Code-shaped JSONL session here (with --bytes).")
     p.add_argument("--bytes", type=int, default=100_000_000, help="Approximate size of --jsonl in bytes.")

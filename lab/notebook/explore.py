@@ -28,9 +28,9 @@ from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
 from ..errors import LabError
 from ..fields import FieldSpec, with_value
-from ..replay.engine import replay
-from ..replay.report import Report, Row
-from ..replay.support import ConfigLike, as_transcript, resolve_config
+from ..replayer.engine import replay
+from ..replayer.report import Report, Row
+from ..replayer.support import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
 from .figure_update import update_in_place
 from .request_view import BEFORE, Before, request_html
@@ -80,7 +80,7 @@ class Explorer:
         if window != "proposed":
             return resolve_config(config, window), ""
         # Imported here: the proposal is an extra pass over the session, paid only when asked for.
-        from ..replay.window import propose_window
+        from ..replayer.window import propose_window
 
         cfg = resolve_config(config)
         proposal = propose_window(self.transcript, cfg.counter, recorded_compactions=cfg.replay.recorded_compactions)
@@ -176,6 +176,6 @@ def explore(transcript: Transcript | str | os.PathLike[str] | Sequence[Message],
     """An interactive explorer of ``transcript`` (a Transcript or a path) under ``config`` (a preset name, config or mapping).
 
     ``window``: an int overrides the config's window; ``"proposed"`` uses the window the lab proposes for this
-    session (``lab.replay.window.propose_window``), so the config has something to do; None keeps the config's.
+    session (``lab.replayer.window.propose_window``), so the config has something to do; None keeps the config's.
     """
     return Explorer(transcript, config, window=window)

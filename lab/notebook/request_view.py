@@ -18,7 +18,7 @@ from html import escape
 from typing import Any, Literal
 from collections.abc import Sequence
 
-from ..replay.report import Report, Row
+from ..replayer.report import Report, Row
 from ..ui.diff import BlockChange, DiffRow, clip, diff_context, recall_note
 
 __all__ = ["request_html", "events_html", "Before", "BEFORE", "MAX_ROWS", "CLIP"]

@@ -5,7 +5,7 @@ The estimate counts the input tokens of every request the run will send
 answer budget) with the lab's ``calibrated`` counter, offline, and bills the
 full output budget of each: an upper bound on output, an estimate on input.
 Prices are the price table's row for the model's name
-(``lab.replay.prices.match_model``); a model with no row (a local server) has
+(``lab.replayer.prices.match_model``); a model with no row (a local server) has
 token counts but no dollar figure, and a cost limit cannot be enforced for it.
 
 The meter bills each call from the usage the provider reported, and before a
@@ -22,7 +22,7 @@ from typing import Any
 from ..core.messages import Usage
 from ..core.tokens import get_counter
 from ..errors import LabError
-from ..replay.prices import PriceRow, match_model
+from ..replayer.prices import PriceRow, match_model
 
 __all__ = ["COUNTER", "CostLimitReached", "RequestEstimate", "price_of", "body_tokens", "request_estimate", "usage_cost", "Meter", "describe_estimate"]
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from ..core.messages import Message, ToolSpec
 from ..core.providers import ProviderSettings
 from ..errors import ConfigError, LabError
-from ..replay.report import Report
+from ..replayer.report import Report
 from .ask import ANSWER_TOKENS, ask_body
 from .build import PROBE_KINDS, Probe, ProbeKind, build_probes
 from .call import complete
@@ -168,8 +168,8 @@ def run_probes(
 
 def probe_session(session: object, config: object, settings: ProviderSettings, *, window: int | None = None, **kwargs: object) -> ProbeReport:
     """Replay ``session`` (a path, a Transcript or messages) under ``config``, then ``run_probes`` on it."""
-    from ..replay import replay
-    from ..replay.engine import as_transcript
+    from ..replayer import replay
+    from ..replayer.engine import as_transcript
 
     t = as_transcript(session)  # type: ignore[arg-type]
     report = replay(t, config, window=window)  # type: ignore[arg-type]

@@ -8,10 +8,6 @@
 Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``.
 """
 
-import sys
-import types
-from typing import Any
-
 from .cache import CacheStep, PromptCache, request_cost
 from .compare import CompareTable, compare, compare_folder
 from .engine import EPOCH, prompt_too_long_error, replay, request_points, resolve_config
@@ -47,18 +43,3 @@ __all__ = [
     "raw_peak",
     "WindowProposal",
 ]
-
-
-class _CallableModule(types.ModuleType):
-    """``lab.replay`` is both this package and the ``replay`` function.
-
-    Importing the subpackage rebinds ``lab.replay`` to the module object, which
-    would shadow the function that ``lab.replay(transcript, config)`` promises;
-    making the module callable keeps both spellings working.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Report:
-        return replay(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -16,9 +16,8 @@
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any
+
 
 # public name -> submodule; loaded on first use, so the CLI can read the objectives without the replay engine.
 _EXPORTS: dict[str, str] = {
@@ -51,7 +50,7 @@ def __getattr__(name: str) -> Any:
     try:
         module = _EXPORTS[name]
     except KeyError:
-        raise AttributeError(f"module 'lab.sweep' has no attribute {name!r}") from None
+        raise AttributeError(f"module 'lab.tuning' has no attribute {name!r}") from None
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
@@ -59,15 +58,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
-
-
-class _CallableModule(types.ModuleType):
-    """``lab.sweep`` is both this package and the ``sweep`` function (as ``lab.replay`` is for ``replay``)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .study import sweep
-
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

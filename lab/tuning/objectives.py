@@ -1,6 +1,6 @@
 """What a sweep optimises: a config's scores over a set of transcripts, from the compare table's rows.
 
-One trial replays every transcript; its rows (``lab.replay.compare.summary_row``)
+One trial replays every transcript; its rows (``lab.replayer.compare.summary_row``)
 are folded into one score per measure:
 
     cost                 sum of total_cost over the set (dollars)          minimise

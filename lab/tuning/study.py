@@ -6,7 +6,7 @@ How a run goes, and why:
 
 - **Generations as grids.** Trials are asked one NSGA-II generation
   (``population`` trials) at a time and the whole generation is replayed in
-  one ``lab.replay.runner.run_grid`` call, trials x transcripts, so processes
+  one ``lab.replayer.runner.run_grid`` call, trials x transcripts, so processes
   (or Ray, through ``ray=``) always have a full grid to share.
 - **Seeded, per trial.** The sampler is rebuilt before each trial is asked,
   seeded from ``seed`` and the trial's number. NSGA-II's own state
@@ -43,8 +43,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..core.config import CompactionConfig, load_config
 from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
-from ..replay.runner import ProbeSpec, run_grid
-from ..replay.support import ConfigLike, resolve_config
+from ..replayer.runner import ProbeSpec, run_grid
+from ..replayer.support import ConfigLike, resolve_config
 from .objectives import Objective, objectives as pick_objectives, scores as fold_scores
 from .progress import ProgressCallback, StderrLine, SweepProgress
 from .result import SweepResult
@@ -61,7 +61,7 @@ TranscriptSource = str | os.PathLike[str] | Transcript | Iterable[str | os.PathL
 def load_transcripts(source: TranscriptSource) -> tuple[list[Transcript], list[str], list[str]]:
     """Transcripts, their names, and one ``FILE: reason`` per file that could not be read (skipped)."""
     from ..formats import load
-    from ..replay.compare import folder_files
+    from ..replayer.compare import folder_files
 
     items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
     transcripts: list[Transcript] = []
@@ -179,7 +179,7 @@ def sweep(
     ``transcripts``: a file, a folder, Transcripts, or a list of them. ``base``: the config the
     space varies (a preset name, a config, a mapping or a config file). ``progress``: a callback
     taking a ``SweepProgress``, or True for a line on stderr. ``probe``: the models that answer and grade
-    probes (``lab.replay.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
+    probes (``lab.replayer.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
     makes model calls.
     """
     import optuna

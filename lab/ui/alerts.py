@@ -1,4 +1,4 @@
-"""Banners for a replay's loud failures (``lab.replay.alerts``) on the Timeline and Pipeline pages.
+"""Banners for a replay's loud failures (``lab.replayer.alerts``) on the Timeline and Pipeline pages.
 
 The texts are the lab's own words and numbers, never transcript text, so
 they may go through ``st.error`` / ``st.warning``, which render markdown.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..replay.alerts import Alert, report_alerts
-from ..replay.report import Report
+from ..replayer.alerts import Alert, report_alerts
+from ..replayer.report import Report
 
 __all__ = ["show_alerts"]
 

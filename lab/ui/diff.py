@@ -38,7 +38,7 @@ from ..core.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from ..replay.report import Row
+from ..replayer.report import Row
 
 __all__ = [
     "RowStatus",

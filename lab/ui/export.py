@@ -19,7 +19,7 @@ from ..core.messages import ToolSpec
 from ..errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..replay import Report
+    from ..replayer import Report
 
 __all__ = [
     "CONFIG_FORMATS",

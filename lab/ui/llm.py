@@ -32,7 +32,7 @@ from . import keys, state
 from .summary import SummaryComparison, summarise_request
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..replay import Report
+    from ..replayer import Report
 
 __all__ = ["SUMMARIZERS", "missing_reason", "key_source", "build_settings", "make_summarizer", "llm_panel", "llm_summary_section"]
 

@@ -24,7 +24,7 @@ from ..probe.run import estimate
 from . import keys, state, views
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..replay import Report
+    from ..replayer import Report
 
 __all__ = ["RESULT", "ERROR", "result_key", "probe_result", "set_probe_result", "probe_error", "clear_probe_result",
            "score_rows", "dimension_rows", "probe_panel"]

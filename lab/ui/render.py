@@ -33,7 +33,7 @@ from .diff import (
 from .summary import safe_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..replay import Report
+    from ..replayer import Report
 
 __all__ = ["request_navigator", "draw_top", "draw_pages", "block_diff_picker", "report_counter", "PREVIEW_CHARS"]
 

@@ -25,9 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
     # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
     from ..core.providers import ProviderSettings
     from ..core.stats import TranscriptStats
-    from ..replay import CompareTable, Report
-    from ..replay.recorded import RecordedCompaction
-    from ..replay.window import WindowProposal
+    from ..replayer import CompareTable, Report
+    from ..replayer.recorded import RecordedCompaction
+    from ..replayer.window import WindowProposal
 
 __all__ = [
     "STATS_COUNTERS",
@@ -70,7 +70,7 @@ def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _
     # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
     # objects, whose content those strings already identify. Report objects are shared between
     # reruns (cache_resource does not copy), so callers treat them as read-only.
-    from ..replay import replay
+    from ..replayer import replay
 
     return replay(_transcript, CompactionConfig.model_validate_json(config_json), summarizer=_summarizer)
 
@@ -116,13 +116,13 @@ def get_stats() -> TranscriptStats | None:
 
 @st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
 def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> CompareTable:
-    from ..replay import compare
+    from ..replayer import compare
 
     return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
 
 
 def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | None:
-    """``lab.replay.compare`` of the loaded transcript under the chosen configs, cached like get_report.
+    """``lab.replayer.compare`` of the loaded transcript under the chosen configs, cached like get_report.
 
     ``uniform`` (the default): every config at the active config's window and counter; False: each at its own.
     """
@@ -138,7 +138,7 @@ def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | N
 
 @st.cache_resource(max_entries=32, show_spinner="Measuring the session's raw peak...")
 def _proposal_cached(transcript_key: str, counter: str, recorded: str, _transcript: Transcript) -> WindowProposal:
-    from ..replay.window import propose_window
+    from ..replayer.window import propose_window
 
     return propose_window(_transcript, counter, recorded_compactions=recorded)  # type: ignore[arg-type]  # from a validated config
 
@@ -157,7 +157,7 @@ def get_window_proposal() -> WindowProposal | None:
 
 def get_recorded() -> list[RecordedCompaction]:
     """The compactions the loaded session's agent recorded, with what the active config's replay does with each."""
-    from ..replay.recorded import find_recorded
+    from ..replayer.recorded import find_recorded
 
     transcript = get_transcript()
     if transcript is None:

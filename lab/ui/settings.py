@@ -6,13 +6,13 @@ page) or a preset switch bumps ``widget_generation`` so the widgets are
 rebuilt with the new values.
 
 While a session is loaded the window is the session's, not the preset's: a
-loaded session applies its proposed window (``lab.replay.window``, through
+loaded session applies its proposed window (``lab.replayer.window``, through
 ``set_session_window``), a preset switch or reset applies the preset at that
 window, the ● marks compare with the preset at that window, and Compare
 runs every config at the current window and counter unless told otherwise.
 
 Prices are the session's too: a loaded session whose model names a row of
-the price table (``lab.replay.prices.match_model``) is billed with that row,
+the price table (``lab.replayer.prices.match_model``) is billed with that row,
 unless the prices were edited by hand, and presets and the ● marks follow it.
 
 The provider settings hold the API key, which never reaches disk or a cache
@@ -28,8 +28,8 @@ import streamlit as st
 from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError, LabError
-from ..replay.prices import match_model, price_row, pricing_row_matches
-from ..replay.support import with_recorded_mode
+from ..replayer.prices import match_model, price_row, pricing_row_matches
+from ..replayer.support import with_recorded_mode
 from . import keys
 from .export import restore_config
 from .reload import as_current

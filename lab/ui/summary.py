@@ -29,7 +29,7 @@ from ..core.tokens.base import get_counter
 from ..errors import SummaryError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..replay import Report
+    from ..replayer import Report
 
 __all__ = [
     "CompactionSummary",

@@ -1,7 +1,7 @@
 """The Sweep page's state: which sessions to sweep over, the last result, loading a trial as the current config.
 
     sweep_sources()              the loaded session (when there is one) and every sample / corpus file
-    run_sweep(...)               lab.sweep over the picked sessions, from the current config; kept for the session
+    run_sweep(...)               lab.sweep() over the picked sessions, from the current config; kept for the session
     sweep_result()               the last result, or None
     trial_from_selection(event)  the trial a click on the Pareto chart picked (plotly's customdata)
     load_sweep_trial(n)          make trial n's config the current config
@@ -26,7 +26,7 @@ from .settings import get_config, set_config
 from .transcript import _load_sample_cached, _sample_paths, get_transcript, transcript_label
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..sweep import ProgressCallback, SweepResult
+    from ..tuning import ProgressCallback, SweepResult
 
 __all__ = ["SWEEP_LOADED", "sweep_sources", "run_sweep", "sweep_result", "trial_from_selection", "load_sweep_trial", "load_selection", "example_space"]
 
@@ -35,7 +35,7 @@ _RESULT, _PICKED = keys.SWEEP_RESULT, keys.SWEEP_PICKED
 
 
 def example_space() -> str:
-    from ..sweep.space import EXAMPLE_SPACE
+    from ..tuning.space import EXAMPLE_SPACE
 
     return EXAMPLE_SPACE
 
@@ -71,7 +71,7 @@ def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], tri
               population: int = 10, seed: int = 0, allow_failures: bool = False,
               progress: ProgressCallback | None = None) -> SweepResult:
     """Sweep the picked sessions from the current config (its window included) and keep the result."""
-    from ..sweep import sweep
+    from ..tuning import sweep
 
     transcripts, names = _transcripts(sources)
     named = [t.model_copy(update={"meta": t.meta.model_copy(update={"source_path": n})}) for t, n in zip(transcripts, names, strict=True)]

@@ -7,7 +7,7 @@ hash of the transcript itself. Uploads are written under the browser
 session's private folder (``session_dir``), removed with the session.
 
 Every load ends in ``set_transcript``, which also applies the window
-``lab.replay.window`` proposes for the session (counted with the active
+``lab.replayer.window`` proposes for the session (counted with the active
 config's counter), so a config acts at once; the user can pick any other
 window on the Pipeline page.
 """
@@ -29,7 +29,7 @@ from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_ol
 from .files import sample_files as _sample_files
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..generate import GeneratorConfig
+    from ..generator import GeneratorConfig
 
 __all__ = [
     "ROOT",
@@ -213,7 +213,7 @@ def upload_error() -> str | None:
 
 
 def generate_session(config: GeneratorConfig) -> Transcript:
-    from ..generate import generate
+    from ..generator import generate
 
     transcript = generate(config)
     set_transcript(

@@ -32,7 +32,7 @@ from ..fields import (
     with_value,
 )
 from ..fields import flat_values as _flat_values
-from ..replay.prices import row_names, with_row
+from ..replayer.prices import row_names, with_row
 
 __all__ = [
     "FieldSpec",

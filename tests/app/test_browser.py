@@ -38,8 +38,8 @@ import pytest
 
 from lab.core import preset
 from lab.formats import load
-from lab.replay import propose_window, replay
-from lab.replay.alerts import report_alerts
+from lab.replayer import propose_window, replay
+from lab.replayer.alerts import report_alerts
 from tests.conftest import CORPUS, ROOT, SAMPLES, corpus_file
 
 pytestmark = pytest.mark.browser

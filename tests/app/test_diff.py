@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from lab.core import preset
 from lab.formats import load
-from lab.replay import replay
+from lab.replayer import replay
 from lab.ui.diff import diff_context, event_requests
 from tests.conftest import ROOT, SAMPLES
 

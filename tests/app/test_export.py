@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from lab.core import Compactor, CompactionConfig, dump_config, load_config, preset
 from lab.errors import ConfigError
 from lab.formats import load
-from lab.replay import Report, replay
+from lab.replayer import Report, replay
 from lab.ui import export
 from tests.builders import session
 from tests.conftest import ROOT, SAMPLES

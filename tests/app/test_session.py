@@ -88,7 +88,7 @@ class TestUpload:
 
 class TestGenerator:
     def test_knobs_come_from_generator_config(self, bare_app: AppTest) -> None:
-        from lab.generate import GeneratorConfig
+        from lab.generator import GeneratorConfig
 
         assert set(GeneratorConfig.model_fields) <= widget_keys(bare_app, "gen:")
         assert bare_app.number_input(key="gen:requests").value == GeneratorConfig().requests
@@ -191,7 +191,7 @@ def _stale_objects_script() -> None:
 
     from lab.core.config import CompactionConfig
     from lab.core.messages import Transcript
-    from lab.generate import generate
+    from lab.generator import generate
     from lab.ui import state
 
     def twin(cls: type[BaseModel]) -> type[BaseModel]:
@@ -231,7 +231,7 @@ class TestRecordedCompactions:
         assert "session.undo_recorded" not in keys
 
 
-# --- the proposed window (lab.replay.window, applied on load) ----------------------------------------
+# --- the proposed window (lab.replayer.window, applied on load) ----------------------------------------
 
 HUGE = "generated-huge-outputs.lab.json"  # raw peak about 84k tokens: 32k is the largest standard window under 60%
 ATTIO = "claude-code/attio-mcp-server-session.jsonl"  # the 59k session
@@ -256,7 +256,7 @@ def _config(at: AppTest):  # noqa: ANN202 - a CompactionConfig
 
 class TestProposedWindow:
     def test_a_large_session_is_run_at_the_proposed_window(self, app: AppTest) -> None:
-        from lab.replay.window import propose_window
+        from lab.replayer.window import propose_window
 
         _load(app, HUGE)
         expected = propose_window(SAMPLES / HUGE, "minicode")

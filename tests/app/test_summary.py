@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from lab.core import CompactionConfig, preset
 from lab.formats import load
-from lab.replay import replay
+from lab.replayer import replay
 from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
-from lab.replay.report import LOST_TO
+from lab.replayer.report import LOST_TO
 from lab.ui.summary import PART_LABELS, compaction_summaries, retention_table, safe_markdown, summarise_request
 from tests.builders import call_and_result, system, user
 from tests.conftest import ROOT, SAMPLES

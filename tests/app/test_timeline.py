@@ -157,7 +157,7 @@ class TestCostYouCanTrust:
         return "\n".join(c.value for c in at.caption)
 
     def test_the_sessions_model_prices_the_replay_and_says_so(self, app: AppTest) -> None:
-        from lab.replay.prices import PRICES_TAKEN
+        from lab.replayer.prices import PRICES_TAKEN
 
         switch_to(app, "timeline")
         # The sample's model is claude-sonnet-4-5: billed at that row, named with its date and numbers.

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import ROOT
 
 UI_MODULES = ("streamlit", "plotly", "ipywidgets", "anywidget")
-FORBIDDEN_PACKAGES = ("lab.formats", "lab.replay", "lab.ui", "lab.notebook")
+FORBIDDEN_PACKAGES = ("lab.formats", "lab.replayer", "lab.ui", "lab.notebook")
 
 
 @pytest.mark.parametrize("module", ["lab.core", "lab.core.compactor", "lab.core.presets"])
@@ -63,7 +63,7 @@ def test_core_works_when_ui_libraries_are_not_installed() -> None:
         "from tests.builders import session\n"
         "out = Compactor(preset('minicode').model_copy(update={'window': 4000})).process_request(session())\n"
         "assert out.tokens_after < out.tokens_before, out\n"
-        "import lab.formats, lab.generate\n"
+        "import lab.formats, lab.generator\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -109,7 +109,7 @@ def assert_same_run(config: CompactionConfig, messages: list[Message], **options
 
 
 def generated(seed: int, requests: int, typical: int, huge: float, repeat: float, pause: float) -> Transcript:
-    from lab.generate import GeneratorConfig, generate
+    from lab.generator import GeneratorConfig, generate
 
     return generate(GeneratorConfig(
         seed=seed, requests=requests, typical_output_chars=typical, max_output_chars=max(typical, 40_000),

@@ -189,7 +189,7 @@ def _config(name: str, window: int) -> CompactionConfig:
 # -- generated sessions -------------------------------------------------------
 
 def _generated(seed: int, requests: int, typical: int, huge: float, repeat: float, pause: float) -> Transcript:
-    from lab.generate import GeneratorConfig, generate
+    from lab.generator import GeneratorConfig, generate
 
     return generate(GeneratorConfig(
         seed=seed, requests=requests, typical_output_chars=typical, max_output_chars=max(typical, 40_000),

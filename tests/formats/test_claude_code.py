@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import tracemalloc
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +339,7 @@ def _ts_plus_zero(value: str) -> Any:
 @settings(max_examples=150, deadline=None)
 @given(
     value=st.one_of(
-        st.datetimes(timezones=st.just(timezone.utc)).map(lambda d: d.isoformat().replace("+00:00", "Z")),
+        st.datetimes(timezones=st.just(UTC)).map(lambda d: d.isoformat().replace("+00:00", "Z")),
         st.datetimes().map(lambda d: d.isoformat(timespec="milliseconds") + "Z"),
         st.text(alphabet="0123456789-T:.Z+zW ", max_size=26),
     )
@@ -367,7 +367,7 @@ def test_a_message_that_fails_validation_is_named(tmp_path: Path, monkeypatch: p
 
 def test_import_streams_without_holding_the_file(tmp_path: Path) -> None:
     from lab.formats import load
-    from lab.generate import generate_jsonl_bytes
+    from lab.generator import generate_jsonl_bytes
 
     p = tmp_path / "big.jsonl"
     size = generate_jsonl_bytes(p, 1_500_000, seed=3)
@@ -452,7 +452,7 @@ def _same_models(trusted: Transcript, validated: Transcript) -> None:
     assert trusted.model_dump() == validated.model_dump()
     a, b = _models(trusted), _models(validated)
     assert len(a) == len(b)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert type(x) is type(y)
         assert x == y
         if not isinstance(x, (ToolUseBlock, Message)):  # a tool input (a dict) is unhashable, validated or not
@@ -464,7 +464,7 @@ def _same_models(trusted: Transcript, validated: Transcript) -> None:
 
 
 def _generated(tmp_path: Path) -> Path:
-    from lab.generate import generate_jsonl_bytes
+    from lab.generator import generate_jsonl_bytes
 
     p = tmp_path / "generated.jsonl"
     generate_jsonl_bytes(p, 300_000, seed=3)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 import lab
-from lab.generate import generate
+from lab.generator import generate
 from lab.core.stages.watermark import WatermarkConfig
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Transcript
 from lab.notebook import Explorer, explore, notable
@@ -147,7 +147,7 @@ def test_hostile_transcript_text_is_escaped() -> None:
 
 
 def test_a_path_loads_and_the_proposed_window_says_why() -> None:
-    from lab.replay.window import propose_window
+    from lab.replayer.window import propose_window
 
     path = SAMPLES / "generated-small.lab.json"
     proposal = propose_window(path)

@@ -7,9 +7,9 @@ import re
 import pytest
 
 import lab
-from lab.generate import generate
+from lab.generator import generate
 from lab.notebook.request_view import MAX_ROWS, events_html, request_html
-from lab.replay.report import Report, Row
+from lab.replayer.report import Report, Row
 from lab.ui.diff import diff_context
 
 HOSTILE = "<b onmouseover=alert(1)>bold</b>"

@@ -6,9 +6,9 @@ import pytest
 
 from lab.core.messages import Message
 from lab.errors import ConfigError
-from lab.generate import generate
+from lab.generator import generate
 from lab.probe.build import PROBE_KINDS, QUESTIONS, artifact_probe, build_probes, continuation_probe, decision_probe, recall_probe
-from lab.replay import replay
+from lab.replayer import replay
 from lab.probe.run import future_at, plan
 from tests.builders import assistant, call_and_result, system, user
 from tests.probe.sessions import ERROR_LINE, FIRST_REQUEST, LATEST, NEXT_TEXT, calc_session, calc_transcript

@@ -13,7 +13,7 @@ from lab.core.presets import preset
 from lab.core.providers import ProviderSettings
 from lab.errors import ConfigError
 from lab.formats import dump
-from lab.replay.runner import ProbeSpec, run_grid
+from lab.replayer.runner import ProbeSpec, run_grid
 from lab.testing.fake_provider import FakeProvider
 from tests.probe.sessions import GRADES, MODELS, calc_transcript, script
 
@@ -47,7 +47,7 @@ def test_ray_tasks_get_the_settings_without_the_key() -> None:
 
 
 def test_a_sweep_maximises_the_probe_score(fake_provider: FakeProvider) -> None:
-    from lab.sweep import sweep
+    from lab.tuning import sweep
 
     script(fake_provider)
     result = sweep([calc_transcript()], {"spill.threshold": [1000, 20000]}, trials=2, population=2,
@@ -56,7 +56,7 @@ def test_a_sweep_maximises_the_probe_score(fake_provider: FakeProvider) -> None:
 
 
 def test_the_objective_needs_a_probe_model() -> None:
-    from lab.sweep import sweep
+    from lab.tuning import sweep
 
     with pytest.raises(ConfigError, match="probe_score needs a probe model"):
         sweep([calc_transcript()], {"spill.threshold": [1000, 20000]}, trials=1, objectives=["probe_score"])

@@ -12,7 +12,7 @@ from lab.core.providers import ProviderSettings
 from lab.errors import ConfigError
 from lab.probe import DIMENSIONS, PROBE_KINDS, QUESTIONS, probe_score, run_probes
 from lab.probe.judge import RUBRIC_MARKER
-from lab.replay import replay
+from lab.replayer import replay
 from lab.testing.fake_provider import FakeProvider
 from lab.testing.replies import Reply, grade_text
 from tests.probe.sessions import GRADES, MODELS, answer, calc_transcript, script
@@ -115,7 +115,7 @@ class TestCost:
         assert "estimate: total <= $" in text
 
     def test_estimate_is_tokens_times_the_price_table(self, fake_provider: FakeProvider, report: Any) -> None:
-        from lab.replay.prices import match_model
+        from lab.replayer.prices import match_model
 
         script(fake_provider)
         out = run_probes(report, settings(fake_provider, "openai"), at=[K])

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.core.presets import preset
-from lab.replay import Report, Row, replay
-from lab.replay.alerts import report_alerts
+from lab.replayer import Report, Row, replay
+from lab.replayer.alerts import report_alerts
 from tests.conftest import SAMPLES
 
 SMALL = SAMPLES / "generated-small.lab.json"

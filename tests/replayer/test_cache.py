@@ -8,8 +8,8 @@ from lab.core.messages import Message, TextBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.replay_settings import CacheConfig, PricingConfig
 from lab.core.tokens import MiniCodeCounter
-from lab.replay import PromptCache, replay, request_cost
-from lab.replay.cache import CacheStep
+from lab.replayer import PromptCache, replay, request_cost
+from lab.replayer.cache import CacheStep
 from tests.builders import assistant, session, system, user
 
 

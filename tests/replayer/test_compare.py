@@ -10,9 +10,9 @@ import pytest
 
 from lab.core.presets import preset
 from lab.errors import ConfigError, LabError
-from lab.generate import GeneratorConfig, generate, write_lab_json
-from lab.replay import CompareTable, compare, compare_folder
-from lab.replay.compare import BASE_COLUMNS
+from lab.generator import GeneratorConfig, generate, write_lab_json
+from lab.replayer import CompareTable, compare, compare_folder
+from lab.replayer.compare import BASE_COLUMNS
 from tests.builders import session
 
 PRESETS = ["minicode", "mewcode"]
@@ -78,7 +78,7 @@ class TestFolder:
     def test_each_file_is_read_once_and_progress_counts_jobs(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         import sys
 
-        compare_module = sys.modules["lab.replay.compare"]  # the attribute lab.replay.compare is the function
+        compare_module = sys.modules["lab.replayer.compare"]  # the attribute lab.replayer.compare is the function
         read: list[str] = []
         real = compare_module.as_transcript
         monkeypatch.setattr(compare_module, "as_transcript", lambda source: read.append(str(source)) or real(source))
@@ -109,7 +109,7 @@ class TestFolder:
 
 
 def test_an_openhands_v1_conversation_folder_counts_as_one_transcript(tmp_path: Path) -> None:
-    from lab.replay.compare import folder_files
+    from lab.replayer.compare import folder_files
 
     events = [
         {"kind": "SystemPromptEvent", "id": "e1", "source": "agent", "system_prompt": {"type": "text", "text": "You are an agent"}, "tools": []},

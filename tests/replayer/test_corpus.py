@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lab.core.presets import PRESETS
-from lab.replay import replay, request_points
+from lab.replayer import replay, request_points
 from tests.conftest import CORPUS_FILES, corpus_id
 
 

@@ -13,7 +13,7 @@ from lab.core.messages import Transcript, TranscriptMeta, Usage
 from lab.core.presets import PRESETS, preset
 from lab.core.summarizers.base import SummaryRequest, SummaryResult
 from lab.errors import ConfigError, PromptTooLongError, TranscriptError
-from lab.replay import EPOCH, prompt_too_long_error, replay, request_points
+from lab.replayer import EPOCH, prompt_too_long_error, replay, request_points
 from tests.builders import assistant, call_and_result, session, system, user
 
 
@@ -282,7 +282,7 @@ class TestInvariants:
         window=st.sampled_from([8_000, 16_000, 200_000]),
     )
     def test_rows_add_up(self, seed: int, requests: int, typical: int, name: str, window: int) -> None:
-        from lab.generate import GeneratorConfig, generate
+        from lab.generator import GeneratorConfig, generate
 
         t = generate(GeneratorConfig(seed=seed, requests=requests, typical_output_chars=typical, max_output_chars=40_000,
                                      long_pause_rate=0.2, user_turns=min(3, requests - 1)))

@@ -14,9 +14,9 @@ from lab.core.presets import preset
 from lab.core.replay_settings import CacheConfig
 from lab.core.tokens import MiniCodeCounter
 from lab.formats import load
-from lab.generate import GeneratorConfig, generate
-from lab.replay import PromptCache, replay
-from lab.replay.support import ByIdentity, MessageCounts, MessageParts, SentSums, first_request_in, same_prefix, sendable
+from lab.generator import GeneratorConfig, generate
+from lab.replayer import PromptCache, replay
+from lab.replayer.support import ByIdentity, MessageCounts, MessageParts, SentSums, first_request_in, same_prefix, sendable
 from tests.builders import assistant, call_and_result, session, system, tool_call, tool_result, user
 from tests.conftest import CORPUS_FILES, corpus_id
 

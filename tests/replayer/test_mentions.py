@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.core.messages import ToolUseBlock
-from lab.replay.mentions import (
+from lab.replayer.mentions import (
     Lookup,
     clear_cache,
     command_text,
@@ -24,7 +24,7 @@ from lab.replay.mentions import (
     tool_mentions,
     urls,
 )
-from lab.replay.mentions import _ERROR_HINTS, _PLAIN_WORDS
+from lab.replayer.mentions import _ERROR_HINTS, _PLAIN_WORDS
 
 
 def _bash(command: str) -> ToolUseBlock:
@@ -176,7 +176,7 @@ class TestTokenizer:
 def test_the_memos_start_over_at_their_limit_without_changing_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "AutoFieldMeta in django/db/x.py, then foo_bar and the rest"
     expected = mentions(text)
-    monkeypatch.setattr("lab.replay.mentions.MAX_CACHED", 3)
+    monkeypatch.setattr("lab.replayer.mentions.MAX_CACHED", 3)
     assert mentions(text) == expected
     assert mentions("other_name and another_one") == {"other_name", "another_one"}
     assert mentions(text) == expected

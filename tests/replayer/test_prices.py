@@ -9,8 +9,8 @@ import pytest
 from lab.core.config import CompactionConfig, dump_config, load_config
 from lab.core.presets import preset
 from lab.core.replay_settings import DEFAULT_PRICE_ROW, PricingConfig
-from lab.replay import replay
-from lab.replay.prices import (
+from lab.replayer import replay
+from lab.replayer.prices import (
     PRICE_ROWS,
     PRICES_TAKEN,
     describe_config,

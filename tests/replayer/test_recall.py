@@ -9,8 +9,8 @@ import pytest
 from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.store import MemoryStore
-from lab.replay import Report, compare, replay
-from lab.replay.recall import Recall, RecallStep, message_mentions
+from lab.replayer import Report, compare, replay
+from lab.replayer.recall import Recall, RecallStep, message_mentions
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 
 CODE = "def compute_total(items):\n    return sum(items)\n"
@@ -188,7 +188,7 @@ class TestThroughReplay:
 
 class TestSharedHistory:
     def test_replays_of_one_transcript_share_its_history_and_agree_with_a_fresh_one(self) -> None:
-        from lab.replay.recall import History, clear_cache
+        from lab.replayer.recall import History, clear_cache
 
         session = _long_session()
         cfg = preset("openhands-masking")
@@ -207,7 +207,7 @@ class TestSharedHistory:
             assert report.needed_later_recall == first.needed_later_recall < 1.0
 
     def test_a_copy_of_a_message_is_another_history(self) -> None:
-        from lab.replay.recall import History
+        from lab.replayer.recall import History
 
         session = _long_session()
         copied = [m.model_copy() for m in session]

@@ -12,8 +12,8 @@ import lab
 from lab.core.messages import Boundary, Message, TextBlock, Transcript, TranscriptMeta, message_text
 from lab.errors import ConfigError
 from lab.formats import dump, load, openhands
-from lab.replay import compare
-from lab.replay.recorded import apply_recorded, find_recorded
+from lab.replayer import compare
+from lab.replayer.recorded import apply_recorded, find_recorded
 from tests import builders as b
 
 FIRST = "Please fix the failing parser test in src/parse.py and keep the public API unchanged."

@@ -1,4 +1,4 @@
-"""Report models: JSON round trip, file I/O, the DataFrame view, and the public API of lab.replay."""
+"""Report models: JSON round trip, file I/O, the DataFrame view, and the public API of lab.replayer."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import json
 import pytest
 
 from lab.errors import LabError
-from lab.replay import Report, replay
+from lab.replayer import Report, replay
 from tests.builders import session
 
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    from tests.replay.test_engine import summarising
+    from tests.replayer.test_engine import summarising
 
     return replay(session(20, 2000), summarising(), retention_each=True)
 
@@ -82,7 +82,7 @@ class TestViews:
 
 
 def test_replay_package_all_is_complete() -> None:
-    import lab.replay as pkg
+    import lab.replayer as pkg
 
     assert len(pkg.__all__) == len(set(pkg.__all__))
     for name in pkg.__all__:
@@ -97,7 +97,7 @@ def test_replay_does_not_import_ui_libraries() -> None:
 
     from tests.conftest import ROOT
 
-    code = "import sys, lab.replay, lab.cli_replay\nprint(sorted(n for n in sys.modules if n.split('.')[0] in ('streamlit', 'plotly', 'pandas')))"
+    code = "import sys, lab.replayer, lab.cli_replay\nprint(sorted(n for n in sys.modules if n.split('.')[0] in ('streamlit', 'plotly', 'pandas')))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

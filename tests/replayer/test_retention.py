@@ -8,7 +8,7 @@ from lab.core.messages import Message, TextBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.replay_settings import RetentionWeights
 from lab.core.store import MemoryStore
-from lab.replay import replay, retention, targets
+from lab.replayer import replay, retention, targets
 from tests.builders import assistant, call_and_result, system, tool_call, user
 
 FIRST = "Please fix the flaky retry test in app/retry.py"

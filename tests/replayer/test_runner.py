@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-import lab.replay.runner as runner
+import lab.replayer.runner as runner
 from lab.cli import main
 from lab.core.messages import Transcript
 from lab.core.presets import preset
 from lab.errors import ConfigError
-from lab.generate import GeneratorConfig, generate, write_lab_json
-from lab.replay import compare_folder
-from lab.replay.runner import Cell, run_grid
+from lab.generator import GeneratorConfig, generate, write_lab_json
+from lab.replayer import compare_folder
+from lab.replayer.runner import Cell, run_grid
 
 CONFIGS = [preset("minicode"), preset("mewcode"), preset("codex").model_copy(update={"window": 16_000})]
 

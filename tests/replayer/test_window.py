@@ -7,8 +7,8 @@ import pytest
 from lab.core.messages import Message, Transcript
 from lab.core.tokens.base import MESSAGE_OVERHEAD, CharsPerTokenCounter
 from lab.errors import ConfigError
-from lab.replay import replay
-from lab.replay.window import PEAK_SHARE, STANDARD_WINDOWS, propose_window, raw_peak
+from lab.replayer import replay
+from lab.replayer.window import PEAK_SHARE, STANDARD_WINDOWS, propose_window, raw_peak
 from tests import builders as b
 from tests.conftest import SAMPLES
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from lab.cli import main
-from lab.sweep import SweepResult, sweep
+from lab.tuning import SweepResult, sweep
 from tests.conftest import CORPUS, CORPUS_FILES
 
 pytestmark = [pytest.mark.corpus(), pytest.mark.slow]

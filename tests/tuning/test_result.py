@@ -10,7 +10,7 @@ import pytest
 from lab import figures
 from lab.core.config import CompactionConfig
 from lab.errors import ConfigError
-from lab.sweep import SweepResult
+from lab.tuning import SweepResult
 
 
 def _record(trial: int, cost: float, recall: float, *, feasible: bool = True, state: str = "complete", threshold: int = 1000) -> dict:

@@ -11,7 +11,7 @@ from hypothesis import strategies as hs
 from lab.core.config import CompactionConfig
 from lab.errors import ConfigError
 from lab.fields import config_specs
-from lab.sweep import EXAMPLE_SPACE, Param, load_space, parse_space
+from lab.tuning import EXAMPLE_SPACE, Param, load_space, parse_space
 
 _NUMERIC = {s.path: s for s in config_specs() if s.kind in ("slider", "number") and s.min_value is not None and s.max_value is not None}
 

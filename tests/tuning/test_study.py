@@ -12,10 +12,10 @@ from hypothesis import strategies as hs
 import lab
 from lab.core.config import load_config
 from lab.errors import ConfigError
-from lab.generate import GeneratorConfig, generate
-from lab.replay.runner import Cell
-from lab.sweep import SweepProgress, SweepResult, non_dominated, sweep
-from lab.sweep import study as study_module
+from lab.generator import GeneratorConfig, generate
+from lab.replayer.runner import Cell
+from lab.tuning import SweepProgress, SweepResult, non_dominated, sweep
+from lab.tuning import study as study_module
 
 SPACE = """
 spill.threshold = [1000, 20000]
@@ -203,9 +203,9 @@ class TestScheduling:
         assert "ETA" in seen[0].text()
 
     def test_lab_sweep_is_the_same_function(self, sessions: list[lab.Transcript], result: SweepResult) -> None:
-        import lab.sweep as package
+        import lab.tuning as package
 
-        assert lab.sweep is package
+        assert lab.sweep is package.sweep
         assert lab.sweep(sessions, SPACE, **KW).df.equals(result.df)
 
     @pytest.mark.parametrize(

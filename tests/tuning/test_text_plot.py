@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from lab.errors import ConfigError
-from lab.sweep import SCORES, SweepResult
-from lab.sweep.text_plot import FRONT, INFEASIBLE, TRIAL, UNITS, pareto_plot, text_plot
+from lab.tuning import SCORES, SweepResult
+from lab.tuning.text_plot import FRONT, INFEASIBLE, TRIAL, UNITS, pareto_plot, text_plot
 
 
 def _trial(cost: float | None, recall: float | None, *, pareto: bool = False, feasible: bool = True) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lab.core import Compactor, preset
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from lab.replay.report import Row
+from lab.replayer.report import Row
 from lab.ui.diff import (
     PAGE_LINES,
     BlockChange,
@@ -275,7 +275,7 @@ def test_pure_helpers_do_not_import_streamlit() -> None:
 
 class TestRecallNote:
     def test_lost_mentions_read_as_sentences_with_their_attribution(self) -> None:
-        from lab.replay.report import LostMention, Row
+        from lab.replayer.report import LostMention, Row
 
         row = Row(index=7, message_index=30, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1,
                   needed_mentions=3, kept_mentions=1, recoverable_mentions=0, lost_recorded=1, lost_config=1, needed_later_recall=1 / 3,
@@ -288,7 +288,7 @@ class TestRecallNote:
         assert XSS in lines[1]
 
     def test_nothing_needed_has_no_note(self) -> None:
-        from lab.replay.report import Row
+        from lab.replayer.report import Row
 
         row = Row(index=0, message_index=1, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1)
         assert recall_note(row) == (None, [])

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lab.core.config import CompactionConfig
 from lab.core.messages import Transcript
-from lab.generate import generate
+from lab.generator import generate
 from lab.ui.reload import as_current
 
 

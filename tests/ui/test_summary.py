@@ -7,7 +7,7 @@ import re
 import pytest
 
 from lab.ui.summary import PART_HELP, PART_LABELS, safe_markdown
-from lab.replay.retention import PARTS
+from lab.replayer.retention import PARTS
 
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) ![i](http://e/x.png)"
 
