@@ -160,8 +160,8 @@ def _split(rec: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     return None, None
 
 
-def _from_log(records: Iterable[tuple[str, Any]], file: str) -> Transcript:
-    notes = ImportNotes()
+def _from_log(records: Iterable[tuple[str, Any]], file: str, notes: ImportNotes | None = None) -> Transcript:
+    notes = notes if notes is not None else ImportNotes()
     best: list[Any] | None = None  # [body, response, where, message count]
     last: list[Any] | None = None
     requests = responses = 0
@@ -189,8 +189,8 @@ def _from_log(records: Iterable[tuple[str, Any]], file: str) -> Transcript:
     return request_to_transcript(best[0], response=best[1], file=file, where=best[2], notes=notes)
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[str, Any]]:
-    for line_no, value in iter_jsonl_lines(path):
+def _jsonl_records(path: Path, notes: ImportNotes) -> Iterator[tuple[str, Any]]:
+    for line_no, value in iter_jsonl_lines(path, notes=notes):
         yield f"line {line_no}", value
 
 
@@ -217,7 +217,9 @@ def read(path: Path) -> Transcript:
     if _message_lines(probe.records):
         return read_lines(path)
     if probe.shape == "jsonl":
-        return _from_log(_jsonl_records(path), file)
+        # A request log still being written may end in a record cut off mid-write: imported up to it, with a warning.
+        notes = ImportNotes()
+        return _from_log(_jsonl_records(path, notes), file, notes)
     doc = read_json(path)
     if _is_message_list(doc):
         # A saved conversation as a bare list of messages (Cline's and Roo Code's api_conversation_history.json).

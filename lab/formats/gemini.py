@@ -582,8 +582,7 @@ def replay_log(records: Iterable[tuple[int, dict[str, Any]]], notes: ImportNotes
     return header, list(history.values())
 
 
-def _read_log(first: tuple[int, dict[str, Any]], rest: Iterator[tuple[int, dict[str, Any]]], file: str) -> Transcript:
-    notes = ImportNotes()
+def _read_log(first: tuple[int, dict[str, Any]], rest: Iterator[tuple[int, dict[str, Any]]], file: str, notes: ImportNotes) -> Transcript:
     count = 0
 
     def counted() -> Iterator[tuple[int, dict[str, Any]]]:
@@ -647,7 +646,9 @@ def read(path: Path) -> Transcript:
     file = str(path)
     if leading_char(path) == "[":
         return from_document(read_json(path), file=file)
-    records = iter_jsonl(path)
+    # A chat log still being written may end in a record cut off mid-write: the reader stops there, with a warning.
+    notes = ImportNotes()
+    records = iter_jsonl(path, notes=notes)
     try:
         first = next(records)
     except TranscriptError as exc:
@@ -655,7 +656,7 @@ def read(path: Path) -> Transcript:
             raise
         return from_document(read_json(path), file=file)  # a pretty-printed document
     if _log_record(first[1]):
-        return _read_log(first, records, file)
+        return _read_log(first, records, file, notes)
     del records  # the generator closes its file when dropped
     return from_document(read_json(path), file=file)
 

@@ -82,6 +82,20 @@ def _anthropic_lines() -> list[str]:
     ]]  # fmt: skip
 
 
+def _gemini_log_lines() -> list[str]:
+    from tests.formats.test_gemini import HEADER, MESSAGES
+
+    # A Gemini CLI chat recording log, as the CLI appends it: the header, then one record per message.
+    return [json.dumps(r, ensure_ascii=False) for r in [HEADER, *MESSAGES, {"id": "u2", "timestamp": TS, "type": "user", "content": "Thanks — 中文"}]]
+
+
+def _anthropic_request_log_lines() -> list[str]:
+    from tests.formats.test_anthropic import _log
+
+    # A request/response log: a cut last record drops the newest request, so the one before it is the conversation.
+    return [json.dumps(r, ensure_ascii=False) for r in _log()]
+
+
 # (format the file imports as (Codex rollouts are read by openai_responses), its lines); every one of them has at least 4 lines.
 CASES = {
     "claude_code": ("claude_code", lambda: _sample_lines("claude-code-compacted.jsonl")),
@@ -91,6 +105,8 @@ CASES = {
     "openhands_v1": ("openhands_v1", _openhands_v1_lines),
     "message-lines-openai": ("openai_chat", _openai_chat_lines),
     "message-lines-anthropic": ("anthropic", _anthropic_lines),
+    "gemini-log": ("gemini", _gemini_log_lines),
+    "anthropic-request-log": ("anthropic", _anthropic_request_log_lines),
 }
 
 
