@@ -16,6 +16,16 @@ skipped and counted as ``non_model_request``; lines that are no record as
 
 Every request carries the whole history so far, so the conversation is the
 request with the longest history (the newest on a tie) plus its response.
+A client that compacts (Claude Code) starts a new thread whose first message
+is its continuation summary ("This session is being continued from a
+previous conversation..."): the conversation is then every such segment in
+log order, each the longest request of its thread, joined by a boundary
+marker (strategy ``claude_code_compact``) and with the continuation summary
+tagged ``summary``, as the Claude Code importer writes a compaction, so a
+replay can undo it. The compaction request itself (the history plus Claude
+Code's "create a detailed summary of the conversation" instruction) gives the
+history before it; its instruction and the summary it got back are not
+conversation.
 Requests whose history is a prefix of it (same system prompt, same first
 message, same message at their last position; ``cache_control`` markers,
 which clients move between requests, ignored) form its thread; the others are
@@ -42,7 +52,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.messages import ImportNotes, TextBlock, Transcript, TranscriptMeta, Usage
+from ..core.messages import Boundary, ImportNotes, Message, TextBlock, Transcript, TranscriptMeta, Usage
 from ..core.ptl import text_is_ptl
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, openai_usage, parse_timestamp, tool_specs
@@ -282,6 +292,86 @@ def _thread(calls: list[_Call]) -> tuple[_Call, list[_Call]]:
     return final, thread
 
 
+# Claude Code opens a compacted session's new thread with this summary, and asks for the summary with this instruction.
+_CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)
+_SUMMARY_ASK = re.compile(r"create a detailed summary of the conversation", re.I)
+
+
+def _texts(message: Any) -> list[str]:
+    """The text parts of one history message or item, in any of the three APIs' shapes."""
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return []
+
+
+def _continues(call: _Call) -> bool:
+    """Whether the request's thread starts with a continuation summary: it follows a compaction."""
+    return call.n > 0 and any(_CONTINUATION.match(t) for t in _texts(call.history[0]))
+
+
+def _segments(calls: list[_Call]) -> list[tuple[_Call, list[_Call]]]:
+    """The conversation's compaction segments in log order, each (its request, the requests of its thread)."""
+    final, thread = _thread(calls)
+    segments = [(final, thread)]
+    if final.n == 0:
+        return segments
+    at = {id(c): i for i, c in enumerate(calls)}
+    used = {id(c) for c in thread}
+    system = _fingerprint(final.system)
+    # Backwards: the thread a continuation continues is the one its newest earlier main-agent request is in.
+    while _continues(segments[0][0]):
+        start = min(at[id(c)] for c in segments[0][1])
+        before = [c for c in calls[:start] if id(c) not in used and c.api == final.api and c.n > 0]
+        main = [c for c in before if _fingerprint(c.system) == system]
+        if not main:
+            break
+        group = [c for c in before if c.fingerprint(0) == main[-1].fingerprint(0)]
+        segment = _thread(group)
+        segments.insert(0, segment)
+        used |= {id(c) for c in segment[1]}
+    # Forwards: a continuation that started after the newest segment's last request.
+    while True:
+        end = max(at[id(c)] for c in segments[-1][1])
+        after = [c for c in calls[end + 1 :] if id(c) not in used and c.api == final.api and _continues(c)]
+        if not after:
+            break
+        segment = _thread([c for c in after if c.fingerprint(0) == after[0].fingerprint(0)])
+        segments.append(segment)
+        used |= {id(c) for c in segment[1]}
+    return segments
+
+
+def _before_compaction(call: _Call) -> _Call:
+    """The request that asked for a compaction's summary, as the history it summarised: no instruction, no reply."""
+    if call.n > 1 and call.history[-1].get("role") == "user" and any(_SUMMARY_ASK.search(t) for t in _texts(call.history[-1])):
+        history = call.history[:-1]
+        key = "input" if call.api == "responses" else "messages"
+        return _Call(call.loc, call.api, {**call.body, key: history}, history, None, call.sent, None, None)
+    return call
+
+
+def _joined(parts: list[Transcript]) -> Transcript:
+    """Segments' transcripts as one: a boundary marker before each continuation, its summary tagged."""
+    messages = list(parts[0].messages)
+    for k, part in enumerate(parts[1:], start=1):
+        rest = list(part.messages)
+        while rest and rest[0].role == "system":
+            rest.pop(0)  # the same system prompt, sent again with the new thread
+        stamp = rest[0].timestamp if rest else None
+        marker = Message(role="system", content=(TextBlock(text="[Conversation compacted by the client]"),), id=f"compaction-{k}-boundary",
+                         tag="boundary", boundary=Boundary(trigger="auto", strategy="claude_code_compact", timestamp=stamp))
+        if rest:
+            rest[0] = rest[0].model_copy(update={"tag": "summary"})
+        messages += [marker, *rest]
+    last = parts[-1]
+    return last.model_copy(update={"messages": messages})
+
+
 def _annotations(thread: list[_Call], n: int) -> list[dict[str, Any]]:
     """For each of the conversation's ``n`` source messages: when it was first sent, and for a
     response of a thread request, that response's usage and arrival time."""
@@ -393,18 +483,26 @@ def read(path: Path) -> Transcript:
             file=str(path),
             expected="records {request: {url, body}, response} whose url ends in /messages, /chat/completions or /responses",
         )
-    final, thread = _thread(calls)
-    for c in thread:
-        c.reply = _reply(c, notes)
-    side = len(calls) - len(thread)
+    segments = _segments(calls)
+    in_conversation = 0
+    parts: list[Transcript] = []
+    for k, (final, thread) in enumerate(segments):
+        for c in thread:
+            c.reply = _reply(c, notes)
+        in_conversation += len(thread)
+        if len(thread) > 1:
+            notes.skip("earlier_request", len(thread) - 1)
+        if k < len(segments) - 1:
+            final = _before_compaction(final)
+        parts.append(_BUILDERS[final.api](final, thread, notes))
+    side = len(calls) - in_conversation
     if side:
         notes.skip("side_request", side)
-    if len(thread) > 1:
-        notes.skip("earlier_request", len(thread) - 1)
-    t = _BUILDERS[final.api](final, thread, notes)
+    t = _joined(parts) if len(parts) > 1 else parts[0]
     t.meta.source_format = NAME
     t.meta.source_path = str(path)
-    t.meta.title = f"HTTP log ({_LABELS[final.api]}): {len(thread)} requests in the conversation, {side} side requests"
+    compactions = f", {len(parts) - 1} compaction{'s' if len(parts) > 2 else ''}" if len(parts) > 1 else ""
+    t.meta.title = f"HTTP log ({_LABELS[segments[-1][0].api]}): {in_conversation} requests in the conversation{compactions}, {side} side requests"
     return t
 
 

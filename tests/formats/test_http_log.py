@@ -493,3 +493,48 @@ def test_replay_of_an_imported_log_is_valid(tmp_path: Path) -> None:
     t = load(_write(tmp_path, _anthropic_log(STREAM_SPELLINGS["body_raw SSE text"](_stream_events()))))
     report = lab.replay(t, "minicode", window=32000)
     assert len(report.df) == 3 and report.invalid_requests == 0
+
+
+# -- a client that compacted (Claude Code) ----------------------------------------------------
+
+ASK = {"role": "user", "content": [{"type": "text", "text": "Your task is to create a detailed summary of the conversation so far, paying close attention to..."}]}
+SUMMARY_TEXT = "This session is being continued from a previous conversation that ran out of context. The conversation is summarized below: SUMMARY-OF-CALC"
+CONT = {"role": "user", "content": [{"type": "text", "text": SUMMARY_TEXT}]}
+B1 = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_09", "name": "Bash", "input": {"command": "pytest -q"}}]}
+B2 = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_09", "content": "1 passed"}]}
+U6 = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_03", "content": "calc.py edited"}]}
+
+
+def _compacted_log(long_tail: bool) -> list[dict[str, Any]]:
+    """Three requests of the first thread, the compaction request, then the continued thread (long or short)."""
+    log = _anthropic_log({"body": _answer(A5, USAGE[2])})
+    # Claude Code compacts before it sends the edit's result on: that result is the history's last message.
+    before = [U0, A1, U2, A3, U4, {"role": "assistant", "content": A5}, U6]
+    log.append(_pair(ANTHROPIC_URL, _body([*before, ASK]), t=30, body=_answer([{"type": "text", "text": "SUMMARY-OF-CALC"}], USAGE[0])))
+    steps = [m for i in range(6) for m in ({"role": "assistant", "content": [{"type": "text", "text": f"step {i}"}]}, {"role": "user", "content": f"go on {i}"})]
+    tail = [CONT, B1, B2, *(steps if long_tail else [])]
+    log.append(_pair(ANTHROPIC_URL, _body([CONT]), t=40, body=_answer(B1["content"], USAGE[1])))
+    log.append(_pair(ANTHROPIC_URL, _body(list(tail)), t=50, body=_answer([{"type": "text", "text": "All green."}], USAGE[2])))
+    return log
+
+
+@pytest.mark.parametrize("long_tail", [False, True], ids=["compaction-request-longest", "continued-thread-longest"])
+def test_a_compacted_session_keeps_both_threads_around_a_boundary(tmp_path: Path, long_tail: bool) -> None:
+    from lab.replayer.recorded import apply_recorded, find_recorded
+
+    t = load(_write(tmp_path, _compacted_log(long_tail)))
+    texts = [" ".join(b.text for b in m.content if isinstance(b, TextBlock)) for m in t.messages]
+    marker = next(i for i, m in enumerate(t.messages) if m.tag == "boundary")
+    assert t.messages[marker].boundary is not None and t.messages[marker].boundary.strategy == "claude_code_compact"
+    # Before the marker: the first thread, without the compaction's instruction or the summary it got back.
+    assert "Fix the failing test in calc.py" in texts[1] and "add subtracts; fixing it." in " ".join(texts[:marker])
+    assert not any("create a detailed summary" in x for x in texts)
+    assert t.messages[marker + 1].tag == "summary" and texts[marker + 1] == SUMMARY_TEXT
+    assert texts[-1] == "All green." and sum(m.role == "system" and m.tag is None for m in t.messages) == 1
+    assert "1 compaction," in (t.meta.title or "")
+    found = find_recorded(t)
+    assert [(c.index, c.agent, c.action) for c in found] == [(marker, "Claude Code", "undone")]
+    raw, _, _ = apply_recorded(t, "undo")
+    assert not any(m.tag in ("boundary", "summary") for m in raw.messages) and len(raw.messages) == len(t.messages) - 2
+    assert "calc.py edited" in " ".join(str(b) for m in raw.messages for b in m.content)
+    assert lab.replay(t, "minicode", window=32000).invalid_requests == 0
