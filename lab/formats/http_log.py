@@ -114,6 +114,13 @@ class _Call:
     received: Any
     reply: dict[str, Any] | None = None
     fingerprints: dict[int, str] = field(default_factory=dict)
+    # Whether ``reply`` was read from ``response`` (it may stay None: no readable response).
+    replied: bool = False
+
+    def read_reply(self, notes: ImportNotes) -> dict[str, Any] | None:
+        if not self.replied:
+            self.reply, self.replied = _reply(self, notes), True
+        return self.reply
 
     @property
     def n(self) -> int:
@@ -292,6 +299,30 @@ def _thread(calls: list[_Call]) -> tuple[_Call, list[_Call]]:
     return final, thread
 
 
+def _follow_previous(calls: list[_Call], notes: ImportNotes) -> None:
+    """Responses requests that continue a stored response (``previous_response_id``) get their whole history.
+
+    The provider keeps what came before such a request; when the earlier request and its response are in the
+    log, the history is that request's (itself followed the same way) plus that response's output plus this
+    input, so the conversation is read as if every request had sent it whole.
+    """
+    by_id: dict[str, _Call] = {}
+    for c in calls:
+        if c.api != "responses":
+            continue
+        previous = c.body.get("previous_response_id")
+        if isinstance(previous, str) and previous in by_id:
+            before = by_id[previous]
+            output = (before.read_reply(notes) or {}).get("output")
+            full = [*before.history, *(output if isinstance(output, list) else []), *c.history]
+            c.body = {k: v for k, v in c.body.items() if k != "previous_response_id"} | {"input": full}
+            c.history = full
+            c.fingerprints = {}
+        reply = c.read_reply(notes)
+        if isinstance(reply, dict) and isinstance(reply.get("id"), str):
+            by_id[reply["id"]] = c
+
+
 # Claude Code opens a compacted session's new thread with this summary, and asks for the summary with this instruction.
 _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)
 _SUMMARY_ASK = re.compile(r"create a detailed summary of the conversation", re.I)
@@ -442,8 +473,8 @@ def _responses(final: _Call, thread: list[_Call], notes: ImportNotes) -> Transcr
         b.add("system", [TextBlock(text=instructions)], key="instructions")
     if isinstance(final.body.get("previous_response_id"), str):
         notes.warnings.append(
-            f"{final.loc.where}: the request continues a stored response (previous_response_id); "
-            "the items before it are kept by the provider, not in this log"
+            f"{final.loc.where}: the request continues a stored response (previous_response_id) that is not in this log; "
+            "the items before it are kept by the provider"
         )
     marks = _annotations(thread, final.n)
     base = final.loc.at("input")
@@ -483,12 +514,13 @@ def read(path: Path) -> Transcript:
             file=str(path),
             expected="records {request: {url, body}, response} whose url ends in /messages, /chat/completions or /responses",
         )
+    _follow_previous(calls, notes)
     segments = _segments(calls)
     in_conversation = 0
     parts: list[Transcript] = []
     for k, (final, thread) in enumerate(segments):
         for c in thread:
-            c.reply = _reply(c, notes)
+            c.read_reply(notes)
         in_conversation += len(thread)
         if len(thread) > 1:
             notes.skip("earlier_request", len(thread) - 1)

@@ -538,3 +538,20 @@ def test_a_compacted_session_keeps_both_threads_around_a_boundary(tmp_path: Path
     assert not any(m.tag in ("boundary", "summary") for m in raw.messages) and len(raw.messages) == len(t.messages) - 2
     assert "calc.py edited" in " ".join(str(b) for m in raw.messages for b in m.content)
     assert lab.replay(t, "minicode", window=32000).invalid_requests == 0
+
+
+def test_responses_that_continue_a_stored_response_are_read_whole(tmp_path: Path) -> None:
+    # The client sends only the new items and names the response they follow; both requests are in the log.
+    log = _responses_log({"body": {"id": "resp_2", "object": "response", "status": "completed", "output": [R_MSG], "usage": R_USAGE[1]}})
+    log[1]["request"]["body"] = {**log[1]["request"]["body"], "input": [R_OUT], "previous_response_id": "resp_1"}
+    t = load(_write(tmp_path, log))
+    _assert_responses(t)
+    assert not any("previous_response_id" in w for w in t.notes.warnings)
+    assert t.notes.skipped.get("earlier_request") == 1 and "side_request" not in t.notes.skipped
+
+
+def test_a_stored_response_missing_from_the_log_is_warned(tmp_path: Path) -> None:
+    log = _responses_log({"body": {"id": "resp_2", "object": "response", "status": "completed", "output": [R_MSG], "usage": R_USAGE[1]}})
+    log[1]["request"]["body"] = {**log[1]["request"]["body"], "input": [R_OUT], "previous_response_id": "resp_0"}
+    t = load(_write(tmp_path, log[1:]))
+    assert any("previous_response_id" in w and "not in this log" in w for w in t.notes.warnings)
