@@ -79,7 +79,8 @@ _ERROR = re.compile(
     r"|(?:error|fatal|ERROR|FATAL|FAILED|Fatal)\b[:\s][^\n]*)",
     re.M,
 )
-_ERROR_HINTS = ("rror", "xception", "arning", "FAIL", "atal", "ailure", "nterrupt", "Exit")
+# A text can hold an error line only if it holds one of these (upper-case ERROR and FATAL lines included).
+_ERROR_HINTS = ("rror", "RROR", "xception", "arning", "FAIL", "atal", "ATAL", "ailure", "nterrupt", "Exit")
 _EXIT = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit code[:\s]+(-?\d+)|exited with (?:code |status )?(-?\d+)", re.I)
 _EXTENSIONS = frozenset(
     "py pyi pyx ipynb js jsx mjs cjs ts tsx json jsonl yaml yml toml md rst txt cfg ini conf env go rs c h cc cpp cxx hpp "
@@ -176,8 +177,8 @@ def _extras(text: str, lines: bool, links: bool) -> list[str]:
 
 def _has_error_hint(text: str) -> bool:
     # _ERROR_HINTS spelled out: a generator costs more than the searches on the short strings of tool inputs.
-    return ("rror" in text or "xception" in text or "arning" in text or "FAIL" in text or "atal" in text
-            or "ailure" in text or "nterrupt" in text or "Exit" in text)
+    return ("rror" in text or "RROR" in text or "xception" in text or "arning" in text or "FAIL" in text or "atal" in text
+            or "ATAL" in text or "ailure" in text or "nterrupt" in text or "Exit" in text)
 
 
 class Lookup:

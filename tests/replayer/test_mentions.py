@@ -128,6 +128,14 @@ class TestErrors:
     def test_a_failure_without_an_error_line_gives_its_last_line(self) -> None:
         assert error_line("<returncode>2</returncode>\n<output>\nsomething odd happened\n</output>") == "something odd happened"
 
+    def test_upper_case_error_and_fatal_lines_are_tokens_too(self) -> None:
+        from lab.replayer.mentions import _ERROR_HINTS, _has_error_hint
+
+        out = "connecting...\nERROR: could not connect to server at db:5432\nFATAL: password authentication failed\n"
+        assert {"ERROR: could not connect to server at db:5432", "FATAL: password authentication failed"} <= tokens(out)
+        # The spelled-out test and the documented hints agree.
+        assert all(_has_error_hint(f"x{h}x") for h in _ERROR_HINTS) and not _has_error_hint("all good")
+
     def test_prose_that_starts_with_error_is_not_an_error_line(self) -> None:
         assert error_lines("Error\nerrors are fine\n") == []
 
