@@ -17,9 +17,11 @@ record a line, tagged by ``type``:
 * ``user``: the prompt (when echoed) and tool results; consecutive ones make
   one user message.
 * ``result``: the end of a run: ``subtype``, ``num_turns``, ``duration_ms``,
-  ``total_cost_usd`` and the run's total ``usage``. It is no message: its
-  figures become one line in ``notes.dropped`` (the run's totals, not one
-  request's), and a run that did not end in ``success`` is a warning.
+  ``total_cost_usd``, the run's total ``usage`` and its ``modelUsage`` (tokens
+  and cost per model). It is no message: its figures become one line in
+  ``notes.dropped`` (the run's totals, not one request's). A run that did not
+  end in ``success`` is a warning, and so are its ``permission_denials``
+  (tool calls the permission system refused, by tool and id).
 * ``stream_event`` (``--include-partial-messages``): raw Messages API stream
   events of a message whose complete ``assistant`` records follow. They are
   superseded by those, so they are not counted as skipped (a streamed run has
@@ -347,7 +349,14 @@ class _Session:
         usage = usage_fields(rec.get("usage"))
         if usage is not None:
             parts.append("usage " + ", ".join(f"{k} {v}" for k, v in usage.items()))
+        models = _model_usage(rec.get("modelUsage"))
+        if models:
+            parts.append("by model: " + "; ".join(models))
         self.notes.dropped.append("; ".join(parts) + " (the run's totals, not one request's)")
+        denied = _denials(rec.get("permission_denials"))
+        if denied:
+            listed = ", ".join(denied[:_DENIALS_LISTED]) + (f" and {len(denied) - _DENIALS_LISTED} more" if len(denied) > _DENIALS_LISTED else "")
+            self.notes.warnings.append(f"{_where(loc)}: the permission system refused {len(denied)} tool call(s): {listed}")
         if subtype != "success" or rec.get("is_error") is True:
             self.notes.warnings.append(f"{_where(loc)}: the run ended with {subtype}{' (is_error)' if rec.get('is_error') is True else ''}")
 
@@ -578,3 +587,31 @@ FORMAT = register(
         read=read,
     )
 )
+
+
+_DENIALS_LISTED = 5
+# modelUsage's per-model counters (camelCase, as the CLI writes them), in the order they are listed.
+_MODEL_COUNTS = (("inputTokens", "in"), ("outputTokens", "out"), ("cacheReadInputTokens", "cache read"), ("cacheCreationInputTokens", "cache write"))
+
+
+def _model_usage(value: Any) -> list[str]:
+    """A result's ``modelUsage`` (tokens and cost per model the run called, subagents' included), one line each."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for model, counts in value.items():
+        if not isinstance(model, str) or not isinstance(counts, dict):
+            continue
+        facts = [f"{label} {n}" for key, label in _MODEL_COUNTS if isinstance(n := counts.get(key), int) and not isinstance(n, bool)]
+        cost = counts.get("costUSD")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            facts.append(f"${cost:g}")
+        out.append(f"{model} ({', '.join(facts)})" if facts else model)
+    return out
+
+
+def _denials(value: Any) -> list[str]:
+    """A result's ``permission_denials``: each refused call as its tool name and id."""
+    if not isinstance(value, list):
+        return []
+    return [f"{_str(d.get('tool_name')) or 'a tool'} ({_str(d.get('tool_use_id')) or 'no id'})" for d in value if isinstance(d, dict)]

@@ -153,6 +153,20 @@ def test_the_result_record_goes_into_the_notes_with_its_usage_and_cost() -> None
     assert "result" not in t.notes.skipped
 
 
+def test_model_usage_and_permission_denials_of_the_result_are_reported(tmp_path: Path) -> None:
+    result = {"type": "result", "subtype": "success", "num_turns": 2, "duration_ms": 900, "session_id": "s1", "total_cost_usd": 0.02,
+              "modelUsage": {"claude-x": {"inputTokens": 40, "outputTokens": 12, "cacheReadInputTokens": 300, "cacheCreationInputTokens": 0, "costUSD": 0.015},
+                             "claude-haiku": {"inputTokens": 9, "outputTokens": 3, "costUSD": 0.001}},
+              "permission_denials": [{"tool_name": "Bash", "tool_use_id": "toolu_2", "tool_input": {"command": "rm -rf /"}}]}
+    records = [_init(), _user("Clean up", "u1"), _assistant("m1", _bash("toolu_2", "rm -rf /"), "a1"),
+               _user([_result("toolu_2", "Permission to use Bash has been denied.")], "u2"), _assistant("m2", {"type": "text", "text": "I may not."}, "a2"), result]
+    t = load(_jsonl(tmp_path, records))
+    [line] = [d for d in t.notes.dropped if "result record" in d]
+    assert "by model: claude-x (in 40, out 12, cache read 300, cache write 0, $0.015); claude-haiku (in 9, out 3, $0.001)" in line
+    assert [w for w in t.notes.warnings if "permission" in w] == [f"line {len(records)}: the permission system refused 1 tool call(s): Bash (toolu_2)"]
+    assert "rm -rf" not in " ".join(t.notes.warnings)
+
+
 def test_a_run_that_did_not_succeed_is_a_warning() -> None:
     t = load(SAMPLE)
     assert any("error_max_turns" in w for w in t.notes.warnings)
