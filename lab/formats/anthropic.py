@@ -45,6 +45,7 @@ from .anthropic_blocks import (
     usage_from,
 )
 from ._build import parse_timestamp
+from .cline_tools import xml_tool_calls
 from .jsonio import iter_jsonl_lines, make_probe, read_json
 from .message_lines import collect_messages, line_scores, message_of
 from .registry import Format, Probe, register
@@ -223,7 +224,8 @@ def read(path: Path) -> Transcript:
     doc = read_json(path)
     if _is_message_list(doc):
         # A saved conversation as a bare list of messages (Cline's and Roo Code's api_conversation_history.json).
-        return request_to_transcript({"messages": doc}, file=file, notes=ImportNotes(records_read=len(doc)))
+        t = request_to_transcript({"messages": doc}, file=file, notes=ImportNotes(records_read=len(doc)))
+        return t.model_copy(update={"messages": xml_tool_calls(t.messages)})
     if isinstance(doc, list):
         return _from_log(((f"$[{i}]", rec) for i, rec in enumerate(doc)), file)
     if not isinstance(doc, dict):

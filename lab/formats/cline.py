@@ -3,7 +3,8 @@
 A task folder holds up to three files:
 
 * ``api_conversation_history.json``: the messages sent to the model, a bare
-  list of Anthropic Messages-API messages (read by the ``anthropic`` importer);
+  list of Anthropic Messages-API messages (read by the ``anthropic`` importer;
+  tool calls written as XML in the text become tool calls, ``cline_tools``);
 * ``ui_messages.json``: what the chat panel showed (``cline_ui``), including
   one ``api_req_started`` record per model request with its tokens and cost;
 * ``task_metadata.json``: files in context and the models used; only the
@@ -29,6 +30,7 @@ from typing import Any
 from ..core.messages import ImportNotes, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from .anthropic import request_to_transcript
+from .cline_tools import xml_tool_calls
 from .cline_ui import RequestUsage, convert_ui, request_usage
 from .jsonio import read_json
 from .registry import Format, Probe, register
@@ -110,7 +112,7 @@ def read_folder(folder: Path) -> Transcript:
         raise TranscriptError(f"top level is {type(doc).__name__}, not a list", file=str(history), where="$", expected="a list of Messages-API messages")
     notes = ImportNotes(records_read=len(doc))
     t = request_to_transcript({"messages": doc}, file=str(history), notes=notes)
-    messages = t.messages
+    messages = xml_tool_calls(t.messages)
     if ui.is_file():
         usages = _usage_list(ui, notes)
         replies = [i for i, m in enumerate(messages) if m.role == "assistant"]

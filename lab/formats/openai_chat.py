@@ -74,6 +74,7 @@ from ._build import (
     text_block,
     tool_specs,
 )
+from .cline_tools import xml_tool_calls
 from .jsonio import read_json
 from .message_lines import MessageLine, is_message_lines, iter_messages, line_scores, message_of
 from .registry import Format, Probe, register
@@ -276,7 +277,8 @@ def from_messages(messages: list[Any], *, file: str | None = None, path: str = "
     for i, m in enumerate(messages):
         _message(b, m, base.at(i), i, commands=commands)
     notes.records_read = len(messages)
-    return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=b.finish(), notes=notes)
+    # A text-only list may be Cline's history, its tool calls written as XML (which both APIs' shapes can hold).
+    return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=xml_tool_calls(b.finish()), notes=notes)
 
 
 def _from_lines(lines: Iterable[MessageLine], notes: ImportNotes, file: str | None) -> Transcript:

@@ -90,7 +90,10 @@ def test_a_task_folder_takes_messages_from_the_history_and_usage_from_the_ui() -
     t = load(TASK)
     history = json.loads((TASK / "api_conversation_history.json").read_text(encoding="utf-8"))
     assert len(t.messages) == len(history)
-    assert "<read_file>" in message_text(t.messages[1])  # the history's text, as sent
+    # The XML tool call the history's text holds, and its answer, are a tool call and its result.
+    [call] = [b for b in t.messages[1].content if isinstance(b, ToolUseBlock)]
+    assert (call.name, call.input) == ("read_file", {"path": "src/page.ts"})
+    assert "<read_file>" not in message_text(t.messages[1]) and call.id in tool_pairs(t.messages)
     assert _usage(t) == REQUESTS
     assert t.meta.model == "claude-3-7-sonnet-20250219"
     assert t.meta.source_format == "cline"
