@@ -6,6 +6,7 @@ Notebook and agent use::
     t = lab.load("session.jsonl")                  # any supported format, auto-detected
     report = lab.replay(t, "mewcode", window=64_000)
     report.df                                      # one row per model request
+    lab.replay(t, "mewcode", settings=lab.ReplaySettings(use_timestamps=False))  # prices, cache, clock: beside the config
     lab.compare(t, ["minicode", "mewcode"])        # one row per config
     lab.sweep("sessions/", "space.toml", trials=30)  # search the config space; .pareto, .export_best(1, "best.toml")
     lab.figures.timeline(report)                   # the app's chart, as a plotly figure
@@ -35,6 +36,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "compare_folder": ("lab.replayer", "compare_folder"),
     "sweep": ("lab.tuning", "sweep"),
     "Report": ("lab.replayer", "Report"),
+    "ReplaySettings": ("lab.replayer.settings", "ReplaySettings"),
     "presets": ("lab.core.presets", None),
     "preset": ("lab.core.presets", "preset"),
     "Compactor": ("lab.core.compactor", "Compactor"),

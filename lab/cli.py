@@ -127,10 +127,12 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
-    from .core.config import dump_config, load_config
+    from .cli_settings import read_config
+    from .core.config import dump_config
     from .core.presets import preset
 
-    cfg = load_config(args.config) if args.config else preset(args.preset)
+    # An old file's replay section is left out of the agent config it prints; read_config says so.
+    cfg = read_config(args.config)[0] if args.config else preset(args.preset)
     sys.stdout.write(dump_config(cfg, args.format))
     return 0
 

@@ -19,6 +19,7 @@ import math
 from typing import Any
 from collections.abc import Callable
 
+from .cli_settings import add_settings_option
 from .errors import ConfigError
 
 __all__ = ["add_probe_command", "add_probe_options", "probe_spec"]
@@ -82,20 +83,19 @@ def _print_report(out: Any, path: str) -> None:
 
 def _cmd_probe(args: argparse.Namespace) -> int:
     from .cli import warn_misread
-    from .core.config import load_config
-    from .core.presets import preset
+    from .cli_settings import run_inputs
     from .formats import load
     from .probe.run import run_probes
     from .replayer import replay
 
     if args.max_cost is not None and not (math.isfinite(args.max_cost) and args.max_cost >= 0):
         raise ConfigError(f"--max-cost must be a number >= 0, got {args.max_cost:g}")
-    cfg = load_config(args.config) if args.config else preset(args.preset)
+    cfg, replay_settings = run_inputs(args)
     settings = _settings(args.provider, args.model, args.base_url)
     judge = _settings(args.provider, args.judge_model, args.base_url) if args.judge_model else settings
     transcript = load(args.path)
     warn_misread(transcript)
-    report = replay(transcript, cfg, window=args.window)
+    report = replay(transcript, cfg, settings=replay_settings, window=args.window)
     out = run_probes(report, settings, judge=judge, at=args.at, tools=list(transcript.tools), max_cost=args.max_cost,
                      echo=print, session=str(args.path))
     out.write(args.report)
@@ -109,6 +109,7 @@ def add_probe_command(add: Callable[[str, Callable[[argparse.Namespace], int], s
     g = sp.add_mutually_exclusive_group(required=True)
     g.add_argument("--preset")
     g.add_argument("--config", help="A config file (JSON, YAML or TOML).")
+    add_settings_option(sp)
     sp.add_argument("--at", type=int, action="append", metavar="K", help="Request to probe (repeatable; negative counts from the end). Default: the last.")
     sp.add_argument("--model", required=True, help="The model that answers the probes.")
     sp.add_argument("--judge-model", help="The model that grades the answers (default: --model).")

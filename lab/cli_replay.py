@@ -1,11 +1,11 @@
 """``python -m lab replay`` and ``python -m lab compare``.
 
-    replay PATH (--config F | --preset P) [--window N] [--spill-dir DIR]
+    replay PATH (--config F | --preset P) [--settings S] [--window N] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
            --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai]
-    compare PATH_OR_DIR (--preset P | --config F)... [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
+    compare PATH_OR_DIR (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
 
-REPORT.json holds the config, every row and the totals. REQUESTS.jsonl has
+REPORT.json holds the config, the replay settings, every row and the totals. REQUESTS.jsonl has
 one line per request: the exact context that would be sent, as a provider
 request body (``system`` and ``messages``). An LLM summarizer takes its key
 from ANTHROPIC_API_KEY / OPENAI_API_KEY only, and is wrapped in MewCode's PTL
@@ -25,16 +25,10 @@ from collections.abc import Callable
 
 from .atomic import atomic_writer
 from .cli_probe import add_probe_options, probe_spec
+from .cli_settings import add_settings_option, read_config, run_inputs
 from .errors import ConfigError, LabError
 
 __all__ = ["add_replay_commands", "write_requests"]
-
-
-def _config(args: argparse.Namespace) -> Any:
-    from .core.config import load_config
-    from .core.presets import preset
-
-    return load_config(args.config) if args.config else preset(args.preset)
 
 
 def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthropic") -> int:
@@ -70,7 +64,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .replayer import resolve_config
     from .replayer.alerts import report_alerts
 
-    cfg = _config(args)
+    cfg, settings = run_inputs(args)
     if args.summarizer:
         cfg.summary.summarizer = args.summarizer
     # API keys come from the environment only; the factory reads them there.
@@ -83,7 +77,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     # Settings that cannot work at this window are said up front; the replay still runs, it is an experiment.
     for warning in config_warnings(resolve_config(cfg, args.window)):
         print(f"warning: {warning}", file=sys.stderr)
-    report = replay(transcript, cfg, window=args.window, store=store, summarizer=summarizer, recorded_compactions=args.recorded_compactions)
+    report = replay(transcript, cfg, settings=settings, window=args.window, store=store, summarizer=summarizer)
     report.write(args.report)
     # What went wrong in the replay itself, each with the setting to change: as loud as the config warnings.
     for alert in report_alerts(report):
@@ -107,21 +101,32 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .core.config import load_config
     from .replayer import compare_folder
+    from .replayer.settings import load_settings, resolve_settings
 
     configs: list[Any] = [p for p in args.preset or []]
+    carried: list[Any] = []
     for path in args.config or []:
-        cfg = load_config(path)
+        cfg, old = read_config(path)
+        if old is not None:
+            carried.append(old)
         # A config file that never named itself is labelled by its file name.
         configs.append((cfg.label if cfg.label != "custom" else Path(path).stem, cfg))
     if not configs:
         raise ConfigError("give at least one --preset or --config")
+    # One settings for every row, so the rows differ only in how they compact.
+    settings: Any = None
+    if args.settings:
+        settings = load_settings(args.settings)
+    elif carried and any(c != carried[0] for c in carried):
+        raise ConfigError("the --config files carry different replay settings (their old 'replay' sections); give one with --settings")
+    else:
+        settings = carried[0] if carried else None
     out = Path(args.out)
     if out.suffix.lower() not in (".csv", ".parquet", ".json"):
         raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
-    table = compare_folder(args.path, configs, processes=args.processes or 2, window=args.window, recorded_compactions=args.recorded_compactions,
-                           ray=args.ray, probe=probe_spec(args))
+    table = compare_folder(args.path, configs, processes=args.processes or 2, window=args.window,
+                           settings=resolve_settings(settings, args.recorded_compactions), ray=args.ray, probe=probe_spec(args))
     table.write(out)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
@@ -153,7 +158,7 @@ _positive = whole_number(1)
 
 _RECORDED_HELP = (
     "Compactions the original agent recorded: undo (replay the raw history as if it never compacted) "
-    "or keep (honour them); default: the config's replay.recorded_compactions, undo."
+    "or keep (honour them); default: the replay settings' recorded_compactions, undo."
 )
 
 
@@ -164,13 +169,14 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     group = sp.add_mutually_exclusive_group(required=True)
     group.add_argument("--config", help="A config file (JSON, YAML or TOML).")
     group.add_argument("--preset", help="A preset name (see `python -m lab presets`).")
+    add_settings_option(sp)
     sp.add_argument("--window", type=_positive, help="Override the config's context window, in tokens.")
     sp.add_argument("--spill-dir", help="Write spilled tool results under this folder (default: in memory).")
     sp.add_argument("--summarizer", choices=["rules", "anthropic", "openai"], help="Who writes summaries (default: the config's choice).")
     sp.add_argument("--base-url", help="API base URL for the LLM summarizer (an OpenAI-compatible server needs /v1).")
     sp.add_argument("--model", help="Model for the LLM summarizer.")
     sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
-    sp.add_argument("--report", required=True, help="Where to write REPORT.json (config, rows, totals).")
+    sp.add_argument("--report", required=True, help="Where to write REPORT.json (config, settings, rows, totals).")
     sp.add_argument("--dump-requests", help="Also write REQUESTS.jsonl: the context of every request as a provider body.")
     sp.add_argument("--to", choices=["anthropic", "openai"], default="anthropic", help="Provider shape of --dump-requests.")
 
@@ -178,6 +184,7 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("path", help="A transcript file or a folder of them.")
     sp.add_argument("--preset", action="append", help="A preset to compare (repeatable).")
     sp.add_argument("--config", action="append", help="A config file to compare (repeatable); labelled by its file name.")
+    add_settings_option(sp)
     sp.add_argument("--window", type=_positive, help="Override every config's context window.")
     where = sp.add_mutually_exclusive_group()
     where.add_argument("--processes", type=_positive, help="Worker processes (1 runs in this process; default 2).")

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from .cli_probe import add_probe_options, probe_spec
 from .cli_replay import whole_number
+from .cli_settings import add_settings_option
 from .errors import ConfigError
 
 __all__ = ["add_sweep_command"]
@@ -62,17 +63,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         sys.stdout.write(EXAMPLE_SPACE)
         return 0
     _check(args)
-    from .core.config import load_config
+    from .cli_settings import run_inputs
     from .tuning import load_space, sweep
     from .tuning.text_plot import pareto_plot
 
     space = load_space(args.space)
-    base: Any = load_config(args.config) if args.config else args.preset
+    base, settings = run_inputs(args)
     try:
         result = sweep(
             args.path, space, trials=args.trials, objectives=args.objective, base=base, window=args.window,
             seed=args.seed, **({"population": args.population} if args.population else {}), allow_failures=args.allow_failures, study=args.study,
-            processes=args.processes, ray=args.ray, progress=True, probe=probe_spec(args),
+            processes=args.processes, ray=args.ray, progress=True, probe=probe_spec(args), settings=settings,
         )
     except KeyboardInterrupt:
         if args.study:
@@ -123,6 +124,7 @@ def add_sweep_command(add: Callable[..., Any]) -> None:
     base = sp.add_mutually_exclusive_group()
     base.add_argument("--preset", default="lab", help="The base config the space varies (default: lab).")
     base.add_argument("--config", help="A base config file (JSON, YAML or TOML).")
+    add_settings_option(sp)
     sp.add_argument("--window", type=_positive, help="Fix every trial's context window, in tokens.")
     sp.add_argument("--seed", type=_seed, default=0, help="Sampler seed: the same seed and inputs give the same sweep.")
     sp.add_argument("--population", type=_positive, help="NSGA-II population: trials per generation (default 10).")

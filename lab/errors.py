@@ -9,6 +9,9 @@
      └── ProviderError      an LLM provider call failed
           └── PromptTooLongError   the provider said the prompt does not fit
 
+    LabWarning (UserWarning)
+     └── MovedSettingsWarning   a config file still holds settings that moved out of it
+
 Front ends catch ``LabError``: the CLI prints ``error: <message>`` and exits 2,
 the app shows ``st.error`` and keeps running.
 """
@@ -24,6 +27,8 @@ __all__ = [
     "StoreError",
     "ProviderError",
     "PromptTooLongError",
+    "LabWarning",
+    "MovedSettingsWarning",
 ]
 
 
@@ -89,3 +94,11 @@ class PromptTooLongError(ProviderError):
         self.body = body or {}
         self.provider = provider
         super().__init__(message)
+
+
+class LabWarning(UserWarning):
+    """Base of the warnings the lab gives on purpose: something ran, but not quite as asked."""
+
+
+class MovedSettingsWarning(LabWarning):
+    """A config file held settings that are no longer part of the agent config; they were ignored."""

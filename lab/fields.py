@@ -17,6 +17,11 @@ description.
     str / str | None  -> text input / text area (empty = None)
     datetime          -> text input, ISO 8601
 
+The replay settings (``ReplaySettings``) sit beside the config; their specs
+(``settings_specs``) carry paths under ``replay.`` so one set of paths names
+every control, and ``run_values`` / ``run_with_value`` / ``inactive_run_fields``
+read, set and judge a (config, settings) pair by those paths.
+
 This module imports no UI library.
 """
 
@@ -33,8 +38,10 @@ import annotated_types as at
 from pydantic import BaseModel, ValidationError
 
 from .core.config import CompactionConfig, parse_config
+from .core.relevance import inactive_fields
 from .core.tokens import counter_names
 from .errors import ConfigError
+from .replayer.settings import ReplaySettings, settings_relevance
 
 __all__ = [
     "FieldSpec",
@@ -49,6 +56,12 @@ __all__ = [
     "flat_values",
     "config_specs",
     "config_choices",
+    "SETTINGS_GROUP",
+    "settings_specs",
+    "is_settings_path",
+    "run_values",
+    "run_with_value",
+    "inactive_run_fields",
 ]
 
 WidgetKind = Literal["toggle", "select", "slider", "number", "text", "textarea", "list", "datetime"]
@@ -233,3 +246,41 @@ def config_choices() -> dict[str, list[str]]:
 def config_specs() -> list[FieldSpec]:
     """Every setting of CompactionConfig as a spec (the label is a name, not a setting)."""
     return field_specs(CompactionConfig, exclude=("label",), choices=config_choices())
+
+
+# --- the replay settings beside the config ------------------------------------------------------
+
+# The group (and path prefix) of the replay settings' controls: the section old config files kept them in.
+SETTINGS_GROUP = "replay"
+_PREFIX = SETTINGS_GROUP + "."
+
+
+def settings_specs() -> list[FieldSpec]:
+    """Every replay setting as a spec, its path under ``replay.`` (``replay.pricing.model``)."""
+    return field_specs(ReplaySettings, prefix=_PREFIX, group=SETTINGS_GROUP)
+
+
+def is_settings_path(path: str) -> bool:
+    return path.startswith(_PREFIX)
+
+
+def run_values(config: CompactionConfig, settings: ReplaySettings, specs: Iterable[FieldSpec]) -> dict[str, Any]:
+    """path -> current value, config paths from ``config`` and ``replay.`` paths from ``settings``."""
+    return {s.path: get_path(settings, s.path[len(_PREFIX):]) if is_settings_path(s.path) else get_path(config, s.path) for s in specs}
+
+
+def run_with_value(config: CompactionConfig, settings: ReplaySettings, path: str, value: Any) -> tuple[CompactionConfig, ReplaySettings]:
+    """The pair with the field at ``path`` set in whichever half holds it, validated (ConfigError names the field)."""
+    if is_settings_path(path):
+        try:
+            return config, with_value(settings, path[len(_PREFIX):], value)
+        except ConfigError as e:
+            raise ConfigError(str(e).replace("field ", f"field {_PREFIX}", 1)) from None
+    return with_value(config, path, value), settings
+
+
+def inactive_run_fields(config: CompactionConfig, settings: ReplaySettings) -> dict[str, str]:
+    """``inactive_fields`` of the config and ``settings_relevance`` of the settings, by control path."""
+    out = inactive_fields(config)
+    out.update({_PREFIX + k: why for k, why in settings_relevance(settings).items()})
+    return out

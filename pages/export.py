@@ -1,6 +1,6 @@
-"""Export: the config (JSON / YAML / TOML), the compacted request at any point, the replay report.
+"""Export: the agent config and the replay settings (JSON / YAML / TOML), the compacted request at any point, the replay report.
 
-Every file is built from the config model or the report; API keys live only
+Every file is built from the config model, the settings model or the report; API keys live only
 in the LLM panel's session memory and are part of none of them.
 """
 
@@ -19,6 +19,16 @@ for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
 st.caption("Use it in an agent loop:")
 st.code(export.python_snippet("compaction.json"), language="python")
 
+st.subheader("Replay settings")
+st.caption("Prices, prompt cache, retention weights and clock: how the lab bills and times a replay. "
+           "An agent never reads them; pass them back with `--settings FILE` or `lab.replay(..., settings=...)`.")
+settings = state.get_settings()
+cols = st.columns(len(export.CONFIG_FORMATS))
+for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
+    f = export.settings_file(settings, fmt)  # type: ignore[arg-type]
+    col.download_button(f"Replay settings as {fmt.upper()}", f.data, file_name=f.name, mime=f.mime, key=f"lab.export.settings.{fmt}",
+                        on_click="ignore")
+
 st.subheader("Restore settings from a config file")
 upload = st.file_uploader("Config file (.json, .yaml, .yml, .toml)", type=["json", "yaml", "yml", "toml"], key="lab.export.upload")
 if upload is not None and state.accept_config_upload(upload.name, upload.getvalue(), upload.file_id):
@@ -26,7 +36,7 @@ if upload is not None and state.accept_config_upload(upload.name, upload.getvalu
     st.rerun()
 outcome = state.config_restored()
 if outcome is not None:
-    (st.error if outcome[0] == "error" else st.success)(outcome[1])
+    {"error": st.error, "note": st.info}.get(outcome[0], st.success)(outcome[1])
 
 st.subheader("Compacted transcript and replay report")
 transcript = state.require_transcript()

@@ -1,7 +1,8 @@
 """Pipeline: pick a preset, then switch stages on and off and tune every threshold.
 
-Every widget below is generated from CompactionConfig's fields (lab.ui.widgets);
-a value changed from the preset carries a marker.
+Every widget below is generated from CompactionConfig's fields, and the Replay
+section from ReplaySettings' (lab.ui.widgets); a value changed from the preset
+(or, for replay settings, from the defaults) carries a marker.
 """
 
 import streamlit as st
@@ -9,7 +10,7 @@ import streamlit as st
 from lab.core.diagnostics import config_warnings
 from lab.core.presets import preset, preset_description, preset_names
 from lab.errors import LabError
-from lab.replayer.prices import describe_config
+from lab.replayer.prices import describe_settings
 from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 
@@ -33,8 +34,10 @@ if state.config_error():
 widgets.config_form(
     state.get_config(),
     key_prefix=f"cfg{state.widget_generation()}",
+    settings=state.get_settings(),
     changed=changed,
     baseline=preset(current),
+    baseline_settings=state.baseline_settings(),
     on_change=widgets.update_config,
 )
 # Settings that cannot work at the chosen window (e.g. MewCode's 10k tail at 40k): said here, next to the sliders.
@@ -53,7 +56,7 @@ if state.require_transcript() is not None:
     cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
     cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()))
     cols[3].metric("Cost", f"${report.total_cost:.4f}",
-                   help=f"without compaction ${report.total_cost_uncompacted:.4f}. {describe_config(report.config)}")
+                   help=f"without compaction ${report.total_cost_uncompacted:.4f}. {describe_settings(report.settings)}")
     score = report.retention_score
     cols[4].metric("Retention", "n/a" if score is None else f"{score:.0%}")
     show_alerts(report)

@@ -6,7 +6,7 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.replayer.prices import describe_config, explain_pricing
+from lab.replayer.prices import describe_settings, explain_pricing
 from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 
@@ -27,8 +27,9 @@ if not report.rows:
 
 with st.expander("Tune (the same settings as the Pipeline page)"):
     widgets.config_fields(
-        state.get_config(), TUNE, key_prefix=f"tl{state.widget_generation()}", changed=state.changed_fields(),
-        baseline=preset(state.get_preset_name()), on_change=widgets.update_config, columns=len(TUNE),
+        state.get_config(), TUNE, key_prefix=f"tl{state.widget_generation()}", settings=state.get_settings(),
+        changed=state.changed_fields(), baseline=preset(state.get_preset_name()), baseline_settings=state.baseline_settings(),
+        on_change=widgets.update_config, columns=len(TUNE),
     )
     if state.config_error():
         st.error(state.config_error())
@@ -48,7 +49,7 @@ cols[3].metric("Overflows / failures", f"{report.overflows} / {failures}",
                help=f"failures: {report.failures} not sent, {report.breaker_open_over_watermark} over the watermark with the breaker open; "
                     f"invalid requests: {report.invalid_requests}")
 saved = report.total_cost_uncompacted - report.total_cost
-prices = describe_config(report.config)
+prices = describe_settings(report.settings)
 cost_help = f"without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
 if abs(saved) < 1e-9:
     # Nothing compacted the bill: a green "-$0.0000" would claim a saving that is not there.
@@ -80,4 +81,4 @@ if row.events:
 left, right = st.columns(2)
 left.plotly_chart(figures.composition(report), key="timeline.composition")
 right.plotly_chart(figures.cost(report), key="timeline.cost")
-right.caption(explain_pricing(report.config, report.meta.get("model")) + " Pick another row or edit the prices on the Pipeline page (Replay, Pricing).")
+right.caption(explain_pricing(report.settings, report.meta.get("model")) + " Pick another row or edit the prices on the Pipeline page (Replay, Pricing).")

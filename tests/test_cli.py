@@ -80,6 +80,15 @@ class TestPresetsAndConfig:
         path.write_text(stdout)
         assert load_config(path) == preset("mewcode")
 
+    def test_config_of_an_old_file_prints_the_agent_config_and_a_note(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        import json
+
+        old = tmp_path / "old.json"
+        old.write_text(json.dumps({"window": 64000, "replay": {"seconds_per_request": 5}}), encoding="utf-8")
+        code, stdout, stderr = _run(["config", "--config", str(old)], capsys)
+        assert code == 0 and "replay" not in json.loads(stdout) and json.loads(stdout)["window"] == 64000
+        assert stderr.startswith("note: ") and "'replay' section" in stderr
+
 
 class TestBadInput:
     @pytest.mark.parametrize(

@@ -115,6 +115,57 @@ class TestReplay:
         assert "window" in _one_error_line(capsys)
 
 
+CHEAP = {"pricing": {"model": "", "input_per_mtok": 0.5, "output_per_mtok": 1.0, "cache_write_per_mtok": 0.5, "cache_read_per_mtok": 0.05}}
+
+
+class TestSettings:
+    def _replay(self, tmp_path: Path, *extra: str) -> Report:
+        out = tmp_path / f"r{len(list(tmp_path.glob('r*.json')))}.json"
+        assert main(["replay", str(SMALL), *extra, "--window", "16000", "--report", str(out)]) == 0
+        return Report.read(out)
+
+    def test_settings_file_bills_the_replay(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        path = tmp_path / "cheap.json"
+        path.write_text(json.dumps({**CHEAP, "recorded_compactions": "keep"}), encoding="utf-8")
+        default = self._replay(tmp_path, "--preset", "minicode")
+        cheap = self._replay(tmp_path, "--preset", "minicode", "--settings", str(path))
+        assert cheap.total_cost < default.total_cost and cheap.settings["pricing"]["input_per_mtok"] == 0.5
+        assert cheap.recorded_compactions_mode == "keep" and "replay" not in cheap.config
+        # --recorded-compactions still wins over the file.
+        undone = self._replay(tmp_path, "--preset", "minicode", "--settings", str(path), "--recorded-compactions", "undo")
+        assert undone.recorded_compactions_mode == "undo" and undone.total_cost == cheap.total_cost
+
+    def test_an_old_config_with_a_replay_section_works_and_says_so(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        old = tmp_path / "old.json"
+        old.write_text(json.dumps({"label": "mine", "replay": CHEAP}), encoding="utf-8")
+        report = self._replay(tmp_path, "--config", str(old))
+        err = capsys.readouterr().err
+        assert "note: " in err and "'replay' section" in err and "Traceback" not in err
+        assert report.settings["pricing"]["input_per_mtok"] == 0.5 and report.config["label"] == "mine"
+
+    @pytest.mark.parametrize("text, message", [('{"cache": {"ttl_seconds": 7}}', "cache.ttl_seconds"), ("{not json", "not valid json"),
+                                               (None, "cannot read replay settings")], ids=["bad-value", "bad-json", "missing"])
+    def test_bad_settings_file_exits_2_with_one_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, message: str) -> None:
+        path = tmp_path / "s.json"
+        if text is not None:
+            path.write_text(text, encoding="utf-8")
+        for command in (["replay", str(SMALL), "--preset", "minicode", "--report", str(tmp_path / "r.json")],
+                        ["compare", str(SMALL), "--preset", "minicode", "--out", str(tmp_path / "t.csv")]):
+            assert main([*command, "--settings", str(path)]) == 2
+            assert message in _one_error_line(capsys)
+        assert not (tmp_path / "r.json").exists()
+
+    def test_compare_bills_every_config_with_the_one_settings(self, tmp_path: Path) -> None:
+        path = tmp_path / "cheap.toml"
+        path.write_text('[pricing]\nmodel = ""\ninput_per_mtok = 0.5\noutput_per_mtok = 1.0\ncache_write_per_mtok = 0.5\ncache_read_per_mtok = 0.05\n',
+                        encoding="utf-8")
+        base = ["compare", str(SMALL), "--preset", "minicode", "--preset", "mewcode", "--window", "16000", "--processes", "1"]
+        assert main([*base, "--out", str(tmp_path / "a.csv")]) == 0
+        assert main([*base, "--settings", str(path), "--out", str(tmp_path / "b.csv")]) == 0
+        a, b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+        assert (b["cost"] < a["cost"]).all() and list(b["peak_sent"]) == list(a["peak_sent"])
+
+
 class TestCompare:
     def test_folder_to_csv(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         folder = tmp_path / "in"

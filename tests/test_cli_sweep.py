@@ -63,6 +63,21 @@ class TestSweep:
         assert cfg.spill.threshold == front.iloc[0]["spill.threshold"] and cfg.window == 3000
         assert f"exported point 1 of the front (trial {int(front.iloc[0]['trial'])})" in captured.out
 
+    def test_settings_file_bills_every_trial(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        settings = tmp_path / "cheap.json"
+        settings.write_text('{"pricing": {"input_per_mtok": 0.01, "output_per_mtok": 0.01, "cache_write_per_mtok": 0.01, "cache_read_per_mtok": 0.01}}',
+                            encoding="utf-8")
+        plain, cheap = tmp_path / "a.csv", tmp_path / "b.csv"
+        assert main([a if a != "6" else "2" for a in _args(folder, space, plain)]) == 0
+        assert main([a if a != "6" else "2" for a in _args(folder, space, cheap, "--settings", str(settings))]) == 0
+        a, b = pd.read_csv(plain), pd.read_csv(cheap)
+        assert (b["cost"] < a["cost"]).all()
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"cache": {"ttl_seconds": 7}}', encoding="utf-8")
+        capsys.readouterr()
+        assert main(_args(folder, space, tmp_path / "c.csv", "--settings", str(bad))) == 2
+        assert "cache.ttl_seconds" in _one_error_line(capsys)
+
     def test_a_study_file_resumes(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         db, out = tmp_path / "study.db", tmp_path / "sweep.csv"
         args = _args(folder, space, out, "--study", str(db))

@@ -37,6 +37,8 @@ def test_notebook_example_runs() -> None:
     namespace: dict[str, object] = {}
     exec(compile(code, "README notebook example", "exec"), namespace)  # noqa: S102 - our own README
     assert namespace["mini"].requests > 0  # type: ignore[attr-defined]
+    # The replay settings example bills the same compaction at lower prices.
+    assert 0 < namespace["nano"].total_cost < namespace["mini"].total_cost  # type: ignore[attr-defined]
 
 
 def test_agent_example_names_real_api() -> None:

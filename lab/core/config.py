@@ -4,12 +4,20 @@ One sub-model per stage, each defined beside its stage. Field bounds and
 descriptions drive the app's widgets; an export is ``model_dump``. Loading
 accepts JSON, YAML and TOML and turns every validation failure into a
 ``ConfigError`` that names the field.
+
+It holds only what the ``Compactor`` reads. How a replay bills and times the
+requests (prices, prompt cache, retention weights, clock) is the replayer's
+``ReplaySettings`` (``lab.replayer.settings``). Files exported before the
+split carry those under ``replay``: ``parse_config`` drops that section with a
+``MovedSettingsWarning``; the lab's own loaders read it through
+``lab.replayer.settings.split_config`` instead.
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,8 +25,7 @@ import tomli_w
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError
-from .replay_settings import ReplaySettings
+from ..errors import ConfigError, MovedSettingsWarning
 from .stages.active import ActiveContextConfig
 from .stages.dedup import DedupConfig
 from .stages.microcompact import MicrocompactConfig
@@ -27,12 +34,15 @@ from .stages.spill import SpillConfig
 from .stages.summary import SummaryConfig
 from .stages.watermark import WatermarkConfig
 
-__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "load_config", "dump_config", "parse_config"]
+__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "MOVED_SECTION", "load_config", "dump_config", "parse_config", "read_config_data"]
 
 ConfigFormat = Literal["json", "yaml", "toml"]
 
 # Pipeline order; the names of the stage sub-models on CompactionConfig.
 STAGE_FIELDS = ("active", "spill", "dedup", "microcompact", "watermark", "summary", "recovery")
+
+# The section configs exported before the split held the replay settings in; it is no longer a config field.
+MOVED_SECTION = "replay"
 
 
 class CompactionConfig(BaseModel):
@@ -48,7 +58,6 @@ class CompactionConfig(BaseModel):
     watermark: WatermarkConfig = Field(default_factory=WatermarkConfig)
     summary: SummaryConfig = Field(default_factory=SummaryConfig)
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
-    replay: ReplaySettings = Field(default_factory=ReplaySettings)
 
 
 def _describe(err: ValidationError) -> str:
@@ -59,8 +68,17 @@ def _describe(err: ValidationError) -> str:
 
 
 def parse_config(data: Any) -> CompactionConfig:
+    """A validated config from a mapping; an old file's ``replay`` section is dropped with a ``MovedSettingsWarning``."""
     if not isinstance(data, dict):
         raise ConfigError(f"config must be a mapping, got {type(data).__name__}")
+    if MOVED_SECTION in data:
+        # An agent loading an old export runs the same; the replay settings it carried are no business of the Compactor.
+        warnings.warn(
+            "the config's 'replay' section (prices, cache, retention weights, clock) is no longer part of the agent config "
+            "and was ignored; the lab reads it as replay settings (lab.replayer.settings.split_config)",
+            MovedSettingsWarning, stacklevel=2,
+        )
+        data = {k: v for k, v in data.items() if k != MOVED_SECTION}
     try:
         return CompactionConfig.model_validate(data)
     except ValidationError as e:
@@ -76,23 +94,28 @@ def _format_of(path: Path, fmt: str | None) -> str:
 
 def load_config(source: str | Path | bytes, fmt: ConfigFormat | None = None) -> CompactionConfig:
     """Read a config from a path, or from bytes/str content when ``fmt`` is given."""
+    return parse_config(read_config_data(source, fmt))
+
+
+def read_config_data(source: str | Path | bytes, fmt: ConfigFormat | None = None, *, what: str = "config") -> Any:
+    """The parsed JSON/YAML/TOML of a path, or of bytes/str content when ``fmt`` is given; not validated."""
     if isinstance(source, bytes):
         if fmt is None:
-            raise ConfigError("config content given as bytes needs its format: json, yaml or toml")
+            raise ConfigError(f"{what} content given as bytes needs its format: json, yaml or toml")
         try:
             source = source.decode("utf-8", errors="strict")
         except UnicodeDecodeError as e:
-            raise ConfigError(f"<config>: not UTF-8 text: {e}") from None
+            raise ConfigError(f"<{what}>: not UTF-8 text: {e}") from None
     if isinstance(source, str) and fmt is not None:
         text = source
         kind: str = fmt
-        where = "<config>"
+        where = f"<{what}>"
     else:
         path = Path(source)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"cannot read config {path}: {e}") from None
+            raise ConfigError(f"cannot read {what} {path}: {e}") from None
         kind = _format_of(path, fmt)
         where = str(path)
     try:
@@ -103,10 +126,10 @@ def load_config(source: str | Path | bytes, fmt: ConfigFormat | None = None) -> 
         elif kind == "toml":
             data = tomllib.loads(text)
         else:
-            raise ConfigError(f"unknown config format {kind!r}; use json, yaml or toml")
+            raise ConfigError(f"unknown {what} format {kind!r}; use json, yaml or toml")
     except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"{where}: not valid {kind}: {e}") from None
-    return parse_config(data)
+    return data
 
 
 def _drop_none(value: Any) -> Any:
@@ -118,7 +141,7 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def dump_config(config: CompactionConfig, fmt: ConfigFormat = "json") -> str:
+def dump_config(config: BaseModel, fmt: ConfigFormat = "json") -> str:
     data = config.model_dump(mode="json")
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"

@@ -8,10 +8,10 @@ its help.
 
 Each rule restates a branch of the stage that reads the field (the module
 named beside it), so a rule is only as right as that branch; the tests check
-each one by replaying a session with the idle value moved. Where a field's
-effect depends on the transcript (``replay.seconds_per_request`` only matters
-without timestamps) it is left active: this is a function of the config
-alone, like ``diagnostics.config_warnings``.
+each one by replaying a session with the idle value moved. This is a function
+of the config alone, like ``diagnostics.config_warnings``; the replay
+settings have their own rules beside them
+(``lab.replayer.settings.settings_relevance``), and the front ends ask both.
 
 When two rules cover one field, the wider one wins: a stage that is off is the
 reason, not the mode it would run in.
@@ -149,16 +149,6 @@ def _recovery(f: _Found) -> None:
               "Only used by MiniCode's ladder; recovery.strategy is 'mewcode' (force spill and summary, retry once).")
 
 
-def _replay(f: _Found) -> None:
-    cache = f.config.replay.cache
-    if not cache.enabled:
-        reason = "The prompt cache model is off: every input token is billed as uncached. Switch replay.cache.enabled on to use it."
-        f.out.setdefault("replay.cache.ttl_seconds", reason)
-        f.out.setdefault("replay.cache.min_cacheable_tokens", reason)
-        f.out.setdefault("replay.pricing.cache_write_per_mtok", reason)
-        f.out.setdefault("replay.pricing.cache_read_per_mtok", reason)
-
-
 def inactive_fields(config: CompactionConfig) -> dict[str, str]:
     """Dotted path -> why that setting has no effect under the rest of ``config``; {} when every setting counts.
 
@@ -167,6 +157,6 @@ def inactive_fields(config: CompactionConfig) -> dict[str, str]:
     found = _Found(config)
     # Stages that are off first: theirs is the wider reason.
     found.stage_off("dedup")
-    for rule in (_spill, _microcompact, _summary, _recovery, _watermark, _replay):
+    for rule in (_spill, _microcompact, _summary, _recovery, _watermark):
         rule(found)
     return found.out

@@ -1,13 +1,14 @@
-"""ipywidgets controls generated from the config's field specs, one section per stage.
+"""ipywidgets controls generated from the field specs of the config and the replay settings, one section per stage.
 
 The specs come from ``lab.fields``, the same ones the Streamlit app draws, so
 a field's bounds, help text (shown as the tooltip) and choices are declared
 once, on the pydantic model. ``Controls`` holds one widget per setting by
 dotted path and reports each change as a model-side value; it knows nothing
-about replays.
+about replays. The replay settings come last, as the "Replay" section, their
+paths under ``replay.`` (``lab.fields.settings_specs``).
 
-A setting that has no effect under the rest of the config
-(``lab.core.relevance.inactive_fields``) is disabled, with the reason as its
+A setting that has no effect under the rest of the config or settings
+(``lab.fields.inactive_run_fields``) is disabled, with the reason as its
 tooltip, as in the app.
 """
 
@@ -19,8 +20,8 @@ from collections.abc import Callable
 import ipywidgets as w
 
 from ..core.config import STAGE_FIELDS, CompactionConfig
-from ..core.relevance import inactive_fields
-from ..fields import FieldSpec, config_specs, flat_values, from_widget, humanize, to_widget
+from ..fields import SETTINGS_GROUP, FieldSpec, config_specs, from_widget, humanize, inactive_run_fields, run_values, settings_specs, to_widget
+from ..replayer.settings import ReplaySettings
 
 __all__ = ["Controls", "control", "OnChange"]
 
@@ -60,11 +61,15 @@ def _numeric(spec: FieldSpec, shown: Any, common: dict[str, Any]) -> w.ValueWidg
 
 
 class Controls:
-    """Every setting of a ``CompactionConfig`` as a widget: window and counter on top, then one accordion section per stage."""
+    """Every setting of a ``CompactionConfig`` and its ``ReplaySettings`` as a widget.
 
-    def __init__(self, config: CompactionConfig, on_change: OnChange) -> None:
-        self.specs: dict[str, FieldSpec] = {s.path: s for s in config_specs()}
-        values = flat_values(config, self.specs.values())
+    Window and counter on top, then one accordion section per stage, then the replay settings.
+    """
+
+    def __init__(self, config: CompactionConfig, on_change: OnChange, settings: ReplaySettings | None = None) -> None:
+        settings = settings if settings is not None else ReplaySettings()
+        self.specs: dict[str, FieldSpec] = {s.path: s for s in [*config_specs(), *settings_specs()]}
+        values = run_values(config, settings, self.specs.values())
         self.widgets: dict[str, w.ValueWidget] = {p: control(s, values[p]) for p, s in self.specs.items()}
         self._on_change = on_change
         # Set while the explorer writes a value back (a rejected change), so that write is not a new change.
@@ -73,7 +78,7 @@ class Controls:
             widget.observe(self._observer(path), names="value")
         self.sections = self._sections(config)
         self.box = w.VBox([self._row(""), self.sections])
-        self.follow(config)
+        self.follow(config, settings)
 
     def _observer(self, path: str) -> Callable[[dict[str, Any]], None]:
         spec = self.specs[path]
@@ -89,7 +94,7 @@ class Controls:
         return w.HBox(widgets) if not group else w.VBox(widgets)
 
     def _sections(self, config: CompactionConfig) -> w.Accordion:
-        groups = (*STAGE_FIELDS, "replay")
+        groups = (*STAGE_FIELDS, SETTINGS_GROUP)
         acc = w.Accordion(children=[self._row(g) for g in groups])
         for i, group in enumerate(groups):
             acc.set_title(i, self._title(group, config))
@@ -98,14 +103,14 @@ class Controls:
 
     @staticmethod
     def _title(group: str, config: CompactionConfig) -> str:
-        enabled = getattr(getattr(config, group), "enabled", True)
+        enabled = getattr(getattr(config, group, None), "enabled", True)
         return humanize(group) + ("" if enabled else " (off)")
 
-    def follow(self, config: CompactionConfig) -> None:
+    def follow(self, config: CompactionConfig, settings: ReplaySettings) -> None:
         """Section titles say which stages are off, and idle settings are disabled with the reason as tooltip."""
         for i, group in enumerate(self._groups):
             self.sections.set_title(i, self._title(group, config))
-        idle = inactive_fields(config)
+        idle = inactive_run_fields(config, settings)
         for path, widget in self.widgets.items():
             reason = idle.get(path)
             widget.disabled = reason is not None

@@ -4,10 +4,11 @@
     ex = lab.explore("session.jsonl", "mewcode", window="proposed")
     ex                                   # controls, the timeline, the request picker and its diff
     ex.set("watermark.ratio", 0.6)       # the same as moving the slider
-    lab.dump_config(ex.config)           # export what you tuned
+    ex.set("replay.pricing.input_per_mtok", 2.0)   # a replay setting: paths under replay.
+    lab.dump_config(ex.config)           # export what you tuned (ex.settings: the replay settings)
 
-Every control comes from the config model's field specs (``lab.fields``), as
-the app's do. Moving one validates the new config, replays the transcript and
+Every control comes from the field specs of the config and of the replay
+settings (``lab.fields``), as the app's do. Moving one validates the new config, replays the transcript and
 updates the plotly ``FigureWidget`` in place: traces that exist in both the
 old and new chart get their data replaced, so the widget (and its zoom) stays
 on the page. A rejected value is put back and the reason shown.
@@ -27,9 +28,10 @@ from .. import figures
 from ..core.config import CompactionConfig
 from ..core.messages import Message, Transcript
 from ..errors import LabError
-from ..fields import FieldSpec, with_value
+from ..fields import FieldSpec, run_with_value
 from ..replayer.engine import replay
 from ..replayer.report import Report, Row
+from ..replayer.settings import ReplaySettings, SettingsLike, resolve_settings
 from ..replayer.support import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
 from .figure_update import update_in_place
@@ -48,14 +50,15 @@ def notable(row: Row) -> bool:
 
 
 class Explorer:
-    """The notebook explorer: ``config`` and ``report`` are always the current ones; ``widget`` is what is shown."""
+    """The notebook explorer: ``config``, ``settings`` and ``report`` are always the current ones; ``widget`` is what is shown."""
 
     def __init__(self, transcript: Transcript | str | os.PathLike[str] | Sequence[Message], config: ConfigLike = None,
-                 *, window: WindowChoice = None) -> None:
+                 settings: SettingsLike = None, *, window: WindowChoice = None) -> None:
         self.transcript = as_transcript(transcript)
+        self._settings = resolve_settings(settings)
         self._config, note = self._initial_config(config, window)
-        self._report = replay(self.transcript, self._config)
-        self.controls = Controls(self._config, self._changed)
+        self._report = replay(self.transcript, self._config, settings=self._settings)
+        self.controls = Controls(self._config, self._changed, self._settings)
         self.figure = go.FigureWidget(figures.timeline(self._report, selected=0 if self._report.rows else None))
         self.request = w.IntSlider(value=0, min=0, max=max(len(self._report.rows) - 1, 0), description="Request",
                                    continuous_update=False, tooltip="The request whose diff and events are shown below")
@@ -83,7 +86,7 @@ class Explorer:
         from ..replayer.window import propose_window
 
         cfg = resolve_config(config)
-        proposal = propose_window(self.transcript, cfg.counter, recorded_compactions=cfg.replay.recorded_compactions)
+        proposal = propose_window(self.transcript, cfg.counter, recorded_compactions=self._settings.recorded_compactions)
         if proposal.window is not None:
             cfg = resolve_config(cfg, proposal.window)
         return cfg, proposal.reason
@@ -96,12 +99,17 @@ class Explorer:
         return self._config.model_copy(deep=True)
 
     @property
+    def settings(self) -> ReplaySettings:
+        """A copy of the current replay settings, e.g. for ``lab.replayer.settings.dump_settings``."""
+        return self._settings.model_copy(deep=True)
+
+    @property
     def report(self) -> Report:
-        """The replay under the current config."""
+        """The replay under the current config and settings."""
         return self._report
 
     def set(self, path: str, value: Any) -> None:
-        """Set one setting by dotted path (``"watermark.ratio"``), exactly as moving its control does."""
+        """Set one setting by dotted path (``"watermark.ratio"``, ``"replay.cache.enabled"``), exactly as moving its control does."""
         if path not in self.controls.widgets:
             raise LabError(f"no config control {path!r}; one of: {', '.join(self.controls.widgets)}")
         self.controls.widgets[path].value = self.controls.to_shown(path, value)
@@ -117,14 +125,14 @@ class Explorer:
 
     def _changed(self, spec: FieldSpec, value: Any, old: Any) -> None:
         try:
-            config = with_value(self._config, spec.path, value)
-            report = replay(self.transcript, config)
+            config, settings = run_with_value(self._config, self._settings, spec.path, value)
+            report = replay(self.transcript, config, settings=settings)
         except LabError as e:
             self.controls.show(spec.path, old)
             self._show_status(f"{spec.path}: {e}")
             return
-        self._config, self._report = config, report
-        self.controls.follow(config)
+        self._config, self._settings, self._report = config, settings, report
+        self.controls.follow(config, settings)
         n = len(report.rows)
         self.request.max = max(n - 1, 0)
         self._refresh_jump()
@@ -172,10 +180,11 @@ class Explorer:
 
 
 def explore(transcript: Transcript | str | os.PathLike[str] | Sequence[Message], config: ConfigLike = None,
-            *, window: WindowChoice = None) -> Explorer:
+            settings: SettingsLike = None, *, window: WindowChoice = None) -> Explorer:
     """An interactive explorer of ``transcript`` (a Transcript or a path) under ``config`` (a preset name, config or mapping).
 
+    ``settings``: the replay settings (``ReplaySettings`` or a mapping; None: the defaults), tunable in its Replay section.
     ``window``: an int overrides the config's window; ``"proposed"`` uses the window the lab proposes for this
     session (``lab.replayer.window.propose_window``), so the config has something to do; None keeps the config's.
     """
-    return Explorer(transcript, config, window=window)
+    return Explorer(transcript, config, settings, window=window)

@@ -1,6 +1,7 @@
 """The replay engine: play a transcript again under a config and measure what compaction did.
 
-    replay(transcript, config)        one Report: a Row per request, totals, retention
+    replay(transcript, config, settings=...)   one Report: a Row per request, totals, retention
+    ReplaySettings                    prices, prompt cache, retention weights, clock (beside the config)
     compare(transcript, configs)      one CompareTable row per config
     compare_folder(folder, configs)   one row per transcript x config, across processes
     propose_window(transcript)        the standard window that makes a config act on this session
@@ -15,10 +16,14 @@ from .recall import Recall
 from .report import LostMention, Report, Retention, RetentionItem, RetentionPart, Row
 from .retention import PARTS as RETENTION_PARTS
 from .retention import retention, targets
+from .settings import ReplaySettings, load_settings, split_config
 from .window import WindowProposal, propose_window, raw_peak
 
 __all__ = [
     "replay",
+    "ReplaySettings",
+    "load_settings",
+    "split_config",
     "compare",
     "compare_folder",
     "CompareTable",

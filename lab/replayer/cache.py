@@ -40,7 +40,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
-from ..core.replay_settings import CacheConfig, PricingConfig
+from .settings import CacheConfig, PricingConfig
 from ..core.tokens.base import IMAGE_TOKENS, TokenCounter
 from .support import ByIdentity, same_prefix
 

@@ -26,7 +26,8 @@ from ..errors import ConfigError, LabError
 from .engine import replay
 from .recorded import RecordedMode
 from .report import Report
-from .support import ConfigLike, as_transcript, resolve_config, with_recorded_mode
+from .settings import SettingsLike, resolve_settings
+from .support import ConfigLike, as_transcript, resolve_config
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -134,7 +135,7 @@ class CompareTable:
         return write_table(self.df, self.to_dict, path, "table")
 
 
-def _labelled(configs: Sequence[ConfigSpec], window: int | None, recorded: RecordedMode | None = None) -> list[tuple[str, CompactionConfig]]:
+def _labelled(configs: Sequence[ConfigSpec], window: int | None) -> list[tuple[str, CompactionConfig]]:
     if isinstance(configs, (str, CompactionConfig)) or not isinstance(configs, Sequence):
         configs = [configs]
     if not configs:
@@ -149,7 +150,6 @@ def _labelled(configs: Sequence[ConfigSpec], window: int | None, recorded: Recor
         else:
             cfg = resolve_config(spec, window)
             label = spec if isinstance(spec, str) else cfg.label
-        with_recorded_mode(cfg, recorded)
         seen[label] = seen.get(label, 0) + 1
         # Two configs with one label would be indistinguishable in the table.
         out.append((label if seen[label] == 1 else f"{label}#{seen[label]}", cfg))
@@ -162,19 +162,22 @@ def compare(
     *,
     window: int | None = None,
     retention_each: bool = False,
+    settings: SettingsLike = None,
     recorded_compactions: RecordedMode | None = None,
 ) -> CompareTable:
     """Replay one transcript under each config; one table row per config, reports kept.
 
-    ``recorded_compactions`` ("undo" or "keep") overrides every config's ``replay.recorded_compactions``.
+    ``settings``: one ``ReplaySettings`` (or mapping) for every row, so each config is billed and timed alike.
+    ``recorded_compactions`` ("undo" or "keep") overrides ``settings.recorded_compactions``.
     """
-    labelled = _labelled(configs, window, recorded_compactions)
+    labelled = _labelled(configs, window)
+    rs = resolve_settings(settings, recorded_compactions)
     t = as_transcript(transcript)
     name = t.meta.source_path or t.meta.title or t.meta.session_id or "transcript"
     table = CompareTable()
     for label, cfg in labelled:
         start = time.perf_counter()
-        report = replay(t, cfg, retention_each=retention_each)
+        report = replay(t, cfg, settings=rs, retention_each=retention_each)
         table.rows.append(summary_row(report, str(name), label, time.perf_counter() - start))
         table.reports[label] = report
     return table
@@ -229,6 +232,7 @@ def compare_folder(
     *,
     processes: int = 2,
     window: int | None = None,
+    settings: SettingsLike = None,
     recorded_compactions: RecordedMode | None = None,
     ray: str | None = None,
     progress: Progress | None = None,
@@ -238,12 +242,14 @@ def compare_folder(
 
     Each file is read once, here; the grid runs through ``run_grid``: ``processes`` local workers
     (1: in this process), or Ray tasks with ``ray="auto"`` or a cluster address (``processes`` unused).
+    ``settings`` / ``recorded_compactions``: as in ``compare``, one for every row.
     """
     from .runner import run_grid  # runner builds its rows with summary_row from this module
 
     if not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"processes must be >= 1, got {processes!r}")
-    labelled = _labelled(configs, window, recorded_compactions)
+    labelled = _labelled(configs, window)
+    rs = resolve_settings(settings, recorded_compactions)
     files = folder_files(source)
     base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
     names = [str(f.relative_to(base)) if base is not None else str(f) for f in files]
@@ -251,7 +257,8 @@ def compare_folder(
     readable = [k for k, (t, _) in enumerate(loaded) if t is not None]
     transcripts = [t for t, _ in loaded if t is not None]
     grid = run_grid(transcripts, [cfg for _, cfg in labelled], names=[names[k] for k in readable],
-                    labels=[label for label, _ in labelled], processes=processes, progress=progress, ray=ray, probe=probe)
+                    labels=[label for label, _ in labelled], processes=processes, progress=progress, ray=ray, probe=probe,
+                    settings=rs)
     at = {k: n for n, k in enumerate(readable)}
     table = CompareTable()
     # File order, then config order, as the files were listed; an unreadable file gets one error per config.

@@ -28,7 +28,7 @@ run of consecutive assistant messages is one response). At each point:
 itself when the reserve threshold is skipped for a small window), so configs
 can be compared on how often they leave the context above it.
 
-The clock is message timestamps when ``config.replay.use_timestamps`` and the
+The clock is message timestamps when ``settings.use_timestamps`` and the
 transcript has any (the newest timestamp at or before the request, never
 going back), else ``k x seconds_per_request`` after a fixed epoch, so replays
 are reproducible. The usage anchor is, by default, the usage the replay's own
@@ -71,6 +71,7 @@ from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
 from .recall import totals as recall_totals
 from .report import Report, Row
+from .settings import ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, targets
 from .support import (
     EPOCH,
@@ -88,7 +89,6 @@ from .support import (
     request_points,
     resolve_config,
     sendable,
-    with_recorded_mode,
     with_session_cwd,
     summary_numbers,
 )
@@ -124,6 +124,7 @@ def replay(
     transcript: Transcript | str | os.PathLike[str] | Sequence[Message],
     config: ConfigLike = None,
     *,
+    settings: SettingsLike = None,
     window: int | None = None,
     counter: TokenCounter | None = None,
     store: SpillStore | None = None,
@@ -139,6 +140,7 @@ def replay(
 
     ``transcript``: a Transcript, a file path (format detected) or a list of messages.
     ``config``: a CompactionConfig (copied, never changed), a preset name, a mapping, or None for the defaults.
+    ``settings``: how requests are billed and timed (``ReplaySettings`` or a mapping; None: the defaults).
     ``window``: overrides ``config.window``. ``counter`` / ``store`` / ``summarizer``: default to the
     config's counter, a MemoryStore and the rule-based summarizer (an LLM summarizer must be passed in:
     a replay never reaches a provider on its own). ``retention_each``: also score every request's
@@ -146,24 +148,25 @@ def replay(
     ``anchor``: the usage handed to the Compactor's anchor, "replayed" (this replay's own provider
     model) or "recorded" (the transcript's usage where it has some). ``incremental=False``: recompute
     each row's sums, validity and cache prefix from scratch (the reference; same report, slower).
-    ``recorded_compactions``: overrides ``config.replay.recorded_compactions`` ("undo" replays the raw
+    ``recorded_compactions``: overrides ``settings.recorded_compactions`` ("undo" replays the raw
     history as if the original agent had never compacted, "keep" honours its compactions; see ``recorded.py``).
     ``recall=False``: skip needed-later recall (``recall.py``; its fields stay empty), for the bench's ratio.
     """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
     notes: list[str] = []
-    cfg = with_recorded_mode(resolve_config(config, window), recorded_compactions)
-    t, found, recorded_notes = apply_recorded(as_transcript(transcript), cfg.replay.recorded_compactions)
+    cfg = resolve_config(config, window)
+    rs = resolve_settings(settings, recorded_compactions)
+    t, found, recorded_notes = apply_recorded(as_transcript(transcript), rs.recorded_compactions)
     notes.extend(recorded_notes)
     cfg = with_session_cwd(cfg, t, notes)
     counter = counter if counter is not None else get_counter(cfg.counter)
     store = store if store is not None else MemoryStore()
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools)
-    run = _Run(t, cfg, compactor, recorder, store, retention_each, progress, anchor, incremental, recall)
+    run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall)
     report = run.go(notes)
-    report.recorded_compactions_mode = cfg.replay.recorded_compactions
+    report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
     report.recorded = found
     return report
@@ -172,16 +175,17 @@ def replay(
 class _Run:
     """The state of one replay; ``go`` walks the request points once."""
 
-    def __init__(self, t: Transcript, cfg: CompactionConfig, compactor: Compactor, recorder: RecordingSummarizer,
+    def __init__(self, t: Transcript, cfg: CompactionConfig, settings: ReplaySettings, compactor: Compactor, recorder: RecordingSummarizer,
                  store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True,
                  recall: bool = True) -> None:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
+        self.settings = settings
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         self.counts = MessageCounts(compactor.counter)
         self.parts = MessageParts(compactor.counter)
-        self.cache = PromptCache(cfg.replay.cache, compactor.counter, incremental=incremental)
-        self.raw_cache = PromptCache(cfg.replay.cache, compactor.counter)
-        self.clock = ReplayClock.for_transcript(t, cfg)
+        self.cache = PromptCache(settings.cache, compactor.counter, incremental=incremental)
+        self.raw_cache = PromptCache(settings.cache, compactor.counter)
+        self.clock = ReplayClock.for_transcript(t, settings)
         self.goals = targets(t.messages, t.meta.planted_facts)
         texts = user_texts(t.messages)
         self.first = texts[0].text if texts else None
@@ -226,7 +230,7 @@ class _Run:
     def go(self, notes: list[str]) -> Report:
         t, cfg, compactor = self.t, self.cfg, self.compactor
         raw = t.messages
-        pricing = cfg.replay.pricing
+        pricing = self.settings.pricing
         points = request_points(raw)
         rows: list[Row] = []
         contexts: list[tuple[Message, ...]] = []
@@ -326,7 +330,7 @@ class _Run:
                 **recall_fields,  # type: ignore[arg-type]
             )
             if self.retention_each:
-                row.retention = retention(sent, self.goals, upto=p, store=self.store, spill_paths=compactor.state.spill_paths, weights=cfg.replay.retention)
+                row.retention = retention(sent, self.goals, upto=p, store=self.store, spill_paths=compactor.state.spill_paths, weights=self.settings.retention)
             rows.append(row)
             contexts.append(tuple(working))
 
@@ -349,7 +353,7 @@ class _Run:
         cfg, t = self.cfg, self.t
         final_sent = sendable(final)
         kept = retention(final_sent, self.goals, upto=len(t.messages), store=self.store,
-                         spill_paths=self.compactor.state.spill_paths, weights=cfg.replay.retention)
+                         spill_paths=self.compactor.state.spill_paths, weights=self.settings.retention)
         billed = [r for r in rows if not r.failed]
         sent_total = sum(r.sent_tokens for r in billed)
         raw_total = sum(r.raw_tokens for r in rows)
@@ -385,6 +389,7 @@ class _Run:
             retention_score=kept.score,
             **recall_totals(rows),  # type: ignore[arg-type]
             config=cfg.model_dump(mode="json"),
+            settings=self.settings.model_dump(mode="json"),
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,
         )

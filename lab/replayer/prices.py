@@ -1,6 +1,6 @@
 """The price table: published per-token prices of named models, with where and when they were taken.
 
-A replay is billed with ``config.replay.pricing``, four numbers per million
+A replay is billed with ``settings.pricing`` (``ReplaySettings``), four numbers per million
 tokens plus ``model``, the name of the row they came from. This table is the
 one place those numbers are written down; ``PricingConfig``'s defaults are its
 Claude Sonnet 4.6 row (a test checks they agree). Prices change: every row
@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
-from ..core.config import CompactionConfig
-from ..core.replay_settings import DEFAULT_PRICE_ROW, PricingConfig
+from .settings import DEFAULT_PRICE_ROW, PricingConfig, ReplaySettings
 
 __all__ = ["PriceRow", "PRICE_ROWS", "PRICES_TAKEN", "SOURCES", "price_row", "row_names", "normalize_model", "match_model",
-           "pricing_row_matches", "describe_pricing", "describe_config", "explain_pricing", "with_row"]
+           "pricing_row_matches", "describe_pricing", "describe_settings", "explain_pricing", "with_row"]
 
 # The day the numbers below were read from the two providers' pricing pages.
 PRICES_TAKEN = "2026-12-01"
@@ -161,20 +160,24 @@ def describe_pricing(pricing: PricingConfig, ttl_seconds: int = 300) -> str:
     return f"Custom prices, edited from {row.name} (taken {row.taken}): {numbers}."
 
 
-def describe_config(config: CompactionConfig | Mapping[str, Any]) -> str:
-    """``describe_pricing`` for a config, or for a report's ``config`` dump (what Compare and Export hold)."""
-    cfg = config if isinstance(config, CompactionConfig) else CompactionConfig.model_validate(config)
-    return describe_pricing(cfg.replay.pricing, cfg.replay.cache.ttl_seconds)
+def _settings(settings: ReplaySettings | Mapping[str, Any]) -> ReplaySettings:
+    return settings if isinstance(settings, ReplaySettings) else ReplaySettings.model_validate(settings)
 
 
-def explain_pricing(config: CompactionConfig | Mapping[str, Any], model: str | None) -> str:
-    """``describe_config``, plus how the prices relate to ``model``, the transcript's model (``TranscriptMeta.model``)."""
-    cfg = config if isinstance(config, CompactionConfig) else CompactionConfig.model_validate(config)
-    text = describe_pricing(cfg.replay.pricing, cfg.replay.cache.ttl_seconds)
+def describe_settings(settings: ReplaySettings | Mapping[str, Any]) -> str:
+    """``describe_pricing`` for replay settings, or for a report's ``settings`` dump (what Compare and Export hold)."""
+    s = _settings(settings)
+    return describe_pricing(s.pricing, s.cache.ttl_seconds)
+
+
+def explain_pricing(settings: ReplaySettings | Mapping[str, Any], model: str | None) -> str:
+    """``describe_settings``, plus how the prices relate to ``model``, the transcript's model (``TranscriptMeta.model``)."""
+    s = _settings(settings)
+    text = describe_pricing(s.pricing, s.cache.ttl_seconds)
     row = match_model(model)
     if row is None:
         why = f"The session's model {model!r} has no row in the price table." if model else "The session does not name its model."
-    elif row.name == cfg.replay.pricing.model:
+    elif row.name == s.pricing.model:
         return f"{text} The session's model {model!r} is {row.name}."
     else:
         why = f"The session's model {model!r} is {row.name}, not these prices' row."

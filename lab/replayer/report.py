@@ -190,6 +190,8 @@ class Report(_Data):
     needed_later_recall: float | None = None
     recoverable_share: float | None = None
     config: dict[str, Any] = Field(default_factory=dict)
+    # The replay settings it was billed and timed with (ReplaySettings' dump); beside the agent config, not in it.
+    settings: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     # What the replay did with the compactions the original agent recorded ("undo" or "keep"), and each one found.
@@ -259,8 +261,8 @@ class Report(_Data):
     # -- views and I/O ---------------------------------------------------------
 
     def totals(self) -> dict[str, Any]:
-        """Everything but the rows, config and meta: the numbers a comparison table shows."""
-        data = self.model_dump(mode="json", exclude={"rows", "config", "meta", "retention", "recorded"})
+        """Everything but the rows, config, settings and meta: the numbers a comparison table shows."""
+        data = self.model_dump(mode="json", exclude={"rows", "config", "settings", "meta", "retention", "recorded"})
         data["retention"] = {name: part.share for name, part in self.retention.parts.items()}
         return data
 
@@ -298,6 +300,11 @@ class Report(_Data):
         if not isinstance(data, dict):
             raise LabError(f"a replay report must be a JSON object, got {type(data).__name__}")
         body = {k: v for k, v in data.items() if k != "lab_replay_report"}
+        config = body.get("config")
+        if "settings" not in body and isinstance(config, dict) and isinstance(config.get("replay"), dict):
+            # Reports written before the split kept the replay settings inside the config, as "replay".
+            body["config"] = {k: v for k, v in config.items() if k != "replay"}
+            body["settings"] = config["replay"]
         try:
             return cls.model_validate(body)
         except ValidationError as e:

@@ -33,7 +33,7 @@ text (MewCode's "[saved to] PATH") or on the stub itself (``spill_path``, the
 message's ``_persisted_path`` in MiniCode, whose preview names only the file).
 
 The score is the weighted mean of the part shares, over the parts that had
-anything to keep; weights come from ``config.replay.retention``.
+anything to keep; weights come from the replay settings (``ReplaySettings.retention``).
 
 Items read as a person would name them: a path, an error line, a user
 message, and for removed output the tool and what it ran on (``Read
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
-from ..core.replay_settings import RetentionWeights
+from .settings import RetentionWeights
 from ..core.store import SpillStore
 from ..core.summarizers.rules import tool_path, user_texts
 from ..errors import StoreError

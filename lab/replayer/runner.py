@@ -8,12 +8,14 @@ cell; it never stops the others.
 Where a job runs, and what crosses to it:
 
 - in process (``processes=1``): nothing crosses;
-- local processes: each worker receives the transcripts and configs once, when
+- local processes: each worker receives the transcripts, configs and the one
+  ``ReplaySettings`` once, when
   it starts (inherited under fork, pickled once per worker otherwise), then
   batches of (config, transcript) index pairs, so a job costs two integers on
   the way out and its row on the way back;
 - Ray (``ray="auto"`` or an address): each transcript is put in the object
-  store once and every task takes its ``ObjectRef``; Ray schedules the tasks.
+  store once and every task takes its ``ObjectRef`` (and the settings' small
+  JSON dump); Ray schedules the tasks.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from ..core.messages import Transcript
 from ..errors import ConfigError, LabError
 from .compare import summary_row
 from .engine import replay
+from .settings import ReplaySettings, SettingsLike, resolve_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from types import ModuleType
@@ -79,11 +82,12 @@ class ProbeSpec:
 
 
 def _job(t: Transcript, name: str, config: dict[str, Any] | CompactionConfig, label: str, i: int, j: int,
-         probe: ProbeSpec | None = None) -> Cell:
+         probe: ProbeSpec | None = None, settings: dict[str, Any] | ReplaySettings | None = None) -> Cell:
     start = time.perf_counter()
     try:
         cfg = config if isinstance(config, CompactionConfig) else CompactionConfig.model_validate(config)
-        report = replay(t, cfg)
+        rs = settings if isinstance(settings, ReplaySettings) or settings is None else ReplaySettings.model_validate(settings)
+        report = replay(t, cfg, settings=rs)
         score = None
         if probe is not None:
             # Imported here: the probe module loads both provider SDKs, which a grid without probes never needs.
@@ -112,20 +116,21 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 # What a local worker process holds for the whole grid, set once by ``_init_worker``.
-_WORKER: tuple[Sequence[Transcript], list[str], list[CompactionConfig], list[str], ProbeSpec | None] | None = None
+_WORKER: tuple[Sequence[Transcript], list[str], list[CompactionConfig], list[str], ProbeSpec | None, ReplaySettings] | None = None
 
 
 def _init_worker(transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
-                 probe: ProbeSpec | None = None) -> None:
+                 probe: ProbeSpec | None = None, settings: dict[str, Any] | None = None) -> None:
     global _WORKER
-    # Validated once per worker rather than once per job; every mode validates the same JSON dump.
-    _WORKER = (transcripts, names, [CompactionConfig.model_validate(c) for c in dumped], labels, probe)
+    # Validated once per worker rather than once per job; every mode validates the same JSON dumps.
+    _WORKER = (transcripts, names, [CompactionConfig.model_validate(c) for c in dumped], labels, probe,
+               ReplaySettings.model_validate(settings or {}))
 
 
 def _batch(jobs: list[tuple[int, int]]) -> list[Cell]:
     assert _WORKER is not None, "a grid worker runs only after _init_worker"
-    transcripts, names, configs, labels, probe = _WORKER
-    return [_job(transcripts[j], names[j], configs[i], labels[i], i, j, probe) for i, j in jobs]
+    transcripts, names, configs, labels, probe, settings = _WORKER
+    return [_job(transcripts[j], names[j], configs[i], labels[i], i, j, probe, settings) for i, j in jobs]
 
 
 def _batches(jobs: list[tuple[int, int]], transcripts: Sequence[Transcript], workers: int) -> list[list[tuple[int, int]]]:
@@ -145,11 +150,12 @@ def _failed(jobs: list[tuple[int, int]], why: str) -> list[Cell]:
 
 
 def _run_processes(transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
-                   jobs: list[tuple[int, int]], processes: int, tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None) -> None:
+                   jobs: list[tuple[int, int]], processes: int, tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None,
+                   settings: dict[str, Any] | None = None) -> None:
     workers = min(processes, len(jobs))
     # A key in the probe settings reaches the workers through the pool's pipe, in memory, never a file.
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker,
-                               initargs=(list(transcripts), names, dumped, labels, probe))
+                               initargs=(list(transcripts), names, dumped, labels, probe, settings))
     with pool:
         pending: dict[Future[list[Cell]], list[tuple[int, int]]] = {pool.submit(_batch, b): b for b in _batches(jobs, transcripts, workers)}
         while pending:
@@ -205,7 +211,8 @@ def _refs(ray: ModuleType, transcripts: Sequence[Transcript]) -> list[Any]:
 
 
 def _run_ray(address: str, transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
-             jobs: list[tuple[int, int]], tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None) -> None:
+             jobs: list[tuple[int, int]], tick: Callable[[list[Cell]], None], probe: ProbeSpec | None = None,
+             settings: dict[str, Any] | None = None) -> None:
     global _REMOTE
     ray = _connect(address)
     if _REMOTE is None:
@@ -214,7 +221,7 @@ def _run_ray(address: str, transcripts: Sequence[Transcript], names: list[str], 
     refs = _refs(ray, transcripts)
     # Task arguments may be stored or spilled by Ray: a key never goes with them.
     shipped = probe.without_keys() if probe is not None else None
-    pending = {_REMOTE.remote(refs[j], names[j], dumped[i], labels[i], i, j, shipped): (i, j) for i, j in jobs}
+    pending = {_REMOTE.remote(refs[j], names[j], dumped[i], labels[i], i, j, shipped, settings): (i, j) for i, j in jobs}
     while pending:
         # Whatever finished within a moment, not one ref per call: a wait over n refs costs O(n).
         done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2)
@@ -237,6 +244,7 @@ def run_grid(
     progress: Progress | None = None,
     ray: str | None = None,
     probe: ProbeSpec | None = None,
+    settings: SettingsLike = None,
 ) -> list[list[Cell]]:
     """Replay every transcript under every config; ``result[i][j]`` is config ``i`` on transcript ``j``.
 
@@ -245,7 +253,8 @@ def run_grid(
     ``ray="auto"`` (a cluster this machine knows, else a local Ray runtime) or ``ray=ADDRESS`` runs each
     job as a Ray task instead, and ``processes`` is not used; Ray is initialised only if it is not already.
     ``progress(done, total)`` is called as jobs finish. ``probe`` also scores each replay with LLM probes
-    (the row's ``probe_score``; each job then makes model calls).
+    (the row's ``probe_score``; each job then makes model calls). ``settings``: the one ``ReplaySettings``
+    (or mapping) every job is billed and timed with; None: the defaults.
     """
     if not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"processes must be >= 1, got {processes!r}")
@@ -256,6 +265,8 @@ def run_grid(
     if len(names) != len(transcripts) or len(labels) != len(configs):
         raise ConfigError(f"{len(names)} names for {len(transcripts)} transcripts, {len(labels)} labels for {len(configs)} configs")
     dumped = [c.model_dump(mode="json") for c in configs]
+    # Shipped as JSON like the configs, so every mode validates the same thing.
+    rs = resolve_settings(settings).model_dump(mode="json")
     jobs = [(i, j) for j in range(len(transcripts)) for i in range(len(configs))]
     out: list[list[Cell | None]] = [[None] * len(transcripts) for _ in configs]
     done = 0
@@ -271,10 +282,10 @@ def run_grid(
     if not jobs:
         pass
     elif ray is not None:
-        _run_ray(ray.strip(), transcripts, names, dumped, labels, jobs, tick, probe)
+        _run_ray(ray.strip(), transcripts, names, dumped, labels, jobs, tick, probe, rs)
     elif processes == 1 or len(jobs) == 1:
         for i, j in jobs:
-            tick([_job(transcripts[j], names[j], dumped[i], labels[i], i, j, probe)])
+            tick([_job(transcripts[j], names[j], dumped[i], labels[i], i, j, probe, rs)])
     else:
-        _run_processes(transcripts, names, dumped, labels, jobs, processes, tick, probe)
+        _run_processes(transcripts, names, dumped, labels, jobs, processes, tick, probe, rs)
     return [[c for c in row if c is not None] for row in out]

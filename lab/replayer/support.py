@@ -27,6 +27,7 @@ from ..core.stats import PARTS, composition
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
 from ..core.tokens.base import TokenCounter
 from ..errors import ConfigError, PromptTooLongError, TranscriptError
+from .settings import ReplaySettings
 
 __all__ = [
     "EPOCH",
@@ -36,7 +37,6 @@ __all__ = [
     "request_points",
     "resolve_config",
     "with_session_cwd",
-    "with_recorded_mode",
     "as_transcript",
     "prompt_too_long_error",
     "RecordingSummarizer",
@@ -80,16 +80,6 @@ def resolve_config(config: ConfigLike, window: int | None = None) -> CompactionC
             cfg.window = window
         except ValidationError as e:
             raise ConfigError(f"window: {e.errors()[0]['msg']}") from None
-    return cfg
-
-
-def with_recorded_mode(cfg: CompactionConfig, mode: str | None) -> CompactionConfig:
-    """``cfg`` (a private copy already) with its recorded-compactions mode overridden when ``mode`` is given."""
-    if mode is not None:
-        try:
-            cfg.replay.recorded_compactions = mode  # type: ignore[assignment]  # validated on assignment
-        except ValidationError:
-            raise ConfigError(f"recorded_compactions must be 'undo' or 'keep', got {mode!r}") from None
     return cfg
 
 
@@ -322,8 +312,8 @@ class ReplayClock:
     last: float | None = None
 
     @classmethod
-    def for_transcript(cls, transcript: Transcript, cfg: CompactionConfig) -> ReplayClock:
-        clock = cls(cfg.replay.use_timestamps, cfg.replay.seconds_per_request)
+    def for_transcript(cls, transcript: Transcript, settings: ReplaySettings) -> ReplayClock:
+        clock = cls(settings.use_timestamps, settings.seconds_per_request)
         if clock.settings_use and any(m.timestamp is not None for m in transcript.messages):
             clock.mode = "timestamps"
         return clock

@@ -40,10 +40,11 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..core.config import CompactionConfig, load_config
+from ..core.config import CompactionConfig
 from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
 from ..replayer.runner import ProbeSpec, run_grid
+from ..replayer.settings import ReplaySettings, SettingsLike, load_split, resolve_settings
 from ..replayer.support import ConfigLike, resolve_config
 from .objectives import Objective, objectives as pick_objectives, scores as fold_scores
 from .progress import ProgressCallback, StderrLine, SweepProgress
@@ -99,10 +100,12 @@ def resolve_space(space: SearchSpace | Mapping[str, Any] | str | os.PathLike[str
     raise ConfigError(f"space must be a SearchSpace, a mapping, TOML text or a .toml path, got {type(space).__name__}")
 
 
-def _base(base: ConfigLike | os.PathLike[str], window: int | None) -> CompactionConfig:
+def _base(base: ConfigLike | os.PathLike[str], window: int | None, settings: SettingsLike) -> tuple[CompactionConfig, ReplaySettings]:
+    """The base config, and the replay settings: ``settings``, else those an old base file carried, else the defaults."""
+    carried: ReplaySettings | None = None
     if isinstance(base, os.PathLike) or (isinstance(base, str) and Path(base).suffix.lower() in (".json", ".yaml", ".yml", ".toml")):
-        base = load_config(Path(base))
-    return resolve_config(base, window)
+        base, carried, _ = load_split(Path(base))
+    return resolve_config(base, window), resolve_settings(settings if settings is not None else carried)
 
 
 def _storage(study: str | os.PathLike[str] | None) -> Any:
@@ -173,6 +176,7 @@ def sweep(
     ray: str | None = None,
     progress: ProgressCallback | bool | None = None,
     probe: ProbeSpec | None = None,
+    settings: SettingsLike = None,
 ) -> SweepResult:
     """Search ``space`` for configs that do best on ``transcripts``; see the module docstring.
 
@@ -180,17 +184,18 @@ def sweep(
     space varies (a preset name, a config, a mapping or a config file). ``progress``: a callback
     taking a ``SweepProgress``, or True for a line on stderr. ``probe``: the models that answer and grade
     probes (``lab.replayer.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
-    makes model calls.
+    makes model calls. ``settings``: the ``ReplaySettings`` (or mapping) every trial is billed and timed with
+    (default: what an old base config file carried under ``replay``, else the defaults).
     """
     import optuna
 
     _check_counts(trials, population, seed)
     the_space = resolve_space(space)
     objs = _objectives(objectives, probe, the_space, window)
-    cfg = _base(base, window)
-    grid = _grid_options(processes, ray)
+    cfg, rs = _base(base, window, settings)
+    grid = {**_grid_options(processes, ray), "settings": rs}
     ts, names, skipped = load_transcripts(transcripts)
-    meta = _meta(the_space, objs, cfg, seed, population, allow_failures, ts, names)
+    meta = {**_meta(the_space, objs, cfg, seed, population, allow_failures, ts, names), "settings": rs.model_dump(mode="json")}
     callback: ProgressCallback | None
     line = StderrLine() if progress is True else None
     callback = line if line is not None else (progress if callable(progress) else None)

@@ -1,9 +1,11 @@
 """The files the Export page offers, as bytes; no Streamlit here.
 
-Everything is built from the config model and the replay's report, so an
-export holds exactly what the core dumps: no API key can reach it (provider
-settings are not part of ``CompactionConfig``, and ``ProviderSettings``
-excludes its key from every dump anyway).
+Everything is built from the config model, the replay settings and the
+replay's report, so an export holds exactly what the models dump: no API key
+can reach it (provider settings are part of neither ``CompactionConfig`` nor
+``ReplaySettings``, and ``ProviderSettings`` excludes its key from every dump
+anyway). The config file is the agent config alone, what a ``Compactor``
+loads; the replay settings are a second file.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 from collections.abc import Sequence
 
-from ..core.config import CompactionConfig, ConfigFormat, dump_config, load_config
+from ..core.config import CompactionConfig, ConfigFormat, dump_config
 from ..core.messages import ToolSpec
 from ..errors import ConfigError
+from ..replayer.settings import ReplaySettings, dump_settings, load_split
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
@@ -26,10 +29,12 @@ __all__ = [
     "SHAPES",
     "ExportFile",
     "config_file",
+    "settings_file",
     "transcript_file",
     "report_file",
     "python_snippet",
     "restore_config",
+    "restore_split",
 ]
 
 CONFIG_FORMATS: dict[str, str] = {"json": "application/json", "yaml": "application/x-yaml", "toml": "application/toml"}
@@ -49,6 +54,13 @@ def config_file(config: CompactionConfig, fmt: ConfigFormat = "json", stem: str 
     if fmt not in CONFIG_FORMATS:
         raise ConfigError(f"unknown config format {fmt!r}; use json, yaml or toml")
     return ExportFile(f"{stem}.{fmt}", dump_config(config, fmt).encode("utf-8"), CONFIG_FORMATS[fmt])
+
+
+def settings_file(settings: ReplaySettings, fmt: ConfigFormat = "json", stem: str = "replay-settings") -> ExportFile:
+    """The replay settings (prices, cache, retention weights, clock) as a file ``--settings`` and the API read."""
+    if fmt not in CONFIG_FORMATS:
+        raise ConfigError(f"unknown settings format {fmt!r}; use json, yaml or toml")
+    return ExportFile(f"{stem}.{fmt}", dump_settings(settings, fmt).encode("utf-8"), CONFIG_FORMATS[fmt])
 
 
 def transcript_file(report: Report, k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
@@ -82,7 +94,15 @@ def python_snippet(filename: str = "compaction.json") -> str:
 
 
 def restore_config(name: str, data: bytes) -> CompactionConfig:
-    """Read an uploaded config; the format comes from the file name (JSON when it says nothing)."""
+    """The agent config of an uploaded config file (``restore_split`` without the settings and notes)."""
+    return restore_split(name, data)[0]
+
+
+def restore_split(name: str, data: bytes) -> tuple[CompactionConfig, ReplaySettings | None, list[str]]:
+    """Read an uploaded config: the agent config, the replay settings an old file carried, and notes on what moved.
+
+    The format comes from the file name (JSON when it says nothing).
+    """
     ext = PurePath(name).suffix.lower().lstrip(".")
     fmt = _EXTENSIONS.get(ext)
     if fmt is None:
@@ -90,7 +110,7 @@ def restore_config(name: str, data: bytes) -> CompactionConfig:
             raise ConfigError(f"{name}: unknown config file type .{ext}; use .json, .yaml, .yml or .toml")
         fmt = "json"
     try:
-        return load_config(data, fmt)  # type: ignore[arg-type]
+        return load_split(data, fmt)  # type: ignore[arg-type]
     except UnicodeDecodeError:
         raise ConfigError(f"{name}: not UTF-8 text") from None
     except ConfigError as e:

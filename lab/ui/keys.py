@@ -4,7 +4,7 @@ The state modules (``transcript``, ``settings``, ``replays``, ``navigation``,
 ``sweep``, and the ``llm`` and ``probe`` panels) each own some of these keys
 but clear each other's (a new transcript drops the selected request), so the
 names live here rather than in any one of them. The AppTests read some keys
-directly ("lab.config", "lab.request", "lab.sweep_result"): the strings are
+directly ("lab.config", "lab.replay_settings", "lab.request", "lab.sweep_result"): the strings are
 part of the app's contract and must not change.
 
 Widget keys are not listed: a widget's key names the widget on its page, and
@@ -22,6 +22,7 @@ __all__ = [
     "TKEY",
     "FORMAT",
     "CONFIG",
+    "SETTINGS",
     "PRESET",
     "GEN",
     "CFG_ERROR",
@@ -52,6 +53,8 @@ CONFIG, PRESET, GEN, CFG_ERROR = PREFIX + "config", PREFIX + "preset", PREFIX + 
 REQUEST, REQUEST_URL = PREFIX + "request", PREFIX + "request_url"
 LLM, DIR, UPLOAD_ID, UPLOAD_ERROR = PREFIX + "llm", PREFIX + "dir", PREFIX + "upload_id", PREFIX + "upload_error"
 SAVED = PREFIX + "saved_configs"
+# The replay settings (prices, cache, retention weights, clock, recorded compactions): beside the config, not in it.
+SETTINGS = PREFIX + "replay_settings"
 # The window the loaded session proposed (absent: no session, or it proposed none).
 SESSION_WINDOW = PREFIX + "session_window"
 # The price-table row the loaded session's model names, and the transcript it was read from.

@@ -35,9 +35,9 @@ RESULT, ERROR = keys.PROBE_RESULT, keys.PROBE_ERROR
 
 
 def result_key(report: Report, k: int, settings: ProviderSettings, judge_model: str) -> str:
-    """What a result was run on: request, config, provider, models, URL and the key's hash (never the key)."""
+    """What a result was run on: request, config, replay settings, provider, models, URL and the key's hash (never the key)."""
     key = settings.secret() or ""
-    parts = [str(k), report.label, str(report.window), repr(sorted(report.config.items())), settings.provider, settings.resolved_model,
+    parts = [str(k), report.label, str(report.window), repr(sorted(report.config.items())), repr(sorted(report.settings.items())), settings.provider, settings.resolved_model,
              judge_model, settings.base_url or "", hashlib.sha256(key.encode()).hexdigest()]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 

@@ -1,7 +1,7 @@
 """Cached computations on the loaded transcript: its replay, its token stats, its proposed window, a compare table.
 
 Imports and stats are keyed on the transcript's content key; the replay on
-that key + the config's JSON + a fingerprint of the summarizer settings, so
+that key + the config's JSON + the replay settings' JSON + a fingerprint of the summarizer settings, so
 moving one slider re-runs only the replay. Those caches are shared by
 browser sessions holding identical content, so replays spill into a memory
 store, never into one session's folder (which holds only uploads). Cached
@@ -17,8 +17,9 @@ import streamlit as st
 
 from ..core.config import CompactionConfig
 from ..core.messages import Transcript
+from ..replayer.settings import ReplaySettings
 from . import keys
-from .settings import config_for_choice, get_config, llm_settings
+from .settings import config_for_choice, get_config, get_settings, llm_settings
 from .transcript import get_transcript, transcript_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,17 +67,19 @@ def _summarizer(config: CompactionConfig, settings: ProviderSettings | None) -> 
 
 
 @st.cache_resource(max_entries=12, show_spinner="Replaying the transcript under this config...")
-def _replay_cached(transcript_key: str, config_json: str, summarizer_key: str, _transcript: Transcript, _summarizer: Any) -> Report:
+def _replay_cached(transcript_key: str, config_json: str, settings_json: str, summarizer_key: str, _transcript: Transcript,
+                   _summarizer: Any) -> Report:
     # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
     # objects, whose content those strings already identify. Report objects are shared between
     # reruns (cache_resource does not copy), so callers treat them as read-only.
     from ..replayer import replay
 
-    return replay(_transcript, CompactionConfig.model_validate_json(config_json), summarizer=_summarizer)
+    return replay(_transcript, CompactionConfig.model_validate_json(config_json), settings=ReplaySettings.model_validate_json(settings_json),
+                  summarizer=_summarizer)
 
 
 def get_report() -> Report | None:
-    """The replay of the loaded transcript under the active config (None when nothing is loaded).
+    """The replay of the loaded transcript under the active config and replay settings (None when nothing is loaded).
 
     Raises the lab's errors (ConfigError, StageError...), which pages show with st.error.
     """
@@ -88,6 +91,7 @@ def get_report() -> Report | None:
     return _replay_cached(
         transcript_key() or "",
         cfg.model_dump_json(),
+        get_settings().model_dump_json(),
         summarizer_fingerprint(cfg, settings),
         transcript,
         _summarizer(cfg, settings),
@@ -115,22 +119,24 @@ def get_stats() -> TranscriptStats | None:
 
 
 @st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
-def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], _transcript: Transcript) -> CompareTable:
+def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], settings_json: str, _transcript: Transcript) -> CompareTable:
     from ..replayer import compare
 
-    return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled])
+    return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled],
+                   settings=ReplaySettings.model_validate_json(settings_json))
 
 
 def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | None:
     """``lab.replayer.compare`` of the loaded transcript under the chosen configs, cached like get_report.
 
     ``uniform`` (the default): every config at the active config's window and counter; False: each at its own.
+    Every row is billed and timed with the session's one replay settings.
     """
     transcript = get_transcript()
     if transcript is None:
         return None
     labelled = tuple((c, config_for_choice(c, uniform=uniform).model_dump_json()) for c in choices)
-    return _compare_cached(transcript_key() or "", labelled, transcript)
+    return _compare_cached(transcript_key() or "", labelled, get_settings().model_dump_json(), transcript)
 
 
 # --- the proposed window -----------------------------------------------------------------------
@@ -148,8 +154,7 @@ def get_window_proposal() -> WindowProposal | None:
     transcript = get_transcript()
     if transcript is None:
         return None
-    cfg = get_config()
-    return _proposal_cached(transcript_key() or "", cfg.counter, cfg.replay.recorded_compactions, transcript)
+    return _proposal_cached(transcript_key() or "", get_config().counter, get_settings().recorded_compactions, transcript)
 
 
 # --- recorded compactions ----------------------------------------------------------------------
@@ -162,4 +167,4 @@ def get_recorded() -> list[RecordedCompaction]:
     transcript = get_transcript()
     if transcript is None:
         return []
-    return find_recorded(transcript, get_config().replay.recorded_compactions)
+    return find_recorded(transcript, get_settings().recorded_compactions)

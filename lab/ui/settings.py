@@ -1,4 +1,4 @@
-"""The session's settings: the active config and its preset, saved configs, the LLM provider.
+"""The session's settings: the active config and its preset, the replay settings, saved configs, the LLM provider.
 
 All of it is memory only. The Pipeline widgets write the active config
 here; a config restored from a file (``accept_config_upload``, the Export
@@ -11,9 +11,12 @@ loaded session applies its proposed window (``lab.replayer.window``, through
 window, the ● marks compare with the preset at that window, and Compare
 runs every config at the current window and counter unless told otherwise.
 
-Prices are the session's too: a loaded session whose model names a row of
-the price table (``lab.replayer.prices.match_model``) is billed with that row,
-unless the prices were edited by hand, and presets and the ● marks follow it.
+The replay settings (``ReplaySettings``: prices, prompt cache, retention
+weights, clock, recorded compactions) are kept beside the config, not in it:
+a preset switch or reset leaves them alone, and their ● marks compare with
+the defaults. Prices are the session's: a loaded session whose model names a
+row of the price table (``lab.replayer.prices.match_model``) is billed with
+that row, unless the prices were edited by hand.
 
 The provider settings hold the API key, which never reaches disk or a cache
 key (``replays.summarizer_fingerprint`` hashes it).
@@ -29,9 +32,10 @@ from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError, LabError
 from ..replayer.prices import match_model, price_row, pricing_row_matches
-from ..replayer.support import with_recorded_mode
+from ..fields import SETTINGS_GROUP
+from ..replayer.settings import MOVED_SECTION, ReplaySettings, resolve_settings
 from . import keys
-from .export import restore_config
+from .export import restore_split
 from .reload import as_current
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +48,9 @@ __all__ = [
     "SAVED_PREFIX",
     "get_config",
     "set_config",
+    "get_settings",
+    "set_settings",
+    "baseline_settings",
     "get_preset_name",
     "set_preset",
     "preset_picked",
@@ -83,7 +90,8 @@ def get_config() -> CompactionConfig:
     if cfg is not stored:
         st.session_state[keys.CONFIG] = cfg
     if st.session_state.get(keys.PRICED_FOR) != st.session_state.get(keys.TKEY):
-        cfg = _price_for_session(cfg)
+        # The session's prices are settled on first use of either half, so session_prices() is known after get_config().
+        get_settings()
     return cfg
 
 
@@ -103,6 +111,36 @@ def set_config(config: CompactionConfig, *, sync_widgets: bool = True) -> None:
         st.session_state[keys.GEN] = widget_generation() + 1
 
 
+def get_settings() -> ReplaySettings:
+    """The replay settings every replay of this session is billed and timed with (defaults until changed)."""
+    stored = st.session_state.get(keys.SETTINGS)
+    current = as_current(stored, ReplaySettings)
+    settings = current if current is not None else ReplaySettings()
+    if settings is not stored:
+        st.session_state[keys.SETTINGS] = settings
+    if st.session_state.get(keys.PRICED_FOR) != st.session_state.get(keys.TKEY):
+        settings = _price_for_session(settings)
+    return settings
+
+
+def set_settings(settings: ReplaySettings, *, sync_widgets: bool = True) -> None:
+    """Replace the replay settings; ``sync_widgets`` as in ``set_config``."""
+    current = as_current(settings, ReplaySettings)
+    if current is None:
+        raise ConfigError(f"replay settings must be ReplaySettings, got {type(settings).__name__}")
+    st.session_state[keys.SETTINGS] = current
+    st.session_state.pop(keys.CFG_ERROR, None)
+    if sync_widgets:
+        st.session_state[keys.GEN] = widget_generation() + 1
+
+
+def baseline_settings() -> ReplaySettings:
+    """What the settings' ● marks compare with: the defaults, at the loaded session's prices."""
+    settings = ReplaySettings()
+    _apply_session_prices(settings)
+    return settings
+
+
 def get_preset_name() -> str:
     return st.session_state.get(keys.PRESET, DEFAULT_PRESET)
 
@@ -110,11 +148,11 @@ def get_preset_name() -> str:
 def set_preset(name: str) -> None:
     """Switch to a preset: the config becomes a fresh copy of it (raises ConfigError if unknown).
 
-    How the session's recorded compactions are replayed is a choice about the session, not the
-    preset, so it carries over; so does the window the loaded session proposed (the preset's other
-    settings apply at the session's window, and a reset clears every ● mark).
+    The replay settings (prices, how the session's recorded compactions are replayed) are about the
+    session, not the preset, so they stay; so does the window the loaded session proposed (the
+    preset's other settings apply at the session's window, and a reset clears the config's ● marks).
     """
-    cfg = with_recorded_mode(_preset_at_session(name), recorded_mode())
+    cfg = _preset_at_session(name)
     st.session_state[keys.PRESET] = name
     set_config(cfg)
 
@@ -125,12 +163,11 @@ def preset_picked(widget_key: str) -> None:
 
 
 def _preset_at_session(name: str) -> CompactionConfig:
-    """The preset at the loaded session's window and prices: what a switch applies and the ● marks compare with."""
+    """The preset at the loaded session's window: what a switch applies and the ● marks compare with."""
     cfg = preset(name)
     window = session_window()
     if window is not None:
         cfg.window = window
-    _apply_session_prices(cfg)
     return cfg
 
 
@@ -139,26 +176,26 @@ def session_prices() -> str | None:
     return st.session_state.get(keys.SESSION_PRICES)
 
 
-def _apply_session_prices(cfg: CompactionConfig) -> None:
+def _apply_session_prices(settings: ReplaySettings) -> None:
     row = price_row(session_prices() or "")
     if row is not None:
-        cfg.replay.pricing = row.pricing(cfg.replay.cache.ttl_seconds)
+        settings.pricing = row.pricing(settings.cache.ttl_seconds)
 
 
-def _price_for_session(cfg: CompactionConfig) -> CompactionConfig:
+def _price_for_session(settings: ReplaySettings) -> ReplaySettings:
     """Once per loaded transcript: bill it at its own model's row, unless the prices were typed in by hand."""
     tkey = st.session_state.get(keys.TKEY)
     st.session_state[keys.PRICED_FOR] = tkey
     transcript = st.session_state.get(keys.TRANSCRIPT) if tkey is not None else None
     row = match_model(transcript.meta.model if transcript is not None else None)
     st.session_state[keys.SESSION_PRICES] = row.name if row is not None else None
-    ttl = cfg.replay.cache.ttl_seconds
-    if row is None or not pricing_row_matches(cfg.replay.pricing, ttl) or row.pricing(ttl) == cfg.replay.pricing:
-        return cfg
-    cfg = cfg.model_copy(deep=True)
-    cfg.replay.pricing = row.pricing(ttl)
-    set_config(cfg)
-    return cfg
+    ttl = settings.cache.ttl_seconds
+    if row is None or not pricing_row_matches(settings.pricing, ttl) or row.pricing(ttl) == settings.pricing:
+        return settings
+    settings = settings.model_copy(deep=True)
+    settings.pricing = row.pricing(ttl)
+    set_settings(settings)
+    return settings
 
 
 def session_window() -> int | None:
@@ -181,13 +218,13 @@ def set_session_window(window: int | None) -> None:
 
 def recorded_mode() -> str:
     """``undo`` or ``keep``: what replays do with the compactions the session's agent recorded."""
-    cfg = st.session_state.get(keys.CONFIG)
-    return cfg.replay.recorded_compactions if cfg is not None else "undo"
+    settings = as_current(st.session_state.get(keys.SETTINGS), ReplaySettings)
+    return settings.recorded_compactions if settings is not None else "undo"
 
 
 def set_recorded_mode(mode: str) -> None:
     """Replay the session's recorded compactions as ``mode``, for the current config and every compared one."""
-    set_config(with_recorded_mode(get_config().model_copy(deep=True), mode), sync_widgets=False)
+    set_settings(resolve_settings(get_settings(), mode), sync_widgets=False)
 
 
 def widget_generation() -> int:
@@ -209,22 +246,36 @@ def accept_config_upload(name: str, data: bytes, upload_id: str) -> bool:
     """Restore the settings from an uploaded config file, once per upload; True when this call applied it.
 
     The uploader keeps offering the same file on every rerun, and applying it again would undo
-    the edits made since. What came of it is kept for ``config_restored``.
+    the edits made since. A file written before the split also carries replay settings (its
+    ``replay`` section): both are applied, and the outcome says so. What came of it is kept for
+    ``config_restored``.
     """
     if st.session_state.get(keys.CONFIG_UPLOAD_ID) == upload_id:
         return False
     st.session_state[keys.CONFIG_UPLOAD_ID] = upload_id
     try:
-        set_config(restore_config(name, data))
+        cfg, settings, notes = restore_split(name, data)
     except LabError as e:
         st.session_state[keys.CONFIG_RESTORED] = ("error", str(e))
+        return True
+    set_config(cfg)
+    if settings is not None:
+        set_settings(settings)
+    done = "Settings restored; the replay now uses them."
+    if notes:
+        moved = " ".join(n[:1].upper() + n[1:] + "." for n in notes)
+        st.session_state[keys.CONFIG_RESTORED] = ("note", f"{done} {moved} Export them from now on with the replay settings download, "
+                                                          f"beside the config; the agent config no longer has a '{MOVED_SECTION}' section.")
     else:
-        st.session_state[keys.CONFIG_RESTORED] = ("ok", "Settings restored; the replay now uses them.")
+        st.session_state[keys.CONFIG_RESTORED] = ("ok", done)
     return True
 
 
 def config_restored() -> tuple[str, str] | None:
-    """What the last config upload did, ``("ok" | "error", message)``, or None before any."""
+    """What the last config upload did, ``("ok" | "note" | "error", message)``, or None before any.
+
+    "note": restored, and the file held settings that moved (an old file's replay section), said in the message.
+    """
     return st.session_state.get(keys.CONFIG_RESTORED)
 
 
@@ -238,10 +289,16 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def changed_fields() -> set[str]:
-    """Dotted paths whose value differs from the active preset at the session's window (the label is not a setting)."""
+    """Dotted paths whose value differs from the active preset at the session's window (the label is not a setting).
+
+    The replay settings' paths start with ``replay.``, as their widgets' do, and compare with ``baseline_settings``.
+    """
     base = _flatten(_preset_at_session(get_preset_name()).model_dump(mode="json"))
     now = _flatten(get_config().model_dump(mode="json"))
-    return {k for k in now if k != "label" and now[k] != base.get(k)}
+    changed = {k for k in now if k != "label" and now[k] != base.get(k)}
+    base_s = _flatten(baseline_settings().model_dump(mode="json"))
+    now_s = _flatten(get_settings().model_dump(mode="json"))
+    return changed | {f"{SETTINGS_GROUP}.{k}" for k in now_s if now_s[k] != base_s.get(k)}
 
 
 # --- saved configs and the Compare page's choices ---------------------------------------------
@@ -268,7 +325,7 @@ def compare_choices() -> list[str]:
 
 
 def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig:
-    """The config a compare choice names, replaying the session's recorded compactions as the active config does.
+    """The config a compare choice names (every row shares the session's replay settings, ``get_settings``).
 
     ``uniform``: at the active config's window and counter, so rows differ only in what compacts.
     """
@@ -281,8 +338,6 @@ def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig
         cfg = saved_configs()[name].model_copy(deep=True)
     else:
         cfg = preset(choice)
-    # One session, one reading of it: a compare row must not honour what another row undoes.
-    with_recorded_mode(cfg, recorded_mode())
     if uniform:
         # A smaller window wins "peak sent", and counters disagree by up to a quarter: neither is the config's doing.
         current = get_config()

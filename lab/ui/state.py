@@ -6,6 +6,7 @@ that no page file names ``session_state``):
 
     get_transcript / set_transcript / transcript_label / transcript_key
     get_config / set_config / get_preset_name / set_preset / changed_fields
+    get_settings / set_settings / baseline_settings   the replay settings, kept beside the config
     preset_picked / request_picked / show_request   a page's picker widgets, read and set by key
     accept_config_upload / config_restored   a config file restored on the Export page, once per upload
     get_report                    replay of the transcript under the config, cached
@@ -22,7 +23,7 @@ This module is the one name pages import; the state itself lives, by concern, in
 
     keys         the session_state key names and the content hash of cache keys
     transcript   the loaded transcript, the session's temp folder, loading (sample, upload, generator)
-    settings     the active config and preset, saved configs and compare choices, LLM settings
+    settings     the active config and preset, the replay settings, saved configs and compare choices, LLM settings
     replays      cached replay, token stats and compare of the loaded transcript
     navigation   the selected request, page paths, the empty state and the sidebar
     sweep        the Sweep page: sessions to sweep over, the last result, loading a trial as the config
@@ -56,7 +57,9 @@ from .settings import (
     config_for_choice,
     config_restored,
     get_config,
+    baseline_settings,
     get_preset_name,
+    get_settings,
     llm_settings,
     preset_picked,
     recorded_mode,
@@ -69,6 +72,7 @@ from .settings import (
     set_llm_settings,
     set_preset,
     set_recorded_mode,
+    set_settings,
     set_session_window,
     widget_generation,
 )
@@ -109,6 +113,9 @@ __all__ = [
     "transcript_format",
     "get_config",
     "set_config",
+    "get_settings",
+    "set_settings",
+    "baseline_settings",
     "get_preset_name",
     "set_preset",
     "preset_picked",

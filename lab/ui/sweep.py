@@ -22,7 +22,7 @@ import streamlit as st
 from ..core.messages import Transcript
 from ..errors import ConfigError, TranscriptError
 from . import keys
-from .settings import get_config, set_config
+from .settings import get_config, get_settings, set_config
 from .transcript import _load_sample_cached, _sample_paths, get_transcript, transcript_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,7 +75,7 @@ def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], tri
 
     transcripts, names = _transcripts(sources)
     named = [t.model_copy(update={"meta": t.meta.model_copy(update={"source_path": n})}) for t, n in zip(transcripts, names, strict=True)]
-    result = sweep(named, space, trials=trials, objectives=list(objectives), base=get_config(), seed=seed,
+    result = sweep(named, space, trials=trials, objectives=list(objectives), base=get_config(), settings=get_settings(), seed=seed,
                    population=population, allow_failures=allow_failures, progress=progress)
     st.session_state[_RESULT] = result
     st.session_state.pop(_PICKED, None)

@@ -3,7 +3,8 @@
 The specs (dotted path, widget kind, bounds, help) come from ``lab.fields``,
 shared with the notebook explorer, which documents how a field's type picks
 its widget. ``render_fields`` draws the specs; ``config_form`` lays out a
-``CompactionConfig`` with one section per stage.
+``CompactionConfig`` with one section per stage, then the ``ReplaySettings``
+beside it (paths under ``replay.``, see ``lab.fields.settings_specs``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import streamlit as st
 
 from ..core.config import STAGE_FIELDS, CompactionConfig
-from ..core.relevance import inactive_fields
 from ..errors import ConfigError
 # The specs are Streamlit-free and shared with the notebook explorer; re-exported here for the pages.
 from ..fields import (
+    SETTINGS_GROUP,
     FieldSpec,
     WidgetKind,
     config_choices,
@@ -28,11 +29,15 @@ from ..fields import (
     from_widget,
     get_path,
     humanize,
+    inactive_run_fields,
+    run_values,
+    run_with_value,
+    settings_specs,
     to_widget,
     with_value,
 )
-from ..fields import flat_values as _flat_values
 from ..replayer.prices import row_names, with_row
+from ..replayer.settings import ReplaySettings
 
 __all__ = [
     "FieldSpec",
@@ -152,24 +157,30 @@ def render_fields(
 
 
 def update_config(spec: FieldSpec, value: Any) -> None:
-    """on_change callback of the config widgets: set one field in the session's config, validated."""
+    """on_change callback of the config widgets: set one field of the session's config or replay settings, validated."""
     from . import state
 
     try:
         if spec.path == PRICE_ROW_PATH:
             # Picking a row fills in its four prices: the number widgets are rebuilt to show them.
-            cfg = state.get_config().model_copy(deep=True)
-            cfg.replay.pricing = with_row(cfg.replay.pricing, str(value), cfg.replay.cache.ttl_seconds)
-            state.set_config(cfg)
-        else:
-            state.set_config(with_value(state.get_config(), spec.path, value), sync_widgets=False)
+            rs = state.get_settings().model_copy(deep=True)
+            rs.pricing = with_row(rs.pricing, str(value), rs.cache.ttl_seconds)
+            state.set_settings(rs)
+            return
+        cfg, rs = state.get_config(), state.get_settings()
+        new_cfg, new_rs = run_with_value(cfg, rs, spec.path, value)
+        if new_cfg is not cfg:
+            state.set_config(new_cfg, sync_widgets=False)
+        if new_rs is not rs:
+            state.set_settings(new_rs, sync_widgets=False)
     except ConfigError as e:
         state.set_config_error(str(e))
 
 
 def _specs() -> list[FieldSpec]:
-    """The config's specs, the price table's row names offered for ``replay.pricing.model``."""
-    return [replace(s, kind="select", options=("", *row_names())) if s.path == PRICE_ROW_PATH else s for s in config_specs()]
+    """The config's specs then the replay settings', the price table's row names offered for ``replay.pricing.model``."""
+    specs = [*config_specs(), *settings_specs()]
+    return [replace(s, kind="select", options=("", *row_names())) if s.path == PRICE_ROW_PATH else s for s in specs]
 
 
 def config_fields(
@@ -177,43 +188,52 @@ def config_fields(
     paths: Sequence[str],
     *,
     key_prefix: str,
+    settings: ReplaySettings | None = None,
     changed: Iterable[str] = (),
     baseline: CompactionConfig | None = None,
+    baseline_settings: ReplaySettings | None = None,
     on_change: OnChange | None = None,
     columns: int = 1,
 ) -> dict[str, Any]:
-    """A few settings by path (e.g. quick knobs beside a chart), from the same generated specs."""
+    """A few settings by path (e.g. quick knobs beside a chart), from the same generated specs.
+
+    ``replay.`` paths are replay settings, read from ``settings`` (default: ReplaySettings()).
+    """
     by_path = {s.path: s for s in _specs()}
     unknown = [p for p in paths if p not in by_path]
     if unknown:
         raise ConfigError(f"no config field {', '.join(unknown)}")
+    rs = settings if settings is not None else ReplaySettings()
     # Out of their section, labels name the stage too: "Watermark ratio", not "Ratio".
     specs = [replace(by_path[p], label=humanize(p.replace(".", " "))) for p in paths]
-    base = _flat_values(baseline, specs) if baseline is not None else {}
-    return render_fields(specs, _flat_values(config, specs), key_prefix=key_prefix, changed=changed,
-                         baseline=base, on_change=on_change, columns=columns, inactive=inactive_fields(config))
+    base = run_values(baseline, baseline_settings or ReplaySettings(), specs) if baseline is not None else {}
+    return render_fields(specs, run_values(config, rs, specs), key_prefix=key_prefix, changed=changed,
+                         baseline=base, on_change=on_change, columns=columns, inactive=inactive_run_fields(config, rs))
 
 
 def config_form(
     config: CompactionConfig,
     *,
     key_prefix: str,
+    settings: ReplaySettings | None = None,
     changed: Iterable[str] = (),
     baseline: CompactionConfig | None = None,
+    baseline_settings: ReplaySettings | None = None,
     on_change: OnChange | None = None,
 ) -> dict[str, Any]:
-    """The whole config: window and counter, then one section per stage in pipeline order, then replay settings."""
+    """The whole config: window and counter, then one section per stage in pipeline order, then the replay settings."""
     specs = _specs()
+    rs = settings if settings is not None else ReplaySettings()
     changed = set(changed)
-    values = _flat_values(config, specs)
-    base = _flat_values(baseline, specs) if baseline is not None else {}
+    values = run_values(config, rs, specs)
+    base = run_values(baseline, baseline_settings or ReplaySettings(), specs) if baseline is not None else {}
     draw = partial(render_fields, key_prefix=key_prefix, changed=changed, baseline=base, on_change=on_change,
-                   inactive=inactive_fields(config))
+                   inactive=inactive_run_fields(config, rs))
     out = draw([s for s in specs if not s.group], values, columns=2)
-    for group in (*STAGE_FIELDS, "replay"):
+    for group in (*STAGE_FIELDS, SETTINGS_GROUP):
         inner = [s for s in specs if s.group == group]
         n = sum(1 for s in inner if s.path in changed)
-        sub = getattr(config, group)
+        sub = getattr(config, group, None)
         state = "" if getattr(sub, "enabled", True) else " (off)"
         title = f"{humanize(group)}{state}" + (f"  {MARK} {n} changed" if n else "")
         with st.expander(title, expanded=bool(n)):

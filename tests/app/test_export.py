@@ -15,6 +15,7 @@ from lab.core import Compactor, CompactionConfig, dump_config, load_config, pres
 from lab.errors import ConfigError
 from lab.formats import load
 from lab.replayer import Report, replay
+from lab.replayer.settings import ReplaySettings, load_settings
 from lab.ui import export
 from tests.builders import session
 from tests.conftest import ROOT, SAMPLES
@@ -128,8 +129,12 @@ class TestPage:
         at = page_test().run()
         assert not at.exception
         files = payloads(at, downloads)
-        assert set(files) == {"lab.export.config.json", "lab.export.config.yaml", "lab.export.config.toml"}
-        assert load_config(files["lab.export.config.json"], "json") == preset("minicode")
+        assert set(files) == {f"lab.export.{kind}.{fmt}" for kind in ("config", "settings") for fmt in ("json", "yaml", "toml")}
+        # The agent config alone: no replay section, so an agent loads it without a warning (warnings are errors here).
+        agent = json.loads(files["lab.export.config.json"])
+        assert "replay" not in agent and load_config(files["lab.export.config.json"], "json") == preset("minicode")
+        for fmt in ("json", "yaml", "toml"):
+            assert load_settings(files[f"lab.export.settings.{fmt}"], fmt) == ReplaySettings()  # type: ignore[arg-type]
         assert "Compactor(load_config('compaction.json'))" in at.code[0].value
         assert at.button(key="lab.load_sample"), "a one-click sample for the rest"
 
@@ -161,6 +166,20 @@ class TestPage:
         assert any("Settings restored" in s.value for s in at.success)
         assert yaml.safe_load(at.session_state["lab.config"].model_dump_json()) == yaml.safe_load(cfg.model_dump_json())
 
+    def test_an_old_config_upload_applies_both_halves_and_says_so(self) -> None:
+        cfg = preset("mewcode")
+        cfg.window = 123_000
+        old = {**cfg.model_dump(mode="json"), "replay": {"seconds_per_request": 12.0, "pricing": {"input_per_mtok": 4.0}}}
+        at = page_test(SMALL).run()
+        at.file_uploader(key="lab.export.upload").upload("old.json", json.dumps(old).encode(), "application/json").run()
+        assert not at.exception and not at.error
+        assert any("'replay' section" in i.value and "Settings restored" in i.value for i in at.info)
+        assert at.session_state["lab.config"] == cfg
+        settings = at.session_state["lab.replay_settings"]
+        assert settings.seconds_per_request == 12.0 and settings.pricing.input_per_mtok == 4.0
+        # The settings download now carries them, the config download does not.
+        assert "replay" not in json.loads(export.config_file(at.session_state["lab.config"]).data)
+
     def test_bad_config_upload_names_the_field(self) -> None:
         at = page_test(SMALL).run()
         at.file_uploader(key="lab.export.upload").upload("bad.json", b'{"window": 5}', "application/json").run()
@@ -189,7 +208,7 @@ def test_an_api_key_is_never_exported(
     for shape in ("anthropic", "openai"):
         at.radio(key="lab.export.shape").set_value(shape).run()
         files = payloads(at, downloads)
-        assert len(files) == 5
+        assert len(files) == 8
         for name, data in files.items():
             assert KEY.encode() not in data, name
     assert all(KEY.encode() not in data for _, data in downloads.values())

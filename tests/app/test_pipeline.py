@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from lab.core.config import STAGE_FIELDS, CompactionConfig
 from lab.core.presets import preset, preset_names
 from lab.errors import ConfigError
+from lab.fields import settings_specs
 from lab.ui import widgets
 from tests.app.conftest import load_sample, metrics, no_exception, switch_to, widget_keys
 
@@ -34,7 +35,7 @@ def _session_config(at: AppTest) -> CompactionConfig:
 
 class TestGeneratedWidgets:
     def test_every_setting_has_exactly_one_widget(self, pipeline: AppTest) -> None:
-        paths = {s.path for s in widgets.config_specs()}
+        paths = {s.path for s in [*widgets.config_specs(), *settings_specs()]}
         assert widget_keys(pipeline, KEY) == paths
         # window, counter, a toggle per stage and the replay settings are all there
         assert {"window", "counter", "replay.pricing.input_per_mtok", "replay.cache.ttl_seconds"} <= paths
@@ -213,19 +214,21 @@ class TestIdleKnobs:
         assert claude_code.number_input(key="cfg1:watermark.safety_margin").disabled
 
     def test_every_disabled_widget_is_one_the_core_calls_idle(self, claude_code: AppTest) -> None:
-        from lab.core.relevance import inactive_fields
+        from lab.fields import inactive_run_fields
 
         kinds = (claude_code.toggle, claude_code.selectbox, claude_code.slider, claude_code.number_input,
                  claude_code.text_input, claude_code.text_area)
         disabled = {str(w.key)[len("cfg1:"):] for kind in kinds for w in kind if str(w.key or "").startswith("cfg1:") and w.disabled}
-        assert disabled == set(inactive_fields(_session_config(claude_code))) and disabled
+        found = inactive_run_fields(_session_config(claude_code), claude_code.session_state["lab.replay_settings"])
+        assert disabled == set(found) and disabled
 
 
 class TestPricing:
     def test_picking_a_row_sets_its_prices(self, pipeline: AppTest) -> None:
         pipeline.selectbox(key=KEY + "replay.pricing.model").set_value("GPT-4.1").run()
         no_exception(pipeline)
-        pricing = _session_config(pipeline).replay.pricing
+        pricing = pipeline.session_state["lab.replay_settings"].pricing
+        assert "replay" not in _session_config(pipeline).model_dump()
         assert (pricing.model, pricing.input_per_mtok, pricing.cache_read_per_mtok, pricing.output_per_mtok) == ("GPT-4.1", 2.0, 0.5, 8.0)
         # The number widgets are rebuilt to show the row's numbers.
         assert pipeline.number_input(key="cfg1:replay.pricing.input_per_mtok").value == 2.0

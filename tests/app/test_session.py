@@ -224,7 +224,7 @@ class TestRecordedCompactions:
         toggle.set_value(False).run()
         no_exception(app)
         assert "honoured, as the agent did" in " ".join(i.value for i in app.info)
-        assert app.session_state["lab.config"].replay.recorded_compactions == "keep"
+        assert app.session_state["lab.replay_settings"].recorded_compactions == "keep"
 
     def test_a_session_without_recorded_compactions_shows_no_toggle(self, app: AppTest) -> None:
         keys = {t.key for t in app.toggle}

@@ -161,7 +161,7 @@ class TestCostYouCanTrust:
 
         switch_to(app, "timeline")
         # The sample's model is claude-sonnet-4-5: billed at that row, named with its date and numbers.
-        assert app.session_state["lab.config"].replay.pricing.model == "Claude Sonnet 4.5"
+        assert app.session_state["lab.replay_settings"].pricing.model == "Claude Sonnet 4.5"
         text = self._captions(app)
         assert "Claude Sonnet 4.5 prices" in text and PRICES_TAKEN in text and "input $3.00" in text
         assert "The session's model 'claude-sonnet-4-5' is Claude Sonnet 4.5." in text
@@ -172,7 +172,7 @@ class TestCostYouCanTrust:
         bare_app.selectbox(key="session.sample").set_value("codex-rollout-forecast.jsonl").run()
         bare_app.button(key="session.load_sample").click().run()
         switch_to(bare_app, "timeline")
-        pricing = bare_app.session_state["lab.config"].replay.pricing
+        pricing = bare_app.session_state["lab.replay_settings"].pricing
         assert (pricing.model, pricing.input_per_mtok, pricing.cache_read_per_mtok) == ("GPT-5", 1.25, 0.125)
         assert "GPT-5 prices" in self._captions(bare_app)
 
@@ -182,7 +182,7 @@ class TestCostYouCanTrust:
         key = next(str(w.key) for w in app.number_input if str(w.key or "").endswith(":replay.pricing.input_per_mtok"))
         app.number_input(key=key).set_value(4.0).run()
         switch_to(app, "timeline")
-        assert app.session_state["lab.config"].replay.pricing.input_per_mtok == 4.0
+        assert app.session_state["lab.replay_settings"].pricing.input_per_mtok == 4.0
         assert "Custom prices, edited from Claude Sonnet 4.5" in self._captions(app)
 
     def test_no_change_instead_of_a_zero_saving(self, app: AppTest) -> None:

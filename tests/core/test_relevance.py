@@ -1,4 +1,7 @@
-"""inactive_fields: every setting it calls idle really changes nothing, and the ones the issue names are caught."""
+"""inactive_fields: every setting it calls idle really changes nothing, and the ones the issue names are caught.
+
+The replay settings' half (``settings_relevance``) is tested beside them, in tests/replayer/test_settings.py.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,6 @@ def _variants() -> dict[str, CompactionConfig]:
     out = {name: preset(name) for name in preset_names()}
     edits: dict[str, dict[str, Any]] = {
         "minicode+llm": {"summary.summarizer": "anthropic", "summary.llm_base_url": "http://127.0.0.1:9/v1"},
-        "minicode+cache-off": {"replay.cache.enabled": False},
         "minicode+token-trigger": {"microcompact.mode": "token_trigger", "microcompact.trigger_window_share": 0.5},
         "minicode+always": {"microcompact.mode": "always"},
         "minicode+one-attempt": {"recovery.max_attempts": 1},
@@ -70,7 +72,7 @@ def _other_value(cfg: CompactionConfig, path: str) -> Any:
 
 def _fingerprint(report: Any) -> Any:
     # Notes say what the replay was asked for (e.g. an LLM summarizer it had no key for), not what it did.
-    return report.model_dump(exclude={"config", "label", "meta", "notes"})
+    return report.model_dump(exclude={"config", "settings", "label", "meta", "notes"})
 
 
 @pytest.fixture(scope="module")

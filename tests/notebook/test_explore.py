@@ -95,6 +95,18 @@ class TestReplayOnChange:
         cfg.window = 100_000
         assert ex.config.window == 48_000
 
+    def test_replay_settings_are_controls_beside_the_config(self, session: Transcript) -> None:
+        ex = explore(session, "minicode", settings={"pricing": {"input_per_mtok": 1.0}}, window=WINDOW)
+        assert ex.settings.pricing.input_per_mtok == 1.0 and ex.report.settings["pricing"]["input_per_mtok"] == 1.0
+        cost = ex.report.total_cost
+        ex.set("replay.pricing.input_per_mtok", 0.1)
+        assert ex.settings.pricing.input_per_mtok == 0.1 and ex.report.total_cost < cost
+        assert "replay" not in ex.config.model_dump()
+        # Cache off: its TTL goes idle, said in the tooltip, as for config fields.
+        ex.set("replay.cache.enabled", False)
+        ttl = ex.controls.widgets["replay.cache.ttl_seconds"]
+        assert ttl.disabled and "No effect now" in ttl.tooltip
+
     def test_unknown_path_is_an_error(self, ex: Explorer) -> None:
         with pytest.raises(lab.LabError, match="no config control"):
             ex.set("watermark.nope", 1)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lab.core.messages import Message, TextBlock, ToolResultBlock
-from lab.core.presets import preset
-from lab.core.replay_settings import CacheConfig, PricingConfig
+from lab.replayer.settings import CacheConfig, PricingConfig, ReplaySettings
 from lab.core.tokens import MiniCodeCounter
 from lab.replayer import PromptCache, replay, request_cost
 from lab.replayer.cache import CacheStep
@@ -58,15 +57,13 @@ class TestHandBuiltThreeRequests:
         assert report.cache_hit_ratio_uncompacted == pytest.approx(report.cache_hit_ratio)
 
     def test_a_one_hour_ttl_keeps_the_third_request_warm(self) -> None:
-        c = preset("minicode")
-        c.replay.cache.ttl_seconds = 3600
-        row = replay(self._transcript(), c).rows[2]
+        s = ReplaySettings()
+        s.cache.ttl_seconds = 3600
+        row = replay(self._transcript(), "minicode", settings=s).rows[2]
         assert (row.cached_tokens, row.cache_write_tokens) == (1416, 308)
 
     def test_no_cache_means_everything_is_uncached(self) -> None:
-        c = preset("minicode")
-        c.replay.cache.enabled = False
-        report = replay(self._transcript(), c)
+        report = replay(self._transcript(), "minicode", settings={"cache": {"enabled": False}})
         assert all(r.cached_tokens == r.cache_write_tokens == 0 and r.uncached_tokens == r.sent_tokens for r in report.rows)
         assert report.rows[0].cost == pytest.approx((1108 * 3 + 104 * 15) / 1e6)
 

@@ -166,10 +166,7 @@ class TestClock:
         assert [r.time for r in report.rows] == [1_000.0, 1_010.0, 2_000.0]
 
     def test_simulated_clock_when_asked(self) -> None:
-        c = preset("minicode")
-        c.replay.use_timestamps = False
-        c.replay.seconds_per_request = 45
-        report = replay(self._timed(), c)
+        report = replay(self._timed(), "minicode", settings={"use_timestamps": False, "seconds_per_request": 45})
         assert report.clock == "simulated"
         assert [r.time for r in report.rows] == [EPOCH, EPOCH + 45, EPOCH + 90]
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lab.core.messages import Boundary, Message, TextBlock, ToolResultBlock, ToolUseBlock, Transcript
 from lab.core.presets import preset
-from lab.core.replay_settings import CacheConfig
+from lab.replayer.settings import CacheConfig
 from lab.core.tokens import MiniCodeCounter
 from lab.formats import load
 from lab.generator import GeneratorConfig, generate

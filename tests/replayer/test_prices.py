@@ -6,14 +6,13 @@ from datetime import date
 
 import pytest
 
-from lab.core.config import CompactionConfig, dump_config, load_config
 from lab.core.presets import preset
-from lab.core.replay_settings import DEFAULT_PRICE_ROW, PricingConfig
+from lab.replayer.settings import DEFAULT_PRICE_ROW, PricingConfig, ReplaySettings, dump_settings, load_settings, split_config
 from lab.replayer import replay
 from lab.replayer.prices import (
     PRICE_ROWS,
     PRICES_TAKEN,
-    describe_config,
+    describe_settings,
     describe_pricing,
     explain_pricing,
     match_model,
@@ -89,19 +88,19 @@ class TestMatching:
 class TestConfig:
     @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
     def test_an_exported_row_round_trips(self, fmt: str) -> None:
-        cfg = preset("mewcode")
-        cfg.replay.pricing = with_row(cfg.replay.pricing, "GPT-5 mini")
-        back = load_config(dump_config(cfg, fmt), fmt)  # type: ignore[arg-type]
-        assert back.replay.pricing == cfg.replay.pricing and back.replay.pricing.model == "GPT-5 mini"
+        settings = ReplaySettings()
+        settings.pricing = with_row(settings.pricing, "GPT-5 mini")
+        back = load_settings(dump_settings(settings, fmt), fmt)  # type: ignore[arg-type]
+        assert back.pricing == settings.pricing and back.pricing.model == "GPT-5 mini"
 
     def test_an_old_config_without_a_model_still_loads(self) -> None:
-        data = preset("minicode").model_dump(mode="json")
+        data = {**preset("minicode").model_dump(mode="json"), "replay": ReplaySettings().model_dump(mode="json")}
         del data["replay"]["pricing"]["model"]
         data["replay"]["pricing"]["input_per_mtok"] = 4.0
-        cfg = CompactionConfig.model_validate(data)
-        assert cfg.replay.pricing.input_per_mtok == 4.0
+        _, settings, _ = split_config(data)
+        assert settings is not None and settings.pricing.input_per_mtok == 4.0
         # Its numbers are not the default row's any more: said, not hidden.
-        assert describe_pricing(cfg.replay.pricing).startswith("Custom prices, edited from")
+        assert describe_pricing(settings.pricing).startswith("Custom prices, edited from")
 
     def test_unknown_row_keeps_the_numbers_as_custom(self) -> None:
         p = with_row(PricingConfig(input_per_mtok=9), "no such model")
@@ -109,20 +108,20 @@ class TestConfig:
         assert describe_pricing(p).startswith("Custom prices:")
 
     def test_describe_names_row_date_and_numbers(self) -> None:
-        text = describe_config(preset("minicode").model_dump(mode="json"))
+        text = describe_settings(ReplaySettings().model_dump(mode="json"))
         assert DEFAULT_PRICE_ROW in text and PRICES_TAKEN in text and "$3.00" in text and "$0.30" in text
 
     def test_explain_compares_with_the_sessions_model(self) -> None:
-        cfg = preset("minicode")
+        cfg = ReplaySettings()
         assert "is GPT-4.1, not these prices' row" in explain_pricing(cfg, "gpt-4.1")
-        cfg.replay.pricing = with_row(cfg.replay.pricing, "GPT-4.1")
+        cfg.pricing = with_row(cfg.pricing, "GPT-4.1")
         assert explain_pricing(cfg, "gpt-4.1").endswith("The session's model 'gpt-4.1' is GPT-4.1.")
         assert "does not name its model" in explain_pricing(cfg, None)
 
     def test_the_replay_bills_with_the_chosen_row(self) -> None:
         t = SAMPLES / "generated-small.lab.json"
-        sonnet, nano = preset("minicode"), preset("minicode")
-        nano.replay.pricing = with_row(nano.replay.pricing, "GPT-4.1 nano")
-        a, b = replay(t, sonnet), replay(t, nano)
+        nano = ReplaySettings()
+        nano.pricing = with_row(nano.pricing, "GPT-4.1 nano")
+        a, b = replay(t, "minicode"), replay(t, "minicode", settings=nano)
         assert a.total_cost > 0 and b.total_cost < a.total_cost
-        assert b.config["replay"]["pricing"]["model"] == "GPT-4.1 nano"
+        assert b.settings["pricing"]["model"] == "GPT-4.1 nano" and "replay" not in b.config

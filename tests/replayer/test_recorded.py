@@ -14,6 +14,7 @@ from lab.errors import ConfigError
 from lab.formats import dump, load, openhands
 from lab.replayer import compare
 from lab.replayer.recorded import apply_recorded, find_recorded
+from lab.replayer.settings import ReplaySettings
 from tests import builders as b
 
 FIRST = "Please fix the failing parser test in src/parse.py and keep the public API unchanged."
@@ -199,11 +200,13 @@ class TestReplay:
         assert kept.first_request_kept is False
         assert undone.recorded[0].action == "undone" and any("recorded compaction" in n for n in undone.notes)
 
-    def test_mode_comes_from_the_config_and_round_trips_in_the_report(self, tmp_path: Path) -> None:
-        cfg = lab.preset("minicode")
-        cfg.replay.recorded_compactions = "keep"
-        report = lab.replay(load(_claude_code(tmp_path)), cfg, window=32_000)
-        assert report.recorded_compactions_mode == "keep"
+    def test_mode_comes_from_the_settings_and_round_trips_in_the_report(self, tmp_path: Path) -> None:
+        settings = ReplaySettings(recorded_compactions="keep")
+        report = lab.replay(load(_claude_code(tmp_path)), "minicode", settings=settings, window=32_000)
+        assert report.recorded_compactions_mode == "keep" and report.settings["recorded_compactions"] == "keep"
+        # The keyword overrides the settings.
+        undone = lab.replay(load(_claude_code(tmp_path)), "minicode", settings=settings, window=32_000, recorded_compactions="undo")
+        assert undone.recorded_compactions_mode == "undo"
         again = lab.Report.from_dict(json.loads(json.dumps(report.to_dict())))
         assert again.recorded_compactions_mode == "keep" and again.recorded == report.recorded
 

@@ -6,7 +6,7 @@ import pytest
 
 from lab.core.messages import Message, TextBlock, ToolResultBlock
 from lab.core.presets import preset
-from lab.core.replay_settings import RetentionWeights
+from lab.replayer.settings import RetentionWeights
 from lab.core.store import MemoryStore
 from lab.replayer import replay, retention, targets
 from tests.builders import assistant, call_and_result, system, tool_call, user

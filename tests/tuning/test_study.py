@@ -166,8 +166,8 @@ class TestExport:
 class TestScheduling:
     def _fake_grid(self, calls: list[dict], error: str | None = None) -> Any:
         def run_grid(transcripts: Any, configs: Any, *, names: Any, labels: Any, progress: Any, processes: int = 1, ray: str | None = None,
-                     probe: Any = None) -> Any:
-            calls.append({"processes": processes, "ray": ray, "configs": len(configs), "probe": probe})
+                     probe: Any = None, settings: Any = None) -> Any:
+            calls.append({"processes": processes, "ray": ray, "configs": len(configs), "probe": probe, "settings": settings})
             row = {"cost": 1.0, "peak_sent": 1, "needed_later_recall": 1.0, "retention_score": 1.0, "failures": 0, "invalid_requests": 0, "overflows": 0}
             return [[Cell(i, j, None if error else row, error) for j in range(len(transcripts))] for i in range(len(configs))]
 
@@ -180,6 +180,12 @@ class TestScheduling:
         assert [c["ray"] for c in calls] == ["auto", "auto"] and [c["configs"] for c in calls] == [4, 1]
         sweep(sessions, SPACE, **{**KW, "trials": 2}, processes=2)
         assert calls[-1]["processes"] == 2
+
+    def test_one_settings_reaches_every_grid_call(self, sessions: list[lab.Transcript], monkeypatch: pytest.MonkeyPatch) -> None:
+        calls: list[dict] = []
+        monkeypatch.setattr(study_module, "run_grid", self._fake_grid(calls))
+        sweep(sessions, SPACE, **{**KW, "trials": 5}, settings={"pricing": {"input_per_mtok": 0.5}})
+        assert len(calls) == 2 and all(c["settings"].pricing.input_per_mtok == 0.5 for c in calls)
 
     def test_processes_and_ray_are_exclusive(self, sessions: list[lab.Transcript], monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(study_module, "run_grid", self._fake_grid([]))

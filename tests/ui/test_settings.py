@@ -50,6 +50,27 @@ def test_a_config_upload_applies_once_and_keeps_what_came_of_it() -> None:
     assert status == "error" and "bad.json" in message and "window" in message
 
 
+def _replay_settings_script() -> None:
+    import streamlit as st
+
+    from lab.replayer.settings import ReplaySettings
+    from lab.ui import state
+
+    fresh = state.get_settings() == ReplaySettings()
+    state.set_settings(ReplaySettings(seconds_per_request=12))
+    state.set_recorded_mode("keep")
+    marked = sorted(p for p in state.changed_fields() if p.startswith("replay."))
+    # A preset switch is about the config: the replay settings stay.
+    state.set_preset("mewcode")
+    kept = state.get_settings()
+    st.text(repr((fresh, marked, kept.seconds_per_request, state.recorded_mode())))
+
+
+def test_the_replay_settings_sit_beside_the_config_with_their_marks() -> None:
+    (line,) = _run(_replay_settings_script)
+    assert line == "(True, ['replay.recorded_compactions', 'replay.seconds_per_request'], 12.0, 'keep')"
+
+
 def _preset_picker_script() -> None:
     import streamlit as st
 

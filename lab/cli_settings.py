@@ -1,0 +1,51 @@
+"""What a CLI command runs with: the agent config (``--config`` / ``--preset``) and the replay settings (``--settings``).
+
+A config file exported before the split may still hold the replay settings
+under ``replay``: they are used, and a ``note:`` line on stderr says where they
+came from. ``--settings FILE`` wins over them; ``--recorded-compactions`` wins
+over both. Bad files raise ``ConfigError`` (``lab.cli`` prints one line, exits 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core.config import CompactionConfig
+    from .replayer.settings import ReplaySettings
+
+__all__ = ["SETTINGS_HELP", "add_settings_option", "read_config", "run_inputs"]
+
+SETTINGS_HELP = ("Replay settings file (JSON, YAML or TOML): prices, prompt cache, retention weights, clock, recorded compactions; "
+                 "default: the lab's defaults, or the 'replay' section of an old --config file.")
+
+
+def add_settings_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--settings", help=SETTINGS_HELP)
+
+
+def read_config(path: str) -> tuple[CompactionConfig, ReplaySettings | None]:
+    """A config file's agent config and the replay settings it carried (old files), each note printed on stderr."""
+    from .replayer.settings import load_split
+
+    cfg, carried, notes = load_split(path)
+    for note in notes:
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return cfg, carried
+
+
+def run_inputs(args: argparse.Namespace) -> tuple[CompactionConfig, ReplaySettings]:
+    """The command's config (a file's config, else the ``--preset``) and its replay settings."""
+    from .core.presets import preset
+    from .replayer.settings import load_settings, resolve_settings
+
+    carried: ReplaySettings | None = None
+    if getattr(args, "config", None):
+        cfg, carried = read_config(args.config)
+    else:
+        cfg = preset(args.preset)
+    path = getattr(args, "settings", None)
+    settings = load_settings(path) if path else carried
+    return cfg, resolve_settings(settings, getattr(args, "recorded_compactions", None))
