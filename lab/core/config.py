@@ -34,7 +34,7 @@ from .stages.spill import SpillConfig
 from .stages.summary import SummaryConfig
 from .stages.watermark import WatermarkConfig
 
-__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "MOVED_SECTION", "load_config", "dump_config", "parse_config", "read_config_data"]
+__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "MOVED_SECTION", "load_config", "dump_config", "parse_config", "read_config_data", "describe_error"]
 
 ConfigFormat = Literal["json", "yaml", "toml"]
 
@@ -60,11 +60,12 @@ class CompactionConfig(BaseModel):
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
 
 
-def _describe(err: ValidationError) -> str:
+def describe_error(err: ValidationError, what: str = "config field ") -> str:
+    """A validation failure as one line: ``what``, the first failing field's path, its message, how many more."""
     first = err.errors()[0]
     loc = ".".join(str(p) for p in first["loc"]) or "<root>"
     more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return f"config field {loc}: {first['msg']}{more}"
+    return f"{what}{loc}: {first['msg']}{more}"
 
 
 def parse_config(data: Any) -> CompactionConfig:
@@ -82,7 +83,7 @@ def parse_config(data: Any) -> CompactionConfig:
     try:
         return CompactionConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(_describe(e)) from None
+        raise ConfigError(describe_error(e)) from None
 
 
 def _format_of(path: Path, fmt: str | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..core.config import MOVED_SECTION, CompactionConfig, ConfigFormat, dump_config, parse_config, read_config_data
+from ..core.config import MOVED_SECTION, CompactionConfig, ConfigFormat, describe_error, dump_config, parse_config, read_config_data
 from ..errors import ConfigError
 
 __all__ = [
@@ -96,13 +96,6 @@ class ReplaySettings(_Settings):
 SettingsLike = ReplaySettings | Mapping[str, Any] | None
 
 
-def _describe(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "<root>"
-    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-    return f"replay settings field {loc}: {first['msg']}{more}"
-
-
 def parse_settings(data: Any) -> ReplaySettings:
     """Validated settings from a mapping; every failure is a ``ConfigError`` naming the field."""
     if not isinstance(data, Mapping):
@@ -110,7 +103,7 @@ def parse_settings(data: Any) -> ReplaySettings:
     try:
         return ReplaySettings.model_validate(dict(data))
     except ValidationError as e:
-        raise ConfigError(_describe(e)) from None
+        raise ConfigError(describe_error(e, "replay settings field ")) from None
 
 
 def resolve_settings(settings: SettingsLike = None, recorded_compactions: str | None = None) -> ReplaySettings:
@@ -160,7 +153,7 @@ def split_config(data: Any) -> tuple[CompactionConfig, ReplaySettings | None, li
     try:
         settings = ReplaySettings.model_validate(section) if isinstance(section, Mapping) else parse_settings(section)
     except ValidationError as e:
-        raise ConfigError(_describe(e).replace("replay settings field ", f"config field {MOVED_SECTION}.", 1)) from None
+        raise ConfigError(describe_error(e, f"config field {MOVED_SECTION}.")) from None
     return cfg, settings, [MOVED_NOTE]
 
 
