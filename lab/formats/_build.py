@@ -44,16 +44,22 @@ __all__ = [
     "need_dict",
     "text_block",
     "parts_text",
+    "text_parts",
 ]
 
 
-def parts_text(content: Any) -> str:
-    """A raw message content's text: a string as is, or the ``text`` of its parts joined (other parts give nothing)."""
+def text_parts(content: Any) -> list[str]:
+    """A raw message content's text parts: a string as its one part, or the ``text`` of each part (other parts give nothing)."""
     if isinstance(content, str):
-        return content
+        return [content]
     if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
+        return [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return []
+
+
+def parts_text(content: Any) -> str:
+    """A raw message content's text: its ``text_parts`` joined."""
+    return "\n".join(text_parts(content))
 
 
 class Loc:

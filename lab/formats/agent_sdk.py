@@ -250,6 +250,36 @@ class _Thread:
         self.last_assistant = None
 
 
+# -- the result record's extras ----------------------------------------------------------------
+
+_DENIALS_LISTED = 5
+# modelUsage's per-model counters (camelCase, as the CLI writes them), in the order they are listed.
+_MODEL_COUNTS = (("inputTokens", "in"), ("outputTokens", "out"), ("cacheReadInputTokens", "cache read"), ("cacheCreationInputTokens", "cache write"))
+
+
+def _model_usage(value: Any) -> list[str]:
+    """A result's ``modelUsage`` (tokens and cost per model the run called, subagents' included), one line each."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for model, counts in value.items():
+        if not isinstance(model, str) or not isinstance(counts, dict):
+            continue
+        facts = [f"{label} {n}" for key, label in _MODEL_COUNTS if isinstance(n := counts.get(key), int) and not isinstance(n, bool)]
+        cost = counts.get("costUSD")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            facts.append(f"${cost:g}")
+        out.append(f"{model} ({', '.join(facts)})" if facts else model)
+    return out
+
+
+def _denials(value: Any) -> list[str]:
+    """A result's ``permission_denials``: each refused call as its tool name and id."""
+    if not isinstance(value, list):
+        return []
+    return [f"{_str(d.get('tool_name')) or 'a tool'} ({_str(d.get('tool_use_id')) or 'no id'})" for d in value if isinstance(d, dict)]
+
+
 class _Session:
     """One file's records, sorted into the main thread and one thread per subagent call."""
 
@@ -587,31 +617,3 @@ FORMAT = register(
         read=read,
     )
 )
-
-
-_DENIALS_LISTED = 5
-# modelUsage's per-model counters (camelCase, as the CLI writes them), in the order they are listed.
-_MODEL_COUNTS = (("inputTokens", "in"), ("outputTokens", "out"), ("cacheReadInputTokens", "cache read"), ("cacheCreationInputTokens", "cache write"))
-
-
-def _model_usage(value: Any) -> list[str]:
-    """A result's ``modelUsage`` (tokens and cost per model the run called, subagents' included), one line each."""
-    if not isinstance(value, dict):
-        return []
-    out = []
-    for model, counts in value.items():
-        if not isinstance(model, str) or not isinstance(counts, dict):
-            continue
-        facts = [f"{label} {n}" for key, label in _MODEL_COUNTS if isinstance(n := counts.get(key), int) and not isinstance(n, bool)]
-        cost = counts.get("costUSD")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-            facts.append(f"${cost:g}")
-        out.append(f"{model} ({', '.join(facts)})" if facts else model)
-    return out
-
-
-def _denials(value: Any) -> list[str]:
-    """A result's ``permission_denials``: each refused call as its tool name and id."""
-    if not isinstance(value, list):
-        return []
-    return [f"{_str(d.get('tool_name')) or 'a tool'} ({_str(d.get('tool_use_id')) or 'no id'})" for d in value if isinstance(d, dict)]

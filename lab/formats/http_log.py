@@ -55,7 +55,7 @@ from urllib.parse import urlsplit
 from ..core.messages import Boundary, ImportNotes, Message, TextBlock, Transcript, TranscriptMeta, Usage
 from ..core.ptl import text_is_ptl
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, openai_usage, parse_timestamp, tool_specs
+from ._build import HistoryBuilder, Loc, openai_usage, parse_timestamp, text_parts, tool_specs
 from .anthropic import request_to_transcript
 from .http_sse import assemble, stream_events
 from .jsonio import iter_log_lines, leading_char, make_probe, read_json
@@ -306,6 +306,8 @@ def _follow_previous(calls: list[_Call], notes: ImportNotes) -> None:
     log, the history is that request's (itself followed the same way) plus that response's output plus this
     input, so the conversation is read as if every request had sent it whole.
     """
+    if not any(c.api == "responses" and isinstance(c.body.get("previous_response_id"), str) for c in calls):
+        return  # nothing continues a stored response: no reply needs reading for its id
     by_id: dict[str, _Call] = {}
     for c in calls:
         if c.api != "responses":
@@ -328,21 +330,9 @@ _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous
 _SUMMARY_ASK = re.compile(r"create a detailed summary of the conversation", re.I)
 
 
-def _texts(message: Any) -> list[str]:
-    """The text parts of one history message or item, in any of the three APIs' shapes."""
-    if not isinstance(message, dict):
-        return []
-    content = message.get("content")
-    if isinstance(content, str):
-        return [content]
-    if isinstance(content, list):
-        return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
-    return []
-
-
 def _continues(call: _Call) -> bool:
     """Whether the request's thread starts with a continuation summary: it follows a compaction."""
-    return call.n > 0 and any(_CONTINUATION.match(t) for t in _texts(call.history[0]))
+    return call.n > 0 and isinstance(call.history[0], dict) and any(_CONTINUATION.match(t) for t in text_parts(call.history[0].get("content")))
 
 
 def _segments(calls: list[_Call]) -> list[tuple[_Call, list[_Call]]]:
@@ -379,7 +369,7 @@ def _segments(calls: list[_Call]) -> list[tuple[_Call, list[_Call]]]:
 
 def _before_compaction(call: _Call) -> _Call:
     """The request that asked for a compaction's summary, as the history it summarised: no instruction, no reply."""
-    if call.n > 1 and call.history[-1].get("role") == "user" and any(_SUMMARY_ASK.search(t) for t in _texts(call.history[-1])):
+    if call.n > 1 and call.history[-1].get("role") == "user" and any(_SUMMARY_ASK.search(t) for t in text_parts(call.history[-1].get("content"))):
         history = call.history[:-1]
         key = "input" if call.api == "responses" else "messages"
         return _Call(call.loc, call.api, {**call.body, key: history}, history, None, call.sent, None, None)

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
+from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
 from ..errors import StoreError
 from .mentions import Lookup, classify, is_multiword, kind, tokens, tool_mentions
@@ -176,11 +177,7 @@ class History:
                 hit = self._hits.put(m, frozenset(self.wanted.intersection(own)) if own is not None else self.compute_hits(m))
             for x in hit:
                 self.occurs.setdefault(x, []).append(i)
-        lead = []
-        for m in self.raw:
-            if m.role != "system" or m.boundary is not None or m.tag == "boundary":
-                break
-            lead.append(m)
+        lead = self.raw[: system_prompt_length(self.raw)]
         self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
 
@@ -270,10 +267,6 @@ class Recall:
     def __init__(self, raw: Sequence[Message], store: SpillStore | None, spill_paths: Mapping[str, str], *, incremental: bool = True) -> None:
         self.store, self.spill_paths, self.incremental = store, spill_paths, incremental
         self.history = History.of(raw)
-        self.raw = self.history.raw
-        self.wanted = self.history.wanted
-        self.system = self.history.system
-        self.boundaries = self.history.boundaries
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
         self._context: list[Message] = []
@@ -281,6 +274,11 @@ class Recall:
         self._paths: Counter[str] = Counter()
         self._reach: Counter[str] = Counter()
         self._spilled: dict[str, frozenset[str] | None] = {}
+
+    @property
+    def wanted(self) -> frozenset[str]:
+        """Every mention any recorded response names."""
+        return self.history.wanted
 
     # -- per message, cached by identity ----------------------------------------------------------
 
@@ -357,15 +355,15 @@ class Recall:
         """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed)."""
         history = self.history
         held, reach = self._update(context)
-        needed = sorted(x for x in history.used(point, end) if x not in self.system and history.seen_before(x, point))
+        needed = sorted(x for x in history.used(point, end) if x not in history.system and history.seen_before(x, point))
         if isinstance(held, Counter):  # noqa: SIM108 - two comprehensions in one ternary hide which test goes with which kind
             missing = [x for x in needed if held[x] <= 0]
         else:
             missing = [x for x in needed if x not in held]
         if not missing:
             return RecallStep(needed=len(needed), kept=len(needed))
-        at = bisect_left(self.boundaries, point) - 1
-        boundary = self.boundaries[at] if at >= 0 else None
+        at = bisect_left(history.boundaries, point) - 1
+        boundary = history.boundaries[at] if at >= 0 else None
         recoverable = 0
         lost: list[tuple[str, str]] = []
         for x in missing:
