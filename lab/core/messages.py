@@ -143,6 +143,10 @@ class Usage(_Frozen):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # What the agent itself recorded the request cost, in US dollars (Claude Code's costUSD, Cline's and
+    # Aider's cost reports); None when it recorded none. The replay prices tokens itself: this is the bill
+    # its price table is checked against.
+    cost_usd: float | None = None
 
     @property
     def total(self) -> int:

@@ -19,6 +19,8 @@ or a provider request body. Importing this package registers every format:
     http_log         HTTP logs of model requests (claude-trace .claude-trace/log-*.jsonl, proxy dumps; Anthropic, Chat, Responses)
     aider            Aider chat history (.aider.chat.history.md) and LLM log (.aider.llm.history)
     cline            Cline / Roo Code task folders (ui_messages.json, api_conversation_history.json)
+    opencode         OpenCode sessions (opencode export, the messages API's {info, parts} list)
+    goose            Goose sessions (session JSONL, goose session export JSON)
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
@@ -40,6 +42,7 @@ from . import managed_agents  # noqa: F401  (registers)
 from . import agent_sdk  # noqa: F401  (registers)
 from . import http_log  # noqa: F401  (registers)
 from . import aider, cline  # noqa: F401  (register)
+from . import opencode, goose  # noqa: F401  (register)
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
 from .jsonio import check_file

@@ -17,7 +17,8 @@ the sessions with turns, negative from the end). In a session:
 * ``> `` notices are aider's, never the model's: a token report
   ("Tokens: 2.3k sent, 1.1k cache write, 4.5k cache hit, 120 received.")
   becomes the usage of the reply before it (aider rounds to 0.1k, and its
-  "sent" is taken to include the cache terms); "Applied edit to PATH" becomes
+  "sent" is taken to include the cache terms), with the message's cost from
+  "Cost: $0.0123 message" as the recorded cost; "Applied edit to PATH" becomes
   the result of that reply's edits of PATH; "Main model: NAME" gives the
   model; every other notice line is skipped and counted (``notice``);
 * the rest is the model's reply. Its edit blocks (``aider_edits``) become
@@ -55,7 +56,7 @@ from .aider_llm import HEADER, Section, parse_llm_history
 from .jsonio import check_file
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "sniff", "parse_tokens"]
+__all__ = ["FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "sniff", "parse_tokens", "parse_cost"]
 
 NAME = "aider"
 # The name aider gives its LLM log; beside a chat history it supplies the system prompt.
@@ -67,6 +68,7 @@ _APPLIED = re.compile(r"^(?:Applied|Did not apply) edit to (?P<path>.+?)(?: \(--
 _FAILED = re.compile(r"SEARCH/REPLACE blocks? failed to match|did not conform to the edit format|Malformed", re.I)
 _MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
 _NUM = r"([\d.,]+)\s*([kKmM]?)"
+_COST = re.compile(r"Cost: \$([\d.,]+) message")
 _TOKENS = re.compile(
     rf"Tokens: {_NUM} sent(?:, {_NUM} cache write)?(?:, {_NUM} cache hit)?, {_NUM} received"
 )
@@ -89,7 +91,19 @@ def parse_tokens(text: str) -> Usage | None:
     if m is None:
         return None
     sent, write, hit, received = (_count(m.group(k), m.group(k + 1)) for k in (1, 3, 5, 7))
-    return Usage(input_tokens=max(0, sent - write - hit), output_tokens=received, cache_read_tokens=hit, cache_write_tokens=write)
+    return Usage(input_tokens=max(0, sent - write - hit), output_tokens=received, cache_read_tokens=hit, cache_write_tokens=write,
+                 cost_usd=parse_cost(text))
+
+
+def parse_cost(text: str) -> float | None:
+    """The cost of one message in an aider report ("Cost: $0.0123 message, $0.45 session."), or None."""
+    m = _COST.search(text)
+    if m is None:
+        return None
+    try:
+        return float(m.group(1).replace(",", ""))
+    except ValueError:
+        return None
 
 
 def _read_text(path: Path) -> str:
@@ -209,6 +223,9 @@ def _read_notices(run: list[Item], notes: ImportNotes, meta: dict[str, str]) -> 
         report = parse_tokens(text)
         if report is not None:
             usage = report
+        elif usage is not None and usage.cost_usd is None and (cost := parse_cost(text)) is not None:
+            # A cost report on a notice of its own, after the token report it prices.
+            usage = usage.model_copy(update={"cost_usd": cost})
         for m in _APPLIED.finditer(text):
             applied[normalise_path(m.group("path"))] = m.group(0).strip()
         for line in item.lines:

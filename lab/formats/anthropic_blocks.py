@@ -30,6 +30,8 @@ __all__ = [
     "image_marker",
     "usage_fields",
     "usage_from",
+    "COST_KEY",
+    "cost_usd",
     "tools_from",
 ]
 
@@ -188,19 +190,34 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def usage_fields(raw: Any) -> dict[str, int] | None:
+def usage_fields(raw: Any) -> dict[str, Any] | None:
     """The ``Usage`` fields of an API usage object, or None when it is not an object."""
     if not isinstance(raw, dict):
         return None
     i, o = raw.get("input_tokens"), raw.get("output_tokens")
     r, w = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    # Claude Code's recorded cost, when an importer put it beside the API usage (``COST_KEY``).
+    c = raw.get(COST_KEY)
     # Plain non-negative ints, the JSON case, skip the call: usage is read for every message.
     return {
         "input_tokens": i if type(i) is int and i >= 0 else _int(i),
         "output_tokens": o if type(o) is int and o >= 0 else _int(o),
         "cache_read_tokens": r if type(r) is int and r >= 0 else _int(r),
         "cache_write_tokens": w if type(w) is int and w >= 0 else _int(w),
+        "cost_usd": None if c is None else cost_usd(c),
     }
+
+
+# The key under which an importer adds the agent's recorded cost to an API usage object.
+COST_KEY = "costUSD"
+
+
+def cost_usd(value: Any) -> float | None:
+    """A recorded cost in dollars: a finite non-negative number, else None (a bool is not a cost)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    cost = float(value)
+    return cost if 0 <= cost < float("inf") else None
 
 
 def usage_from(raw: Any) -> Usage | None:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from ..core.messages import Block, ImageBlock, ImportNotes, Message, MessageTag, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from ._build import parts_text
-from .anthropic_blocks import block_dicts, usage_fields
+from .anthropic_blocks import COST_KEY, block_dicts, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content
 from .claude_code_thread import Row, ThreadRows, ToolIds, parse_ts
@@ -314,6 +314,10 @@ class EntryImporter:
             return OTHER
         api_id = message.get("id")
         usage = message.get("usage")
+        cost = entry.get(COST_KEY)
+        if cost is not None and isinstance(usage, dict):
+            # Some Claude Code versions write the request's cost on the entry (costUSD): it travels with the usage.
+            usage[COST_KEY] = cost
         self.threads[key].add_assistant(
             blocks, entry_id, api_id if isinstance(api_id, str) else None, entry.get("timestamp"), usage if isinstance(usage, dict) else None
         )

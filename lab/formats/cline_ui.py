@@ -25,8 +25,9 @@ The file is a JSON list of ``ClineMessage`` records (``src/shared/ExtensionMessa
 
 Every other kind (``checkpoint_created``, ``api_req_finished``, ``error``,
 ``resume_task``...) and any kind not known here is skipped and counted as
-``say:KIND`` / ``ask:KIND``. The cost is not kept: the canonical usage has
-no cost, and the replay prices tokens itself.
+``say:KIND`` / ``ask:KIND``. The cost goes on the usage as the agent's
+recorded cost (``Usage.cost_usd``); the replay prices tokens itself and
+checks its prices against it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 
 from ..core.messages import Block, ImportNotes, Message, TextBlock, ThinkingBlock, Usage
 from ._build import HistoryBuilder, parse_timestamp
+from .anthropic_blocks import cost_usd
 
 __all__ = ["RequestUsage", "UiConversation", "convert_ui", "request_usage", "tool_call"]
 
@@ -96,9 +98,13 @@ def request_usage(info: Any) -> RequestUsage:
     if not isinstance(info, dict):
         return RequestUsage(None, None)
     fields = (_int(info.get("tokensIn")), _int(info.get("tokensOut")), _int(info.get("cacheReads")), _int(info.get("cacheWrites")))
-    usage = Usage(input_tokens=fields[0], output_tokens=fields[1], cache_read_tokens=fields[2], cache_write_tokens=fields[3]) if any(fields) else None
-    cost = info.get("cost")
-    return RequestUsage(usage, float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None)
+    cost = cost_usd(info.get("cost"))
+    usage = (
+        Usage(input_tokens=fields[0], output_tokens=fields[1], cache_read_tokens=fields[2], cache_write_tokens=fields[3], cost_usd=cost)
+        if any(fields)
+        else None
+    )
+    return RequestUsage(usage, cost)
 
 
 def tool_call(info: dict[str, Any]) -> tuple[str, dict[str, Any]]:

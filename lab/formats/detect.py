@@ -14,7 +14,8 @@ The order, in one place (``lab.formats.load`` follows it):
    ``lab/formats/__init__.py``:
    anthropic, claude_code, lab, minicode, openai_chat, openai_responses,
    openhands, openhands_v1, gemini, langchain, managed_agents,
-   claude_agent_sdk, http_log, aider, cline (a test keeps this list true).
+   claude_agent_sdk, http_log, aider, cline, opencode, goose (a test keeps
+   this list true).
 4. ``load`` reads the file as the first candidate. A ``TranscriptError``
    from it is the answer (it names the line and what was expected). A result
    ``sanity.check`` calls degenerate (mostly system messages, no user turn,

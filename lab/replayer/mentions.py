@@ -38,7 +38,7 @@ import re
 import shlex
 import string
 from itertools import filterfalse, repeat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core.messages import ToolUseBlock
 
@@ -47,6 +47,8 @@ __all__ = [
     "PATH_KEYS",
     "COMMAND_KEYS",
     "tokens",
+    "tokens_of",
+    "mentions_of",
     "Lookup",
     "mentions",
     "tool_mentions",
@@ -114,7 +116,8 @@ _PLAIN_WORDS = re.compile(r"[^'\"\\#\s]*(?:[ \t\r\n]+[^'\"\\#\s]*)*")
 MAX_CACHED = 200_000
 _NAMED: set[str] = set()
 _NOISE: set[str] = set()
-_SHELL: dict[str, frozenset[str]] = {}
+# command -> (what it names, its unfiltered tokens): a second caller wanting the tokens too pays nothing.
+_SHELL: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 
 
 def clear_cache() -> None:
@@ -126,7 +129,7 @@ def clear_cache() -> None:
 
 def tokens(text: str) -> set[str]:
     """Every token of ``text`` (see the module docstring), the set mentions are looked up in."""
-    return _tokens_of([text])
+    return tokens_of([text])
 
 
 # The tokenizer at C speed. Every ASCII character that cannot be in a token becomes a space (one
@@ -309,10 +312,8 @@ def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
     ``raw``, when given, also receives the command's unfiltered tokens.
     """
     hit = _SHELL.get(command)
-    toks = tokens(command) if hit is None or raw is not None else set()
-    if raw is not None:
-        raw |= toks
     if hit is None:
+        toks = tokens(command)
         found = classify(toks)
         line = command_text(command)
         if len(line) >= _MIN_CHARS:
@@ -322,8 +323,10 @@ def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
             found.update(_shell_args(segment))
         if len(_SHELL) >= MAX_CACHED:
             _SHELL.clear()
-        hit = _SHELL[command] = frozenset(found)
-    return set(hit)
+        hit = _SHELL[command] = (frozenset(found), frozenset(toks))
+    if raw is not None:
+        raw |= hit[1]
+    return set(hit[0])
 
 
 def _program(segment: str) -> str:
@@ -390,13 +393,32 @@ def tool_mentions(block: ToolUseBlock, raw: set[str] | None = None) -> set[str]:
     if texts:
         # All plain strings at once: an input holds many short ones, and a call per string costs more than
         # its tokens do. Tokens never span the newline that joins them; the extras are looked for per string.
-        toks = _tokens_of(texts)
+        toks = tokens_of(texts)
         raw |= toks
         found |= classify(toks)
     return found
 
 
-def _tokens_of(texts: list[str]) -> set[str]:
+def mentions_of(texts: Sequence[str], calls: Iterable[ToolUseBlock], raw: set[str]) -> set[str]:
+    """What a response names in ``texts`` and ``calls`` together: ``mentions`` of each text united with
+    ``tool_mentions`` of each call. ``raw`` receives every unfiltered token.
+
+    All plain strings go through one tokenizer call and one classification: a response holds many short
+    strings, and a call per string (or per block) costs more than its tokens do.
+    """
+    found: set[str] = set()
+    strings = list(texts)
+    for call in calls:
+        _input_mentions(call.input, None, found, raw, strings)
+    if strings:
+        toks = tokens_of(strings)
+        raw |= toks
+        found |= classify(toks)
+    return found
+
+
+def tokens_of(texts: list[str]) -> set[str]:
+    """Every token of ``texts`` (``tokens`` of each, united): tokens never span the newline that joins them."""
     found, parts = _words("\n".join(texts))
     found |= parts
     for text in texts:

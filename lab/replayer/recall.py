@@ -52,7 +52,7 @@ from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
 from ..errors import StoreError
-from .mentions import Lookup, classify, is_multiword, kind, tokens, tool_mentions
+from .mentions import Lookup, is_multiword, kind, mentions_of, tokens_of
 from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row
 from .support import ByIdentity
@@ -72,20 +72,22 @@ _LOCK = threading.Lock()
 
 def scan(message: Message) -> tuple[set[str], set[str]]:
     """(what the message names as a response: text and tool calls, not thinking; every token it holds)."""
-    named: set[str] = set()
-    held: set[str] = set()
+    said: list[str] = []
+    other: list[str] = []
+    calls: list[ToolUseBlock] = []
+    assistant = message.role == "assistant"
     for b in message.content:
         if isinstance(b, TextBlock):
-            toks = tokens(b.text)
-            held |= toks
-            if message.role == "assistant":
-                named |= classify(toks)
+            (said if assistant else other).append(b.text)
         elif isinstance(b, ToolResultBlock):
-            held |= tokens(b.content)
+            other.append(b.content)
         elif isinstance(b, ThinkingBlock):
-            held |= tokens(b.thinking)
+            other.append(b.thinking)
         elif isinstance(b, ToolUseBlock):
-            named |= tool_mentions(b, held)
+            calls.append(b)
+    # Per message, not per block: one tokenizer call for what it says, one for the rest.
+    held: set[str] = tokens_of(other) if other else set()
+    named = mentions_of(said, calls, held) if said or calls else set()
     held |= named
     return named, held
 

@@ -94,6 +94,13 @@ def test_a_multi_line_token_report_becomes_the_replys_usage() -> None:
     assert usage[1] is not None and usage[1].input_tokens == 3000 and usage[1].output_tokens == 60
 
 
+def test_the_messages_cost_is_the_recorded_cost() -> None:
+    assert aider.parse_cost("Tokens: 2.3k sent, 120 received. Cost: $0.0123 message, $0.05 session.") == 0.0123
+    assert aider.parse_cost("Tokens: 2.3k sent, 120 received.") is None
+    usage = aider.parse_tokens("Tokens: 2.3k sent, 120 received. Cost: $1,234.50 message, $2,000.00 session.")
+    assert usage is not None and usage.cost_usd == 1234.5
+
+
 @pytest.mark.parametrize(
     "report, expected",
     [

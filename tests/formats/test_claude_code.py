@@ -176,6 +176,17 @@ def test_usage_comes_from_the_last_entry_of_a_message(tmp_path: Path) -> None:
     assert (t.messages[1].usage.output_tokens, t.messages[1].usage.cache_read_tokens, t.messages[1].usage.cache_write_tokens) == (9, 7, 3)
 
 
+def test_a_recorded_cost_on_the_entry_becomes_the_usages_cost(tmp_path: Path) -> None:
+    priced = _entry("assistant", [{"type": "text", "text": "hi"}], api_id="msg_C", costUSD=0.0123)
+    priced["message"]["usage"] = {"input_tokens": 5, "output_tokens": 1}
+    odd = _entry("assistant", [{"type": "text", "text": "there"}], api_id="msg_D", costUSD="free")
+    odd["message"]["usage"] = {"input_tokens": 5, "output_tokens": 1}
+    t = _load(tmp_path, [_user("go"), priced, _user("more"), odd])
+    costs = [m.usage.cost_usd for m in t.messages if m.usage is not None]
+    # A cost that is not a number is no cost, never a crash.
+    assert costs == [0.0123, None]
+
+
 def test_sidechain_without_a_task_call_is_keyed_by_its_root(tmp_path: Path) -> None:
     root = _user("sub task", isSidechain=True)
     child = _entry("assistant", [{"type": "text", "text": "done"}], parent=root["uuid"], isSidechain=True)

@@ -77,6 +77,11 @@ def test_api_req_started_gives_the_usage_of_the_reply_that_follows() -> None:
     assert _usage(load(UI)) == REQUESTS
 
 
+def test_the_requests_cost_is_kept_as_the_recorded_cost() -> None:
+    costs = [m.usage.cost_usd for m in load(UI).messages if m.usage is not None]
+    assert len(costs) == len(REQUESTS) and all(c is not None and c > 0 for c in costs)
+
+
 def test_unknown_and_bookkeeping_kinds_are_skipped_and_counted() -> None:
     t = load(UI)
     assert t.notes.skipped == {"say:checkpoint_created": 1, "say:shiny_new_kind": 1, "ask:completion_result:empty": 1}

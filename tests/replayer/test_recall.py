@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.store import MemoryStore
 from lab.replayer import Report, compare, replay
-from lab.replayer.recall import Recall, RecallStep, message_mentions
+from lab.replayer.recall import Recall, RecallStep, message_mentions, scan
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 
 CODE = "def compute_total(items):\n    return sum(items)\n"
@@ -213,3 +215,37 @@ class TestSharedHistory:
         copied = [m.model_copy() for m in session]
         assert History.of(copied) is not History.of(session)
         assert History.of(copied).occurs == History.of(session).occurs
+
+
+# --- one scan per message equals the blocks' own mentions ---------------------------------------
+
+_word = st.sampled_from(["foo_bar", "src/app.py", "Error: bad value", "cat a/b.py", "AutoFieldMeta.x", "the", "http://x.io/a", "\n", " ", "数", "12345"])
+_blob = st.lists(_word, max_size=12).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["text", "thinking", "call", "shell"]), _blob), max_size=6), st.sampled_from(["assistant", "user"]))
+def test_a_messages_scan_is_the_union_of_its_blocks(parts: list[tuple[str, str]], role: str) -> None:
+    from lab.core.messages import ToolUseBlock
+    from lab.replayer.mentions import classify, tokens, tool_mentions
+
+    blocks: list = []
+    named: set[str] = set()
+    held: set[str] = set()
+    for i, (kind, text) in enumerate(parts):
+        if kind == "text":
+            blocks.append(TextBlock(text=text))
+            held |= tokens(text)
+            if role == "assistant":
+                named |= classify(tokens(text))
+        elif kind == "thinking":
+            blocks.append(ThinkingBlock(thinking=text))
+            held |= tokens(text)
+        else:
+            call = ToolUseBlock(id=f"t{i}", name="Bash" if kind == "shell" else "Edit",
+                                input={"command": text} if kind == "shell" else {"file_path": "x.py", "new_string": text})
+            blocks.append(call)
+            named |= tool_mentions(call, held)
+    held |= named
+    message = Message(id="m", role=role, content=blocks)  # type: ignore[arg-type]
+    assert scan(message) == (named, held)
