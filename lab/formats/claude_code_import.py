@@ -255,6 +255,9 @@ class EntryImporter:
         api_id = None
         if made == ASSISTANT:
             api_id = entry["message"].get("id")
+            if type(api_id) is not str:
+                # As the thread reads it: an id that is no string joins nothing (and keys no table).
+                api_id = None
             if api_id != self.turn_api:
                 self.turn_api = api_id
                 self.turn.clear()

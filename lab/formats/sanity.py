@@ -18,6 +18,9 @@ records skipped              skipped >= ``SKIPPED_PROBLEM`` (95%) of records rea
                              with at least ``MIN_RECORDS`` (20) read
 no assistant turn            user messages only (a session that has just started)   warning
 many records skipped         skipped >= ``SKIPPED_WARNING`` (80%), ``MIN_RECORDS``   warning
+tool calls dropped           content blocks of an unknown kind naming a tool or     problem
+                             function were skipped, and the result holds no tool
+                             call (a reader that met another format's tool calls)
 ===========================  =====================================================  ========
 
 Boundary markers are not counted as system messages. A "problem" makes the
@@ -37,9 +40,10 @@ sessions skip about a third of their records.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from ..core.messages import ImportNotes, Transcript
+from ..core.messages import ImportNotes, ToolUseBlock, Transcript
 
 __all__ = [
     "MOSTLY_SYSTEM",
@@ -106,6 +110,9 @@ def check(transcript: Transcript) -> Verdict:
         problems.append(f"{_share(empty, n)} messages are empty")
     tolerable = bool(problems) and (n == 0 or (user == 0 and assistant > 0 and system <= MOSTLY_SYSTEM * n))
     problems_skipped, warning_skipped = _skipped(transcript.notes)
+    dropped = _tools_dropped(transcript)
+    if dropped:
+        problems_skipped.append(dropped)
     problems += problems_skipped
     warnings += warning_skipped
     return Verdict(tuple(problems), tuple(warnings), tolerable and not problems_skipped and len(problems) == 1)
@@ -119,6 +126,20 @@ def _skipped(notes: ImportNotes) -> tuple[list[str], list[str]]:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(notes.skipped.items(), key=lambda kv: -kv[1])[:3])
     text = f"{_share(min(skipped, read), read)} records skipped ({kinds})"
     return ([text], []) if skipped >= SKIPPED_PROBLEM * read else ([], [text])
+
+
+def _tools_dropped(transcript: Transcript) -> str | None:
+    """A reader that skipped tool-call blocks of another format's shape and kept none of its own misread the file."""
+    skipped = {k: v for k, v in transcript.notes.skipped.items() if _TOOLISH.search(k)}
+    if not skipped or any(isinstance(b, ToolUseBlock) for m in transcript.messages for b in m.content):
+        return None
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(skipped.items(), key=lambda kv: -kv[1])[:3])
+    return f"tool calls dropped: {sum(skipped.values())} skipped content block(s) look like tool calls ({kinds}) and no tool call was read"
+
+
+# A content block of a kind the reader does not know (``block:KIND``, ``content block:KIND``, ``content part:KIND``) that names a tool
+# call or result of some other format: toolRequest, tool-call, function_call, functionResponse.
+_TOOLISH = re.compile(r"^(?:content )?(?:block|part):.*(?:tool|function)", re.I)
 
 
 def misread_warnings(notes: ImportNotes) -> list[str]:

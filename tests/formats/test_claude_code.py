@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
+from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
 from lab.formats import claude_code, claude_code_import, dump
@@ -185,6 +185,18 @@ def test_a_recorded_cost_on_the_entry_becomes_the_usages_cost(tmp_path: Path) ->
     costs = [m.usage.cost_usd for m in t.messages if m.usage is not None]
     # A cost that is not a number is no cost, never a crash.
     assert costs == [0.0123, None]
+
+
+def test_an_api_id_that_is_not_a_string_joins_nothing(tmp_path: Path) -> None:
+    # Found by the fuzz test: a list as message.id crashed the branch check ("unhashable type").
+    first = _user("go")
+    # A reply on a branch the session left (the retry below hangs off the same prompt).
+    odd = _entry("assistant", [{"type": "text", "text": "hi"}], api_id="msg_X", parent=first["uuid"])
+    odd["message"]["id"] = []
+    retry = _user("again", parent=first["uuid"])
+    reply = _entry("assistant", [{"type": "text", "text": "ok"}], api_id="msg_Y", parent=retry["uuid"])
+    t = _load(tmp_path, [first, odd, retry, reply])
+    assert [m.role for m in t.messages][-1] == "assistant" and "ok" in message_text(t.messages[-1])
 
 
 def test_sidechain_without_a_task_call_is_keyed_by_its_root(tmp_path: Path) -> None:

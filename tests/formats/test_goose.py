@@ -196,14 +196,9 @@ def test_a_tool_request_without_a_name_names_its_line(tmp_path: Path) -> None:
     assert "line 2" in str(err.value)
 
 
-# Forced on the session JSONL, the message-per-line readers (anthropic, openai_chat, openai_responses)
-# take each {role, content: [...]} line as a message and keep its text, dropping the tool requests and
-# responses they do not know: a gap in the shared message-line reading, reported; strict, so this fails
-# once they refuse the file and the mark must go.
-_LINES_GAP = pytest.mark.xfail(strict=True, reason="message-per-line readers keep the text of Goose lines")
-
-
-@pytest.mark.parametrize("path", [pytest.param(JSONL, marks=_LINES_GAP), EXPORT], ids=["jsonl", "export"])
+# Forced on the session JSONL, the message-per-line readers meet Goose's tool requests as blocks of a kind they
+# do not know: sanity refuses a result that dropped them all ("tool calls dropped").
+@pytest.mark.parametrize("path", [JSONL, EXPORT], ids=["jsonl", "export"])
 def test_every_other_format_forced_on_the_fixture_fails_clearly(path: Path) -> None:
     assert _forced_results(path) == []
 

@@ -69,3 +69,17 @@ def test_skipped_records_need_enough_records_to_count() -> None:
 def test_misread_warnings_picks_the_prefixed_ones() -> None:
     notes = ImportNotes(warnings=["line 3: repaired", MISREAD_PREFIX + "no assistant turn"])
     assert misread_warnings(notes) == [MISREAD_PREFIX + "no assistant turn"]
+
+
+def test_a_reader_that_dropped_another_formats_tool_calls_misread_the_file() -> None:
+    from lab.core.messages import ImportNotes, Message, TextBlock, ToolUseBlock, Transcript
+
+    notes = ImportNotes()
+    notes.skip("block:toolRequest")
+    notes.skip("block:toolResponse")
+    said = [Message(id="u", role="user", content=[TextBlock(text="fix it")]), Message(id="a", role="assistant", content=[TextBlock(text="on it")])]
+    verdict = check(Transcript(messages=said, notes=notes))
+    assert not verdict.ok and any("tool calls dropped" in p for p in verdict.problems)
+    # The same skips beside a tool call the reader did read are no sign of a misread.
+    called = said + [Message(id="c", role="assistant", content=[ToolUseBlock(id="t1", name="Bash", input={"command": "ls"})])]
+    assert not any("tool calls dropped" in p for p in check(Transcript(messages=called, notes=notes)).problems)
