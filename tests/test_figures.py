@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import math
 import subprocess
 import sys
 from itertools import accumulate
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -257,6 +261,15 @@ class TestEdges:
             assert isinstance(fn(empty), go.Figure)
         assert isinstance(figures.compare_timelines({}), go.Figure)
 
+    def test_per_request_series_go_out_as_typed_arrays_holding_the_rows(self, report: Report) -> None:
+        # What st.plotly_chart sends: plotly.io.to_json of the figure. Long series as base64 typed arrays
+        # (not a JSON number per point), decoding to exactly the rows' values.
+        sent = next(t for t in json.loads(figures.timeline(report).to_json())["data"] if t["name"] == "sent")
+        spec = sent["y"]
+        assert set(spec) == {"dtype", "bdata"}
+        decoded = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=np.dtype(spec["dtype"]))
+        assert decoded.tolist() == [r.sent_tokens for r in report.rows]
+
     def test_figures_never_import_streamlit(self) -> None:
         code = "import sys; import lab.figures; print('streamlit' in sys.modules)"
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -268,7 +281,10 @@ class TestRecallLine:
         assert any(r.needed_later_recall is not None for r in report.rows)
         fig = figures.timeline(report)
         line = _trace(fig, "needed-later recall")
-        assert list(line.y) == [r.needed_later_recall for r in report.rows]
+        # A request that needed nothing is NaN: a gap in the line (plotly.js draws no point for it).
+        expected = [r.needed_later_recall for r in report.rows]
+        assert [None if math.isnan(y) else float(y) for y in line.y] == expected
+        assert None in expected
         assert line.yaxis == "y2" and tuple(fig.layout.yaxis2.range) == (0, 1.05)
 
     def test_no_line_when_nothing_was_needed(self, report: Report) -> None:

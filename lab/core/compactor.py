@@ -132,9 +132,13 @@ class Compactor:
         self._counts = _MessageCountCache(self.counter)
         self._cheap = build_stages(self.config, CHEAP_STAGES)
         self._gated = build_stages(self.config, GATED_STAGES)
-        self._active = build_stages(self.config, ("active",))
-        self._manual = build_stages(self.config, ("active", "summary"))
-        self._dispatch = build_stages(self.config, ("dedup", "spill"))
+        # The dispatcher's stages are the auto path's own instances: a stage holds only its config and
+        # pure per-object memory (dedup's decoded calls), so each tool call is decoded once for both
+        # paths. Their memos stay apart: they live in each path's Track, not in the stage.
+        cheap = {stage.name: stage for stage in self._cheap}
+        self._active = [cheap["active"]]
+        self._manual = [cheap["active"], *build_stages(self.config, ("summary",))]
+        self._dispatch = [cheap["dedup"], cheap["spill"]]
         self._recovery = RecoveryStage(self.config.recovery)
 
     # -- the four entry points ----------------------------------------------
@@ -217,6 +221,16 @@ class Compactor:
         self._keep_anchor_if_unchanged(msgs, result.messages, result.unchanged)
         out = track.commit(result.messages, result.unchanged)
         return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True)
+
+    @property
+    def counts(self) -> TokenCounter:
+        """This session's counter behind the per-message cache the stages share.
+
+        Same counts as ``counter``; a caller that counts the same messages (the
+        replay's rows and prompt cache) shares the cache instead of counting
+        every message again.
+        """
+        return self._counts
 
     def count_tokens(self, messages: Iterable[Message]) -> int:
         """Tokens of ``messages`` by this session's counter, boundary markers excluded (they are never sent).

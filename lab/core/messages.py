@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from collections.abc import Sequence
+from itertools import compress, count, islice
+from operator import is_not
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -266,19 +268,22 @@ def shared_prefix(a: Sequence[Message], b: Sequence[Message], limit: int | None 
     """How many leading messages ``a`` and ``b`` share (the same or equal objects), up to ``limit``.
 
     Incremental work (the Compactor's settled prefix, the replay's running
-    sums, the validity checks) asks this on every request. Slice comparisons
-    run in C and check identity first, so the usual case (one history extends
-    the other) costs no Python loop over the history; a binary search finds a
-    difference anywhere else.
+    sums, the validity checks) asks this several times on every request, over
+    the whole history. The usual case, one history extending the other with
+    the same objects, is one identity pass in C that copies nothing; past the
+    first object that is not the same, slice comparisons (identity first, then
+    equality, in C) and a binary search find the first that is not equal.
     """
     n = min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
-    if list(a[:n]) == list(b[:n]):
+    # The first position whose objects are not the same one, without a Python step per message.
+    lo = next(compress(count(), map(is_not, islice(a, n), islice(b, n))), n)
+    if lo == n or _equal(a[lo:n], b[lo:n]):
         return n
-    lo, hi = 0, n
+    hi = n
     # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
     while hi - lo > 16:
         mid = (lo + hi) // 2
-        if list(a[lo:mid]) == list(b[lo:mid]):
+        if _equal(a[lo:mid], b[lo:mid]):
             lo = mid
         else:
             hi = mid
@@ -286,3 +291,8 @@ def shared_prefix(a: Sequence[Message], b: Sequence[Message], limit: int | None 
         if a[i] is not b[i] and a[i] != b[i]:
             return i
     return hi
+
+
+def _equal(x: Sequence[Message], y: Sequence[Message]) -> bool:
+    # A list never equals a tuple: compare as lists only when the kinds differ.
+    return x == y if type(x) is type(y) else list(x) == list(y)

@@ -17,7 +17,8 @@ mid-record. Readers given ``notes`` stop before such a line with a warning, so
 everything written before it imports; without ``notes`` it is an error. A
 broken line anywhere else is always an error naming its line.
 
-``gc_paused`` is the context an importer runs a whole import in (see there).
+``gc_paused`` (``lab.core.gcpause``, re-exported here) is the context an importer runs a whole
+import in: an import keeps every container it makes, so the collector would only traverse a growing heap.
 
 ``make_probe`` builds the ``Probe`` detection works from: the first 64 KiB as
 text, plus the first JSONL records or, for small files, the whole document.
@@ -25,18 +26,16 @@ text, plus the first JSONL records or, for small files, the whole document.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import msgspec
 
+from ..core.gcpause import gc_paused
 from ..core.messages import ImportNotes
 from ..errors import TranscriptError
 from .registry import Probe
@@ -284,54 +283,6 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     except _REFUSED:
         pass  # json decides, and words the error
     return parse_json_text(_decode(raw, str(p), "whole file"), file=str(p))
-
-
-# gc_paused's bookkeeping: imports in several threads share one pause, lifted by the last to end.
-_GC_LOCK = threading.Lock()
-_gc_depth = 0
-_gc_restore = False
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Run a whole import with the cyclic garbage collector paused; it runs as before afterwards.
-
-    Why: an import allocates hundreds of thousands of containers and keeps them
-    all (the transcript), so the collector, which runs every few hundred new
-    containers, keeps traversing a heap that only grows and never holds a
-    cycle to find. On a 100 MB file that cost about as much as the parsing
-    (see ``python -m lab bench``). Pausing it is safe because an import makes
-    no reference cycles of its own: what it drops is freed by reference
-    counting, the rest is the result.
-
-    Re-enabling alone would only defer the cost: every object the import made
-    is still in the youngest generation, and the first allocation afterwards
-    would traverse them all. So at the end they are moved to the oldest
-    generation (``gc.freeze`` then ``gc.unfreeze``, two list splices), where
-    they are traversed by full collections only, as any long-lived object is;
-    nothing stays frozen. This is skipped when someone else holds frozen
-    objects (a bench run), as unfreezing would release theirs.
-
-    The pause is process-wide, so it is kept to the import itself (a
-    ``finally`` ends it, also on errors), and concurrent imports share it:
-    the collector comes back, as it was before the first, when the last ends.
-    """
-    global _gc_depth, _gc_restore
-    with _GC_LOCK:
-        if _gc_depth == 0:
-            _gc_restore = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_restore:
-                if gc.get_freeze_count() == 0:
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
 
 
 def leading_char(path: str | os.PathLike[str]) -> str:

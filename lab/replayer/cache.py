@@ -64,6 +64,13 @@ def wire_key(block: Any) -> tuple:
     return (getattr(block, "type", "?"), repr(block))
 
 
+def _text(block: Any, key: tuple) -> str:
+    """``block_text(block)``, taken from its wire key where that holds it (a tool call's text is a JSON dump)."""
+    if isinstance(block, ToolUseBlock):
+        return key[-1]
+    return block_text(block)
+
+
 @dataclass(frozen=True)
 class CacheStep:
     """The cache's answer for one request."""
@@ -106,7 +113,7 @@ class _Blocks:
         if hit is not None:
             return hit
         keys = tuple((message.role,) + wire_key(b) if j == 0 else wire_key(b) for j, b in enumerate(message.content))
-        counts = [IMAGE_TOKENS if isinstance(b, ImageBlock) else self.counter.count_text(block_text(b)) for b in message.content]
+        counts = [IMAGE_TOKENS if isinstance(b, ImageBlock) else self.counter.count_text(_text(b, k)) for b, k in zip(message.content, keys, strict=True)]
         total = self.counter.count_message(message)
         if counts:
             # Role markers and separators ride on the first block, so the blocks sum to the message.
