@@ -68,10 +68,11 @@ from ..core.tokens.base import TokenCounter, get_counter
 from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
+from .prices import usage_cost
 from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
 from .recall import totals as recall_totals
-from .report import Report, Row
+from .report import Report, Row, cost_check, recorded_totals
 from .settings import ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, targets
 from .support import (
@@ -282,6 +283,7 @@ class _Run:
             while q < len(raw) and raw[q].role == "assistant":
                 q += 1
             response = raw[p:q]
+            bills = [m.usage for m in response if m.usage is not None and m.usage.cost_usd is not None]
             recall_fields = self.recall.step(p, q, working).fields() if self.recall is not None else {}
             output = self.counts.sum(response)
             if failed:
@@ -320,6 +322,8 @@ class _Run:
                 cost=cost + s_cost,
                 raw_cached_tokens=raw_step.cached,
                 cost_uncompacted=request_cost(raw_step, output, pricing),
+                recorded_cost=sum(u.cost_usd or 0.0 for u in bills) if bills else None,
+                recorded_usage_cost=sum(usage_cost(u, pricing) for u in bills) if bills else None,
                 cache_hit_ratio=cache_step.cached / sent_tokens if sent_tokens and not failed else 0.0,
                 over_watermark=sent_tokens > self.watermark,
                 breaker_open=any(e.stage == "watermark" and e.strategy == "breaker_open" for e in step.events),
@@ -388,6 +392,7 @@ class _Run:
             failures=sum(1 for r in rows if r.failed),
             total_cost=sum(r.cost for r in rows),
             total_cost_uncompacted=sum(r.cost_uncompacted for r in rows),
+            **recorded_totals(rows),
             cache_hit_ratio=sum(r.cached_tokens for r in billed) / sent_total if sent_total else 0.0,
             cache_hit_ratio_uncompacted=sum(r.raw_cached_tokens for r in rows) / raw_total if raw_total else 0.0,
             first_request_kept=all(flags) if flags else None,
@@ -399,5 +404,8 @@ class _Run:
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,
         )
+        check = cost_check(report)
+        if check is not None:
+            report.notes.append(check)
         report._attach(contexts, t.messages, final)
         return report

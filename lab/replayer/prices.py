@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Mapping
 
+from ..core.messages import Usage
 from .settings import DEFAULT_PRICE_ROW, PricingConfig, ReplaySettings
 
 __all__ = ["PriceRow", "PRICE_ROWS", "PRICES_TAKEN", "SOURCES", "price_row", "row_names", "normalize_model", "match_model",
-           "pricing_row_matches", "describe_pricing", "describe_settings", "explain_pricing", "with_row"]
+           "pricing_row_matches", "describe_pricing", "describe_settings", "explain_pricing", "with_row", "usage_cost"]
 
 # The day the numbers below were read from the two providers' pricing pages.
 PRICES_TAKEN = "2026-12-01"
@@ -190,3 +191,13 @@ def with_row(pricing: PricingConfig, name: str, ttl_seconds: int = 300) -> Prici
     if row is None:
         return pricing.model_copy(update={"model": ""})
     return row.pricing(ttl_seconds)
+
+
+def usage_cost(usage: Usage, pricing: PricingConfig) -> float:
+    """Dollars for a usage the provider reported, at these prices: what the bill should say if the prices are right."""
+    return (
+        usage.input_tokens * pricing.input_per_mtok
+        + usage.cache_write_tokens * pricing.cache_write_per_mtok
+        + usage.cache_read_tokens * pricing.cache_read_per_mtok
+        + usage.output_tokens * pricing.output_per_mtok
+    ) / 1_000_000

@@ -28,7 +28,7 @@ from .recorded import RecordedCompaction
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO"]
+__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO", "recorded_totals", "cost_check"]
 
 REPORT_VERSION = 1
 
@@ -112,6 +112,10 @@ class Row(_Data):
     cost: float = 0.0
     raw_cached_tokens: int = 0
     cost_uncompacted: float = 0.0
+    # What the agent itself recorded this request cost (its response's ``Usage.cost_usd``); None when it recorded none.
+    recorded_cost: float | None = None
+    # These prices applied to the usage the agent recorded beside that cost: the price table's own check.
+    recorded_usage_cost: float | None = None
     cache_hit_ratio: float = 0.0
     over_watermark: bool = False
     # The watermark wanted a summary but the circuit breaker was open (after repeated auto failures).
@@ -176,6 +180,12 @@ class Report(_Data):
     failures: int = 0
     total_cost: float = 0.0
     total_cost_uncompacted: float = 0.0
+    # The agent's own bill, where it records one, beside the lab's price for the same requests uncompacted:
+    # how far the price table and cache model are from what the provider charged (``cost_check``).
+    recorded_cost: float | None = None
+    recorded_cost_requests: int = 0
+    recorded_usage_cost: float | None = None
+    recorded_cost_priced: float | None = None
     cache_hit_ratio: float = 0.0
     cache_hit_ratio_uncompacted: float = 0.0
     first_request_kept: bool | None = None
@@ -332,3 +342,41 @@ class Report(_Data):
             tmp.unlink(missing_ok=True)
             raise LabError(f"cannot write {target}: {e.strerror or e}") from None
         return target
+
+
+def recorded_totals(rows: Sequence[Row]) -> dict[str, Any]:
+    """The report's recorded-bill fields over the requests whose response carries the agent's own cost: that
+    cost summed, how many requests, these prices applied to the agent's recorded usage, and the lab's price
+    for the same requests replayed uncompacted (what ``cost_check`` sets side by side)."""
+    billed = [r for r in rows if r.recorded_cost is not None]
+    if not billed:
+        return {"recorded_cost": None, "recorded_cost_requests": 0, "recorded_usage_cost": None, "recorded_cost_priced": None}
+    return {
+        "recorded_cost": sum(r.recorded_cost or 0.0 for r in billed),
+        "recorded_cost_requests": len(billed),
+        "recorded_usage_cost": sum(r.recorded_usage_cost or 0.0 for r in billed),
+        "recorded_cost_priced": sum(r.cost_uncompacted for r in billed),
+    }
+
+
+def _times(x: float, of: float) -> str:
+    return f"x{x / of:.2f}" if of > 0 else "n/a"
+
+
+def cost_check(report: Report) -> str | None:
+    """One line setting the agent's recorded bill beside the lab's prices; None when the agent recorded no cost.
+
+    Two comparisons: these prices applied to the tokens the agent recorded (does the price table match the
+    provider's?), and the lab's own replay of the file uncompacted (does the file hold what the agent sent?
+    a transcript without the system prompt or tool definitions prices far lower).
+    """
+    recorded, usage, priced = report.recorded_cost, report.recorded_usage_cost, report.recorded_cost_priced
+    if recorded is None or priced is None:
+        return None
+    line = (f"the agent recorded a bill of ${recorded:.4f} for {report.recorded_cost_requests} of {report.requests} requests; "
+            f"these prices give ${usage or 0.0:.4f} for the tokens it recorded ({_times(usage or 0.0, recorded)}) and "
+            f"${priced:.4f} for this file's requests replayed uncompacted ({_times(priced, recorded)})")
+    if report.recorded_compactions and report.recorded_compactions_mode == "undo":
+        # Undone, the raw history is longer than what the agent sent after its own compactions.
+        line += f"; the agent compacted {report.recorded_compactions} time(s) and this replay undid it, so the replay prices more than it sent"
+    return line

@@ -101,3 +101,37 @@ def test_replay_does_not_import_ui_libraries() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+class TestRecordedBill:
+    """The agent's own recorded cost, set beside the lab's prices (``Report.recorded_*``, ``cost_check``)."""
+
+    @staticmethod
+    def _billed(costs: list[float | None]) -> Report:
+        from lab.core.messages import Transcript, Usage
+        from lab.replayer.report import cost_check
+
+        messages = session(len(costs) - 1, 500)
+        replies = [i for i, m in enumerate(messages) if m.role == "assistant"]
+        for i, cost in zip(replies, costs, strict=True):
+            usage = Usage(input_tokens=1_000_000, output_tokens=0, cost_usd=cost)
+            messages[i] = messages[i].model_copy(update={"usage": usage})
+        report = replay(Transcript(messages=messages), "minicode", window=200_000)
+        assert (cost_check(report) is None) == all(c is None for c in costs)
+        return report
+
+    def test_rows_and_totals_carry_the_bill_and_its_price(self) -> None:
+        report = self._billed([0.5, None, 1.0])
+        assert [r.recorded_cost for r in report.rows] == [0.5, None, 1.0]
+        assert report.recorded_cost == 1.5 and report.recorded_cost_requests == 2
+        # A million input tokens at the default row's input price, twice.
+        per_million = report.settings["pricing"]["input_per_mtok"]
+        assert report.recorded_usage_cost == pytest.approx(2 * per_million)
+        assert report.recorded_cost_priced == pytest.approx(sum(r.cost_uncompacted for r in report.rows if r.recorded_cost is not None))
+        assert any(n.startswith("the agent recorded a bill of $1.5000 for 2 of 3 requests") for n in report.notes)
+        assert Report.from_dict(report.to_dict()) == report
+
+    def test_no_bill_no_line(self) -> None:
+        report = self._billed([None, None])
+        assert report.recorded_cost is None and report.recorded_cost_requests == 0
+        assert not any("recorded a bill" in n for n in report.notes)
