@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..core.messages import Message, is_sent
+from ..atomic import write_text_atomic
 from ..errors import LabError
 from .recorded import RecordedCompaction
 
@@ -333,15 +334,11 @@ class Report(_Data):
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the report as JSON; the file appears complete or not at all."""
         target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(self.to_json() + "\n", encoding="utf-8")
-            os.replace(tmp, target)
+            return write_text_atomic(target, self.to_json() + "\n")
         except OSError as e:
-            tmp.unlink(missing_ok=True)
             raise LabError(f"cannot write {target}: {e.strerror or e}") from None
-        return target
 
 
 def recorded_totals(rows: Sequence[Row]) -> dict[str, Any]:
