@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 from pathlib import Path
@@ -388,24 +387,8 @@ def test_a_cut_inside_a_multibyte_character(tmp_path: Path) -> None:
 # --- gc_paused ----------------------------------------------------------------------
 
 
-def test_gc_paused_restores_the_collector_also_on_errors() -> None:
-    assert gc.isenabled()
-    with gc_paused():
-        assert not gc.isenabled()
-        with gc_paused():  # nested, as one import calling another
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(TranscriptError), gc_paused():
-        raise TranscriptError("boom")
-    assert gc.isenabled()
+def test_an_import_runs_in_the_cores_one_gc_pause() -> None:
+    # One pause, one count, for imports and replays alike (its behaviour: tests/core/test_gcpause.py).
+    from lab.core import gcpause
 
-
-def test_gc_paused_leaves_a_disabled_collector_disabled() -> None:
-    gc.disable()
-    try:
-        with gc_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    assert gc_paused is gcpause.gc_paused
