@@ -68,6 +68,7 @@ from ..core.tokens.base import TokenCounter, get_counter
 from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
+from .overhead import describe_fit, fit_usage
 from .prices import usage_cost
 from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
@@ -159,7 +160,8 @@ def replay(
     notes: list[str] = []
     cfg = resolve_config(config, window)
     rs = resolve_settings(settings, recorded_compactions)
-    t, found, recorded_notes = apply_recorded(as_transcript(transcript), rs.recorded_compactions)
+    given = as_transcript(transcript)
+    t, found, recorded_notes = apply_recorded(given, rs.recorded_compactions)
     notes.extend(recorded_notes)
     cfg = with_session_cwd(cfg, t, notes)
     counter = counter if counter is not None else get_counter(cfg.counter)
@@ -174,6 +176,13 @@ def replay(
     report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
     report.recorded = found
+    # Against the file as the agent sent it (its own compactions kept), with the counts the replay made.
+    fit = fit_usage(given.messages, compactor.counts)
+    if fit is not None:
+        report.usage_fit = fit.to_dict()
+        line = describe_fit(fit, cfg.window)
+        if line is not None:
+            report.notes.append(line)
     return report
 
 

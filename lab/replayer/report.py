@@ -187,6 +187,9 @@ class Report(_Data):
     recorded_cost_requests: int = 0
     recorded_usage_cost: float | None = None
     recorded_cost_priced: float | None = None
+    # The recorded usage against the counted context (``overhead.UsageFit``): what every request carried
+    # beyond the file (system prompt, tool definitions) and the provider's tokens per counted token.
+    usage_fit: dict[str, Any] | None = None
     cache_hit_ratio: float = 0.0
     cache_hit_ratio_uncompacted: float = 0.0
     first_request_kept: bool | None = None
