@@ -151,7 +151,7 @@ def normalize(rec: Any) -> tuple[str, dict[str, Any]] | None:
         kind, rec = _CLASS_KINDS[kind], {k: v for k, v in rec.items() if k != "type"}
         if kind in ("system", "result") or "message" not in rec:
             return _from_dump(kind, rec)
-    if kind in RECORD_TYPES:
+    if isinstance(kind, str) and kind in RECORD_TYPES:
         if kind in ("assistant", "user") and not isinstance(rec.get("message"), dict):
             return None
         return str(kind), rec

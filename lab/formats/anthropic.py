@@ -85,7 +85,8 @@ def _message(raw: Any, index: int, notes: ImportNotes, file: str | None, where: 
     if not isinstance(raw, dict):
         raise TranscriptError(f"message is {type(raw).__name__}, not an object", file=file, where=where, expected="{role, content}")
     role = raw.get("role")
-    if role in _CHAT_ROLES or _chat_only(raw):
+    # A list or object as the role would not even hash for the set lookup; it is no role.
+    if (isinstance(role, str) and role in _CHAT_ROLES) or _chat_only(raw):
         # Skipping them would drop every tool pair of an OpenAI Chat file without a word.
         raise TranscriptError(
             f"an OpenAI Chat message (role {role!r}, tool_calls or tool_call_id), not an Anthropic one",

@@ -169,11 +169,12 @@ def native_content(content: Any) -> Any:
     for b in content:
         if type(b) is dict:
             kind = b.get("type")
-            if kind in _NATIVE:
+            # type() is str: a list as the type would not hash for the set lookup (and is not native).
+            if type(kind) is str and kind in _NATIVE:
                 if kind != "tool_result":
                     continue
                 inner = b.get("content")
-                if type(inner) is not list or all(type(p) is dict and p.get("type") in _NATIVE_PARTS for p in inner):
+                if type(inner) is not list or all(type(p) is dict and type(p.get("type")) is str and p["type"] in _NATIVE_PARTS for p in inner):
                     continue
             return [_block(x) for x in content]
     return content

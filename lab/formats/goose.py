@@ -369,7 +369,9 @@ def read(path: Path) -> Transcript:
         return from_document(read_json(path), file=file)  # a pretty-printed export is not JSONL
     except StopIteration:
         raise TranscriptError("empty file", file=file, expected="a Goose session") from None
-    if _messages_of(first) is not None and not _is_metadata(first):
+    # A session line never holds the conversation; an export does, also when written on one line
+    # (jq -c, an API response), although it carries the metadata keys too.
+    if _messages_of(first) is not None and (not _is_metadata(first) or isinstance(first.get("conversation"), list)):
         return from_document(read_json(path), file=file)
 
     def records() -> Iterable[tuple[Any, Loc]]:
@@ -387,7 +389,7 @@ _HEAD = re.compile(r'"type"\s*:\s*"(toolRequest|toolResponse|frontendToolRequest
 
 def _typed(msg: dict[str, Any]) -> bool:
     items = msg["content"]
-    return bool(items) and all(isinstance(i, dict) and i.get("type") in _CONTENT_TYPES for i in items)
+    return bool(items) and all(isinstance(i, dict) and isinstance(i.get("type"), str) and i["type"] in _CONTENT_TYPES for i in items)
 
 
 def _score(records: list[Any]) -> int:

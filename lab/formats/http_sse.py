@@ -205,7 +205,7 @@ def anthropic_message(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc
                 message["stop_reason"] = change["stop_reason"]
         elif kind == "error":
             notes.warnings.append(f"{loc.where}: the stream reported an error: {_error_text(ev)}")
-        elif kind not in _ANTHROPIC_QUIET:
+        elif not isinstance(kind, str) or kind not in _ANTHROPIC_QUIET:  # a list as the type would not hash
             notes.skip(f"sse:{kind if isinstance(kind, str) else 'invalid'}")
     for index, parts in partial.items():
         blocks[index]["input"] = parse_arguments("".join(parts), notes, loc.at("input"))
@@ -291,7 +291,7 @@ def responses_body(events: list[dict[str, Any]], notes: ImportNotes, loc: Loc) -
     done: dict[int, dict[str, Any]] = {}
     for ev in events:
         kind = ev.get("type")
-        if kind in _RESPONSE_ENDS and isinstance(ev.get("response"), dict):
+        if isinstance(kind, str) and kind in _RESPONSE_ENDS and isinstance(ev.get("response"), dict):
             final = ev["response"]
             if kind != "response.completed":
                 notes.warnings.append(f"{loc.where}: the response ended as {str(kind).split('.')[-1]}")

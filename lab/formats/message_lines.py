@@ -97,7 +97,9 @@ _FOREIGN_KEYS = ("raw", "parentUuid", "parent_tool_use_id")
 
 
 def _is_message(message: dict[str, Any]) -> bool:
-    return message.get("role") in MESSAGE_ROLES and any(k in message for k in _MESSAGE_PAYLOAD)
+    role = message.get("role")
+    # Only text is a role: a list or object would not even hash for the set lookup.
+    return isinstance(role, str) and role in MESSAGE_ROLES and any(k in message for k in _MESSAGE_PAYLOAD)
 
 
 def _dotted(value: Any) -> bool:
@@ -241,6 +243,8 @@ def _traits(message: dict[str, Any]) -> set[str]:
             if not isinstance(part, dict):
                 continue
             kind = part.get("type")
+            if not isinstance(kind, str):
+                continue  # a list or object as the type: no trait (and would not hash for the set lookups)
             if kind in _ANTHROPIC_BLOCKS or (kind == "image" and isinstance(part.get("source"), dict)):
                 traits.add("anthropic")
             elif kind == "image_url":

@@ -116,12 +116,12 @@ def content_blocks(content: Any, notes: ImportNotes, loc: Loc) -> list[Block]:
         elif kind == "image_url":
             ref = part.get("image_url")
             blocks.append(image_from_url(ref.get("url") if isinstance(ref, dict) else ref))
-        elif kind in _ANTHROPIC_TOOL_PARTS:
+        elif isinstance(kind, str) and kind in _ANTHROPIC_TOOL_PARTS:  # a list as the type would not hash
             # Chat carries tools in tool_calls and tool messages: skipping these would drop every
             # tool pair of an Anthropic-shaped file without a word (a silent misread).
             raise loc.at(i).error(f"a {kind} block is Anthropic Messages content, not Chat", expected="Chat content parts (text, image_url)")
         else:
-            notes.skip(f"content part:{kind}")
+            notes.skip(f"content part:{kind if isinstance(kind, str) else 'invalid'}")
     return blocks
 
 

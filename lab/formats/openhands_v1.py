@@ -361,7 +361,7 @@ _HEAD_PROMPT = re.compile(r'"system_prompt"\s*:\s*\{\s*"(?:cache_prompt|type|tex
 
 
 def _is_event(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("kind") in KINDS
+    return isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in KINDS
 
 
 def _score(value: Any) -> int:

@@ -381,3 +381,15 @@ def test_replays_with_no_invalid_request(path: Path) -> None:
     result = lab.replay(t, "minicode", window=32000)
     assert result.invalid_requests == 0
     assert len(result.rows) == sum(1 for m in t.messages if m.role == "assistant")
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [["assistant"], {"t": 1}], ids=["list", "object"])
+def test_a_record_whose_type_is_not_text_is_skipped_and_counted(tmp_path: Path, kind: Any) -> None:
+    # The set lookup of an unhashable type raised TypeError out of the reader.
+    records = [_init(), _user("hi", "u1"), {**_assistant("m0", {"type": "text", "text": "?"}, "a0"), "type": kind}, _assistant("m1", {"type": "text", "text": "hello"}, "a1", output=3)]
+    assert agent_sdk.normalize(records[2]) is None
+    t = agent_sdk.read(_jsonl(tmp_path, records))
+    assert [m.role for m in t.messages] == ["user", "assistant"] and sum(t.notes.skipped.values()) == 1

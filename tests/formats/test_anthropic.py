@@ -251,3 +251,15 @@ def test_a_bare_list_of_messages_is_a_saved_conversation(tmp_path: Path) -> None
     path.write_text(json.dumps([msgs[0], {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "ts": 1732867201000}]), encoding="utf-8")
     plain = load(path)
     assert [m.role for m in plain.messages] == ["user", "assistant"] and all(m.timestamp is not None for m in plain.messages)
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", [["user"], {"role": "user"}], ids=["list", "object"])
+def test_a_message_whose_role_is_not_text_is_skipped_and_counted(role: Any) -> None:
+    # A Cline api_conversation_history.json with such a message raised TypeError (set lookup).
+    body = _body()
+    body["messages"].insert(1, {"role": role, "content": "x"})
+    t = request_to_transcript(body)
+    assert [m.role for m in t.messages] == ["system", "user", "assistant", "user"] and t.notes.skipped == {"role:missing": 1}

@@ -414,3 +414,22 @@ def test_builders_session_lines_keep_tool_pairs(tmp_path: Path) -> None:
     p = _write(tmp_path / "b.jsonl", to_openai(msgs)["messages"])
     t = load(p)
     assert _complete_pairs(t) == {b.id for m in msgs for b in m.content if isinstance(b, ToolUseBlock)}
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", [["user"], {"name": "user"}], ids=["list", "object"])
+def test_a_wrapped_message_whose_role_is_not_text_is_skipped(tmp_path: Path, role: Any) -> None:
+    # The set lookup of an unhashable role raised TypeError out of the reader.
+    lines = [{"type": "message", "message": {"role": role, "content": "x"}}, *({"type": "message", "message": m} for m in OPENAI_LINES)]
+    assert message_of(lines[0]) is None
+    t = openai_chat.read_lines(_write(tmp_path / "log.jsonl", lines))
+    clean = openai_chat.read_lines(_write(tmp_path / "clean.jsonl", lines[1:]))
+    assert _outline(t.messages) == _outline(clean.messages) and t.notes.skipped == {"record:message": 1}
+
+
+def test_a_content_part_whose_type_is_not_text_gives_no_trait(tmp_path: Path) -> None:
+    # Deciding the shape looked a list-valued part type up in a set: TypeError while sniffing.
+    lines = [{"role": "user", "content": [{"type": ["tool_use"]}, {"type": "text", "text": "hi"}]}, *ANTHROPIC_LINES[1:]]
+    assert line_scores(lines) == line_scores([{"role": "user", "content": [{"type": "text", "text": "hi"}]}, *ANTHROPIC_LINES[1:]])

@@ -522,3 +522,16 @@ def test_a_block_of_the_wrong_shape_is_never_trusted(block: dict[str, Any], tmp_
         _load(tmp_path, [_user("go", uuid="u-first")])
     assert err.value.where == "message u-first"
     assert "failed validation" in err.value.reason
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+def test_a_block_whose_type_is_not_text_is_dropped_not_a_crash(tmp_path: Path) -> None:
+    # native_content looked a list-valued type up in a set: TypeError before block_dicts could count it.
+    u = _user("hi")
+    odd = _entry("assistant", [{"type": ["text"], "text": "?"}, {"type": "text", "text": "hello"}], parent=u["uuid"])
+    inner = _entry("user", [{"type": "tool_result", "tool_use_id": "t9", "content": [{"type": {"x": 1}, "text": "?"}]}], parent=odd["uuid"])
+    t = _load(tmp_path, [u, odd, inner])
+    assert [m.role for m in t.messages][:2] == ["user", "assistant"]
+    assert message_text(t.messages[1]) == "hello"

@@ -258,3 +258,20 @@ def test_calls_and_responses_always_pair_or_are_counted(tmp_path_factory: pytest
     lost = sum(1 for calls, lose, _ in plan if lose and calls)
     assert len(t.notes.unanswered_tool_uses) == lost
     assert t.notes.skipped.get("content:toolResponse (unknown call)", 0) == sum(1 for *_, o in plan if o)
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+def test_an_export_written_on_one_line_is_read_as_the_export(tmp_path: Path) -> None:
+    # jq -c or an API response puts the export on one line: its metadata keys made it look like a
+    # session JSONL's metadata line, and the conversation in it was never read.
+    p = tmp_path / "20260101_100000.jsonl"
+    p.write_text(json.dumps(DOC) + "\n", encoding="utf-8")
+    assert _shape(goose.read(p)) == _shape(goose.read(EXPORT))
+
+
+def test_content_whose_type_is_not_text_is_not_claimed(tmp_path: Path) -> None:
+    # The sniffer looked a list-valued content type up in a set: TypeError, which detection logs as a "no".
+    records = [_m("user", [{"type": ["text"], "text": "hi"}]), _m("assistant", [{"type": {"t": 1}, "text": "ok"}])]
+    assert goose.sniff(make_probe(_jsonl(tmp_path, records))) == 0

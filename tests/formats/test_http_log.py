@@ -555,3 +555,18 @@ def test_a_stored_response_missing_from_the_log_is_warned(tmp_path: Path) -> Non
     log[1]["request"]["body"] = {**log[1]["request"]["body"], "input": [R_OUT], "previous_response_id": "resp_0"}
     t = load(_write(tmp_path, log[1:]))
     assert any("previous_response_id" in w and "not in this log" in w for w in t.notes.warnings)
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+def test_a_stream_event_whose_type_is_not_text_is_skipped_and_counted(tmp_path: Path) -> None:
+    # Anthropic and Responses streams looked a list-valued event type up in a set: TypeError.
+    anthropic_events = [*_stream_events()[:-1], {"type": ["ping"]}, _stream_events()[-1]]
+    t = http_log.read(_write(tmp_path, _anthropic_log({"events": [{"event": "x", "data": json.dumps(e)} for e in anthropic_events]})))
+    _assert_anthropic_conversation(t)
+    assert t.notes.skipped.get("sse:invalid") == 1
+    responses_events = [{"type": ["response.completed"], "response": {}}, *_responses_events(completed=True)]
+    t = http_log.read(_write(tmp_path, _responses_log({"events": [{"event": "x", "data": json.dumps(e)} for e in responses_events]})))
+    _assert_responses(t)
+    assert t.notes.skipped.get("sse:invalid") == 1

@@ -289,3 +289,12 @@ def test_arbitrary_json_raises_only_transcript_error(value: Any) -> None:
     for doc in (value, [value], {"messages": [value], "history": [value]}):
         with contextlib.suppress(TranscriptError):
             openai_chat.from_document(doc)
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+def test_a_content_part_whose_type_is_not_text_is_skipped_and_counted() -> None:
+    # The Anthropic-parts check looked a list-valued type up in a set: TypeError out of the reader.
+    t = openai_chat.from_messages([{"role": "user", "content": [{"type": ["tool_use"], "text": "?"}, {"type": "text", "text": "hi"}]}, {"role": "assistant", "content": "ok"}])
+    assert t.messages[0].content == (TextBlock(text="hi"),) and t.notes.skipped == {"content part:invalid": 1}

@@ -407,3 +407,12 @@ class TestConversationFolder:
         with pytest.raises(TranscriptError) as err:
             load(conv)
         assert bad.name in str(err.value)
+
+
+# --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
+
+
+def test_an_event_whose_kind_is_not_text_is_not_claimed(tmp_path: Path) -> None:
+    # The sniffer looked a list-valued kind up in a set: TypeError, which detection logs as a "no".
+    events = [{**EVENTS[1], "kind": ["SystemPromptEvent"]}, *EVENTS[2:]]
+    assert openhands_v1.sniff(make_probe(_write(tmp_path, "events.json", events))) == 0
