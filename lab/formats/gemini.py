@@ -453,6 +453,10 @@ def from_contents(
             r.user_turn(content, loc, key)
             continue
         content = need_dict(content, loc, "content")
+        if "role" not in content and content.keys() - _CONTENT_KEYS:
+            # Content is {role, parts}; an untitled dict with other keys (OpenCode's {info, parts}) is someone else's.
+            extra = ", ".join(sorted(map(str, content.keys() - _CONTENT_KEYS))[:3])
+            raise loc.error(f"a content without a role holds {extra}: not Gemini Content", expected="{role, parts}")
         role = content.get("role", "user")
         if role is None or role in _USER_ROLES:
             r.user_turn(content.get("parts"), loc.at("parts"), key)
@@ -468,6 +472,10 @@ def from_contents(
     t.tools = _declarations(tools, t.notes)
     t.notes.records_read = len(contents)
     return t
+
+
+# The keys of a Gemini ``Content``.
+_CONTENT_KEYS = frozenset({"role", "parts"})
 
 
 def _content_like(value: Any) -> bool:

@@ -215,13 +215,8 @@ def test_a_large_export_is_detected_from_its_head(tmp_path: Path) -> None:
     assert opencode.sniff(make_probe(p)) == 85 and detect(p) == "opencode"
 
 
-# Forced on the bare list, the Gemini reader takes each ``{info, parts}`` for a ``{role?, parts}``
-# content and keeps 5 user turns (a warning, not a refusal): a gap in gemini.py, reported; strict, so
-# this fails once that reader refuses the list and the mark must go.
-_GEMINI_GAP = pytest.mark.xfail(strict=True, reason="the gemini reader accepts a list of {info, parts} as contents")
-
-
-@pytest.mark.parametrize("path", [EXPORT, pytest.param(LIST, marks=_GEMINI_GAP)], ids=["export", "list"])
+# Forced on the bare list, the Gemini reader meets {info, parts} items without a role: not Gemini Content.
+@pytest.mark.parametrize("path", [EXPORT, LIST], ids=["export", "list"])
 def test_every_other_format_forced_on_the_fixture_fails_clearly(path: Path) -> None:
     assert _forced_results(path) == []
 
