@@ -276,6 +276,26 @@ class TestEdges:
         assert out.stdout.strip() == "False"
 
 
+class TestRightAxis:
+    """The timeline and cost figures lay out their second y axis by hand, as make_subplots would."""
+
+    @pytest.mark.parametrize("draw", [figures.timeline, figures.cost], ids=["timeline", "cost"])
+    def test_the_layout_is_make_subplots_secondary_y(self, report: Report, draw) -> None:
+        from plotly.subplots import make_subplots
+
+        reference = make_subplots(specs=[[{"secondary_y": True}]]).layout
+        layout = draw(report).layout
+        for axis in ("xaxis", "yaxis", "yaxis2"):
+            for key in ("anchor", "domain", "overlaying", "side"):
+                assert getattr(layout[axis], key) == getattr(reference[axis], key), (axis, key)
+
+    def test_the_cache_hit_bars_sit_on_the_right_axis_and_the_costs_on_the_left(self, report: Report) -> None:
+        fig = figures.cost(report)
+        axes = {t.name: t.yaxis for t in fig.data}
+        assert axes == {"cost, compacted": "y", "cost, no compaction": "y", "cache-hit ratio": "y2"}
+        assert tuple(fig.layout.yaxis2.range) == (0, 1) and fig.layout.yaxis.tickprefix == "$"
+
+
 class TestRecallLine:
     def test_the_timeline_draws_recall_per_request_on_a_0_to_1_axis(self, report: Report) -> None:
         assert any(r.needed_later_recall is not None for r in report.rows)

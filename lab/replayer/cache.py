@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
 from .settings import CacheConfig, PricingConfig
 from ..core.tokens.base import IMAGE_TOKENS, TokenCounter
-from .support import ByIdentity, same_prefix
+from .support import ByIdentity, same_prefix, shared_by_identity
 
 __all__ = ["CacheStep", "PromptCache", "request_cost", "wire_key"]
 
@@ -104,9 +104,12 @@ class _Blocks:
 
     max_entries = 200_000
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
         self.counter = counter
-        self._cache: ByIdentity[tuple[tuple[tuple, ...], tuple[int, ...], int]] = ByIdentity(self.max_entries)
+        # shared: the counter's process-wide cache; keys and counts are pure per message and counter.
+        self._cache: ByIdentity[tuple[tuple[tuple, ...], tuple[int, ...], int]] = (
+            shared_by_identity(counter, "blocks") if shared else ByIdentity(self.max_entries)
+        )
 
     def of(self, message: Message) -> tuple[tuple[tuple, ...], tuple[int, ...], int]:
         hit = self._cache.get(message)
@@ -127,9 +130,9 @@ class _Blocks:
 class PromptCache:
     """One session's prompt cache: call ``step`` (or ``step_append``) once per request, in order."""
 
-    def __init__(self, settings: CacheConfig, counter: TokenCounter, *, incremental: bool = True) -> None:
+    def __init__(self, settings: CacheConfig, counter: TokenCounter, *, incremental: bool = True, shared: bool = False) -> None:
         self.settings = settings
-        self.blocks = _Blocks(counter)
+        self.blocks = _Blocks(counter, shared=shared)
         self.incremental = incremental
         self._prev: list[Message] = []
         # _prev_sums[i]: tokens of _prev[:i].

@@ -39,6 +39,11 @@ one.
 
 Counts come from the counter's caches (per block text, and per message object
 here and in the Compactor); a row sums cached counts, it never recounts text.
+Those per-message values (counts, composition, prompt-cache keys, dedup's
+decoded calls, the retention targets) are pure functions of a frozen message
+and the counter or config, so they outlive a replay: a replay given no counter
+uses one shared instance per counter name, and the next replay of the same
+message objects (a slider's move, a compare's next config) finds them again.
 A request's context is mostly the previous one's, so the row's sums (tokens,
 composition, the first request), its validity and its cache prefix are kept
 as running state over the prefix the two share (``SentSums``, ``Validator``,
@@ -64,7 +69,7 @@ from ..core.stages.watermark import threshold
 from ..core.store import MemoryStore, SpillStore
 from ..core.summarizers.base import Summarizer
 from ..core.summarizers.rules import user_texts
-from ..core.tokens.base import TokenCounter, get_counter
+from ..core.tokens.base import TokenCounter
 from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
@@ -75,7 +80,7 @@ from .recall import Recall
 from .recall import totals as recall_totals
 from .report import Report, Row, cost_check, recorded_totals
 from .settings import ReplaySettings, SettingsLike, resolve_settings
-from .retention import retention, targets
+from .retention import retention, shared_targets
 from .support import (
     EPOCH,
     ConfigLike,
@@ -92,6 +97,7 @@ from .support import (
     request_points,
     resolve_config,
     sendable,
+    shared_counter,
     with_session_cwd,
     summary_numbers,
 )
@@ -164,10 +170,12 @@ def replay(
     t, found, recorded_notes = apply_recorded(given, rs.recorded_compactions)
     notes.extend(recorded_notes)
     cfg = with_session_cwd(cfg, t, notes)
-    counter = counter if counter is not None else get_counter(cfg.counter)
+    # No counter given: the one instance per name every such replay shares (its caches are found again).
+    counter = counter if counter is not None else shared_counter(cfg.counter)
     store = store if store is not None else MemoryStore()
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
-    compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools)
+    # share_counts: the counter's per-message counts outlive this replay, for the next one of the same messages.
+    compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools, share_counts=True)
     # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
     # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
     with gc_paused():
@@ -197,12 +205,13 @@ class _Run:
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         # The Compactor's cached counter: a message the stages counted is not counted again here.
         counter = compactor.counts
-        self.counts = MessageCounts(counter)
-        self.parts = MessageParts(counter)
-        self.cache = PromptCache(settings.cache, counter, incremental=incremental)
-        self.raw_cache = PromptCache(settings.cache, counter)
+        # Shared by identity with the next replay of the same messages and counter (pure per message).
+        self.counts = MessageCounts(counter, shared=True)
+        self.parts = MessageParts(counter, shared=True)
+        self.cache = PromptCache(settings.cache, counter, incremental=incremental, shared=True)
+        self.raw_cache = PromptCache(settings.cache, counter, shared=True)
         self.clock = ReplayClock.for_transcript(t, settings)
-        self.goals = targets(t.messages, t.meta.planted_facts)
+        self.goals = shared_targets(t.messages, t.meta.planted_facts)
         texts = user_texts(t.messages)
         self.first = texts[0].text if texts else None
         self.first_at = next((i for i, m in enumerate(t.messages) if texts and m.id == texts[0].id), None)

@@ -257,7 +257,12 @@ class History:
 
 
 def clear_cache() -> None:
-    """Forget every shared history and the mention memos (the bench measures a first replay this way)."""
+    """Forget every shared history and the mention memos (the bench measures a first replay this way).
+
+    Only recall's own memory: the replay's shared counters and per-message caches
+    (``support.clear_shared``) and retention targets (``retention.clear_shared_targets``)
+    stay, so a replay with recall and one without start from the same caches.
+    """
     with _LOCK:
         _HISTORIES.clear()
     clear_mention_cache()

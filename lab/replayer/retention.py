@@ -45,6 +45,8 @@ in the transcript there (see ``recall.py``), else "this config".
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -57,7 +59,7 @@ from .mentions import command_text, error_line, exit_code, kind, shell_mentions
 from .recall import CONFIG, RECORDED, recorded_boundaries
 from .report import Retention, RetentionItem, RetentionPart
 
-__all__ = ["PARTS", "Targets", "targets", "retention"]
+__all__ = ["PARTS", "MAX_SHARED_TARGETS", "Targets", "targets", "shared_targets", "clear_shared_targets", "retention"]
 
 PARTS = ("first_request", "user_messages", "file_paths", "errors", "planted_facts", "recoverable")
 # Item labels in reports are cut here; matching always uses the whole text.
@@ -136,6 +138,42 @@ def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Target
         at = next((i for i, m in enumerate(raw) if _mentions(m, fact)), 0)
         out.planted_facts.append(_Item(fact, at))
     return out
+
+
+# Transcripts whose targets are kept for the next replay (a slider's moves, a compare's configs).
+MAX_SHARED_TARGETS = 4
+_SHARED: OrderedDict[tuple, tuple[list[Message], Targets]] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Targets:
+    """``targets(raw, planted_facts)``, built once per transcript and shared by every later replay of it.
+
+    What a transcript asks to keep depends on its messages alone, yet collecting
+    it took a tenth of a second on a 2,000-request session, paid again by every
+    replay of a slider move. Keyed by the message objects' identities (the entry
+    holds the messages, so no id is reused while it lives); callers treat the
+    result as read-only, as ``retention`` does.
+    """
+    facts = tuple(planted_facts)
+    key = (tuple(map(id, raw)), facts)
+    with _SHARED_LOCK:
+        hit = _SHARED.get(key)
+        if hit is not None:
+            _SHARED.move_to_end(key)
+            return hit[1]
+    built = targets(raw, facts)  # outside the lock: a duplicate build is harmless
+    with _SHARED_LOCK:
+        _SHARED[key] = (list(raw), built)
+        while len(_SHARED) > MAX_SHARED_TARGETS:
+            _SHARED.popitem(last=False)
+    return built
+
+
+def clear_shared_targets() -> None:
+    """Forget the shared targets (``recall.clear_cache`` calls this, so a "first replay" pays for them again)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
 
 
 def _note(seen: dict[str, _Item], items: list[_Item], text: str, i: int) -> None:

@@ -13,19 +13,23 @@ time for the messages that changed, not for the whole context.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 from collections.abc import Sequence
 
 from pydantic import ValidationError
 
+from ..core.compactor import clear_shared_counts
 from ..core.config import CompactionConfig, parse_config
 from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript, is_sent
 from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
+from ..core.stages.dedup import clear_decoded
 from ..core.stats import PARTS, composition
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
-from ..core.tokens.base import TokenCounter
+from ..core.tokens.base import TokenCounter, get_counter
 from ..errors import ConfigError, PromptTooLongError, TranscriptError
 from .settings import ReplaySettings
 
@@ -33,6 +37,10 @@ __all__ = [
     "EPOCH",
     "MAX_CACHED",
     "ByIdentity",
+    "MAX_SHARED_OWNERS",
+    "shared_by_identity",
+    "shared_counter",
+    "clear_shared",
     "ConfigLike",
     "request_points",
     "resolve_config",
@@ -184,7 +192,8 @@ class ByIdentity(Generic[V]):
 
     def get(self, message: Message) -> V | None:
         key = id(message)
-        return self._values[key] if self._keep.get(key) is message else None
+        # .get, not [key]: a shared cache may be between a put's two stores, or cleared, in another thread.
+        return self._values.get(key) if self._keep.get(key) is message else None
 
     def put(self, message: Message, value: V) -> V:
         if len(self._keep) >= self.limit:
@@ -198,12 +207,73 @@ class ByIdentity(Generic[V]):
         return len(self._keep)
 
 
+# Owners (counters) whose identity caches are kept for the next replay; see ``shared_by_identity``.
+MAX_SHARED_OWNERS = 4
+_SHARED: OrderedDict[int, tuple[object, dict[str, ByIdentity]]] = OrderedDict()
+_COUNTERS: dict[str, TokenCounter] = {}
+_UNSHARED_COUNTERS = frozenset({"anthropic"})
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_by_identity(owner: object, kind: str) -> ByIdentity:
+    """The process-wide ``ByIdentity`` of ``kind`` for values that are a pure function of a message and ``owner``.
+
+    A slider move replays the same transcript objects with the same counter: a
+    message's count, composition or wire keys are the ones the last replay
+    computed, which cost a tenth of a replay to compute again. Keyed by the
+    owner object (the entry holds it, so its id is not reused while it lives);
+    the last ``MAX_SHARED_OWNERS`` owners are kept.
+    """
+    with _SHARED_LOCK:
+        hit = _SHARED.get(id(owner))
+        if hit is None or hit[0] is not owner:
+            hit = _SHARED[id(owner)] = (owner, {})
+            while len(_SHARED) > MAX_SHARED_OWNERS:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(id(owner))
+        cache = hit[1].get(kind)
+        if cache is None:
+            cache = hit[1][kind] = ByIdentity()
+        return cache
+
+
+def shared_counter(name: str) -> TokenCounter:
+    """``get_counter(name)``, one instance per name for every replay that is given no counter.
+
+    A counter holds only its per-text cache, so replays that share one count each
+    text once; and its per-message caches (``shared_by_identity``,
+    ``core.compactor.shared_counts``) are found again by identity. A counter that
+    asks a provider (``anthropic``) is made afresh each time: its client and key
+    come from the environment of that replay, and are never kept beyond it.
+    """
+    if name in _UNSHARED_COUNTERS:
+        return get_counter(name)
+    with _SHARED_LOCK:
+        hit = _COUNTERS.get(name)
+    if hit is None:
+        made = get_counter(name)
+        with _SHARED_LOCK:
+            hit = _COUNTERS.setdefault(name, made)
+    return hit
+
+
+def clear_shared() -> None:
+    """Forget the shared counters and identity caches, the Compactor's shared counts and dedup's decoded calls."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+        _COUNTERS.clear()
+    clear_shared_counts()
+    clear_decoded()
+
+
 class MessageCounts:
     """Message counts by object identity."""
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
         self.counter = counter
-        self._cache: ByIdentity[int] = ByIdentity()
+        # shared: the counter's process-wide cache (shared_by_identity); counts are pure per message and counter.
+        self._cache: ByIdentity[int] = shared_by_identity(counter, "counts") if shared else ByIdentity()
 
     def __call__(self, message: Message) -> int:
         n = self._cache.get(message)
@@ -216,9 +286,9 @@ class MessageCounts:
 class MessageParts:
     """Composition per message object, summed per row: ``composition`` is additive over messages."""
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
         self.counter = counter
-        self._cache: ByIdentity[tuple[int, ...]] = ByIdentity()
+        self._cache: ByIdentity[tuple[int, ...]] = shared_by_identity(counter, "parts") if shared else ByIdentity()
 
     def one(self, message: Message) -> tuple[int, ...]:
         """The composition of one message, as token counts in ``PARTS`` order."""

@@ -309,3 +309,39 @@ class TestFold:
         config = small_window(spill={"enabled": False})
         result = fold(build_stages(config, ["watermark", "summary"]), session(8, 6000), self.ctx(config))
         assert [e.stage for e in result.events] == ["watermark", "summary"] and result.boundary is not None
+
+
+class TestSharedCounts:
+    """``share_counts=True``: Compactors with one counter object share its per-message count cache."""
+
+    def test_two_compactors_share_one_cache_per_counter(self) -> None:
+        from lab.core.compactor import shared_counts
+        from lab.core.tokens.base import get_counter
+
+        counter = get_counter("minicode")
+        a = Compactor(CompactionConfig(), counter, share_counts=True)
+        b = Compactor(preset("mewcode"), counter, share_counts=True)
+        assert a.counts is b.counts is shared_counts(counter)
+        # Another counter object, or no sharing asked for: a cache of its own.
+        assert Compactor(CompactionConfig(), get_counter("minicode"), share_counts=True).counts is not a.counts
+        assert Compactor(CompactionConfig(), counter).counts is not a.counts
+
+    def test_a_shared_cache_gives_the_counts_a_private_one_gives(self) -> None:
+        from lab.core.tokens.base import get_counter
+
+        msgs = session(n_reads=4, size=6000)
+        counter = get_counter("minicode")
+        warm = Compactor(CompactionConfig(), counter, share_counts=True)
+        warm.process_request(msgs)
+        shared = Compactor(CompactionConfig(), counter, share_counts=True).process_request(msgs)
+        private = Compactor(CompactionConfig(), get_counter("minicode")).process_request(msgs)
+        assert shared == private
+
+    def test_clear_forgets_them(self) -> None:
+        from lab.core.compactor import clear_shared_counts, shared_counts
+        from lab.core.tokens.base import get_counter
+
+        counter = get_counter("minicode")
+        first = shared_counts(counter)
+        clear_shared_counts()
+        assert shared_counts(counter) is not first

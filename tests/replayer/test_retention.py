@@ -199,3 +199,19 @@ class TestShellAgents:
         # Without the boundary the same loss is the config's.
         plain = retention([raw[0]] + raw[4:], targets(raw), upto=len(raw))
         assert {i.lost_to for p in plain.parts.values() for i in p.items if i.where == "nowhere"} == {"this config"}
+
+
+def test_shared_targets_are_built_once_per_transcript_and_equal_a_fresh_build() -> None:
+    from lab.replayer.retention import clear_shared_targets, shared_targets
+
+    raw = [system(), user("fix the bug in app/main.py"), *call_and_result("Read", "print('hi')", file_path="app/main.py"), assistant("done")]
+    first = shared_targets(raw, ["fact one"])
+    assert first == targets(raw, ["fact one"])
+    assert shared_targets(raw, ["fact one"]) is first
+    # Other message objects, or other planted facts, are another transcript.
+    assert shared_targets([m.model_copy() for m in raw], ["fact one"]) is not first
+    assert shared_targets(raw, ["fact two"]) is not first
+    # Cleared, they are built again.
+    clear_shared_targets()
+    again = shared_targets(raw, ["fact one"])
+    assert again is not first and again == first

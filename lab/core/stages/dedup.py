@@ -38,6 +38,8 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
@@ -50,7 +52,7 @@ from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
 from ..shell_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
-__all__ = ["DedupConfig", "DedupStage", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
+__all__ = ["DedupConfig", "DedupStage", "MAX_DECODED_CONFIGS", "clear_decoded", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 
 
 class DedupConfig(StageConfig):
@@ -204,6 +206,33 @@ def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, memo: Memo)
         memo.delete(index, key)
 
 
+# Configs whose decoded calls are kept for the next stage built from an equal config (see ``_decoded_for``).
+MAX_DECODED_CONFIGS = 8
+_DECODED: OrderedDict[str, dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]] = OrderedDict()
+_DECODED_LOCK = threading.Lock()
+
+
+def _decoded_for(config: DedupConfig) -> dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]:
+    """The decoded-call memory of every stage with this config: a call's decode is a pure function of the
+    call, the config and the directory, and a slider's replays build new stages over the same call objects."""
+    key = config.model_dump_json()
+    with _DECODED_LOCK:
+        hit = _DECODED.get(key)
+        if hit is None:
+            hit = _DECODED[key] = {}
+            while len(_DECODED) > MAX_DECODED_CONFIGS:
+                _DECODED.popitem(last=False)
+        else:
+            _DECODED.move_to_end(key)
+        return hit
+
+
+def clear_decoded() -> None:
+    """Forget every decoded call (a bench's "first replay" decodes everything again)."""
+    with _DECODED_LOCK:
+        _DECODED.clear()
+
+
 class DedupStage:
     name = "dedup"
 
@@ -216,7 +245,8 @@ class DedupStage:
         # the config and the directory, kept because a scan meets the same calls again after a rewrite
         # (the tail a summary keeps, the part after a clearing). The entry holds the call, so its id
         # cannot be reused while remembered.
-        self._calls: dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]] = {}
+        # Shared with every stage of an equal config (``_decoded_for``).
+        self._calls = _decoded_for(self.config)
 
     def _decode(self, use: ToolUseBlock, cwd: str | None) -> tuple[ReadTarget | None, _WritePlan]:
         hit = self._calls.get(id(use))

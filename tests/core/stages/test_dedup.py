@@ -262,3 +262,23 @@ def test_corpus_openhands_repeated_views_are_deduped() -> None:
     # The agent views parser.c whole three times in a row, unchanged (a grep in between only reads).
     (event,) = DedupStage()(msgs, make_ctx()).events
     assert len(event.ids) == 2 and event.tokens_freed > 5000
+
+
+class TestSharedDecodes:
+    """Stages of equal configs share the memory of decoded calls; the decode is a pure function of call, config and directory."""
+
+    def test_equal_configs_share_and_other_configs_do_not(self) -> None:
+        from lab.core.stages.dedup import clear_decoded
+
+        clear_decoded()
+        a, b = DedupStage(DedupConfig()), DedupStage(DedupConfig())
+        other = DedupStage(DedupConfig(cwd="/repo"))
+        assert a._calls is b._calls
+        assert other._calls is not a._calls
+        use = ToolUseBlock(id="t1", name="Read", input={"file_path": "app/x.py"})
+        assert a._decode(use, None) == b._decode(use, None)
+        assert id(use) in b._calls
+        # The directory is part of the decode: another cwd decodes again, to its own answer.
+        assert other._decode(use, "/repo")[0].key == "/repo/app/x.py"
+        clear_decoded()
+        assert DedupStage(DedupConfig())._calls is not a._calls
