@@ -4,10 +4,16 @@ Both exporters skip boundary messages (the lab's markers, never sent) and
 keep every tool call and every tool result, so a pair present in the source is
 present in the request. They translate; they do not repair the history: an
 unanswered call stays unanswered (``lab.core.validate`` reports it), with one
-exception asked for by name: ``close_pending=True`` answers the tool calls of
-the last assistant turn that have no result (a session cut off while its tools
-ran) with an "interrupted" error result, so the request is one the API takes.
-Without it such calls get a note saying the request will be refused.
+exception asked for by name: ``close_pending=True`` answers every tool call
+that no message answers (a session cut off while its tools ran, a call the
+agent abandoned) with an "interrupted" error result right after the call, so
+the request is one the API takes. Without it such calls get a note saying the
+request will be refused.
+
+A history whose first non-system message is from the user keeps a user
+opening: when blank-dropping empties it, ``(empty message)`` stands in for
+it (Anthropic refuses a request opened by the assistant, both one with no
+message; ``lab.core.validate`` holds OpenAI to the first rule too).
 
 Text that is empty or only whitespace is dropped (the Anthropic API refuses
 an empty text block, and both refuse a message left with no content, which is
@@ -50,7 +56,7 @@ from ..core.messages import (
     is_sent,
 )
 
-__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported", "pending_tool_calls", "close_pending", "pending_note", "INTERRUPTED"]
+__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported", "pending_tool_calls", "close_pending", "pending_note", "INTERRUPTED", "EMPTY_OPENING"]
 
 # Stands in for an image whose bytes the lab never kept.
 _PLACEHOLDER_URL = "https://placeholder.invalid/lab-image-omitted"
@@ -71,33 +77,52 @@ def _blank(text: str) -> bool:
     return not text.strip()
 
 
+# Stands in for a user opening that blank-dropping emptied.
+EMPTY_OPENING = "(empty message)"
+
+
+def _opened_by_user(messages: Sequence[Message]) -> bool:
+    return next((m.role for m in messages if m.role != "system"), None) == "user"
+
+
 def pending_tool_calls(messages: Sequence[Message]) -> list[str]:
-    """Ids of the last assistant turn's tool calls that no later message answers."""
+    """Ids of the tool calls that no message answers, in order.
+
+    Any of them, not only the last turn's, makes both APIs refuse the request; and a turn is what
+    the exporter sends, which may be several messages (merged, or ending in one it drops as blank).
+    """
     sent = [m for m in messages if is_exported(m)]
-    last = next((i for i in range(len(sent) - 1, -1, -1) if sent[i].role == "assistant"), None)
-    if last is None:
-        return []
-    answered = {b.tool_use_id for m in sent[last + 1 :] for b in m.content if isinstance(b, ToolResultBlock)}
-    return [b.id for b in sent[last].content if isinstance(b, ToolUseBlock) and b.id not in answered]
+    answered = {b.tool_use_id for m in sent for b in m.content if isinstance(b, ToolResultBlock)}
+    out: list[str] = []
+    for m in sent:
+        if m.role == "assistant":
+            out += [b.id for b in m.content if isinstance(b, ToolUseBlock) and b.id not in answered and b.id not in out]
+    return out
 
 
 def close_pending(messages: Sequence[Message]) -> list[Message]:
     """A copy of ``messages`` where every pending tool call has an "interrupted" error result.
 
-    The results go into the user message right after the call (created when
-    there is none), where both APIs look for them. Nothing pending: the same messages.
+    The results go into the user message right after their call (created when there is none),
+    where both APIs look for them. Nothing pending: the same messages.
     """
-    pending = pending_tool_calls(messages)
+    pending = set(pending_tool_calls(messages))
     out = list(messages)
     if not pending:
         return out
-    at = max(i for i, m in enumerate(out) if m.role == "assistant" and is_exported(m))
-    results = tuple(ToolResultBlock(tool_use_id=tool_id, content=INTERRUPTED, is_error=True) for tool_id in pending)
-    nxt = next((i for i in range(at + 1, len(out)) if is_exported(out[i])), None)
-    if nxt is not None and out[nxt].role == "user":
-        out[nxt] = out[nxt].model_copy(update={"content": results + tuple(out[nxt].content)})
-    else:
-        out.insert(at + 1, Message(role="user", id=f"{out[at].id}-interrupted", content=results))
+    callers = [i for i, m in enumerate(out) if m.role == "assistant" and is_exported(m)]
+    # From the end, so that an inserted message does not move the callers still to do.
+    for at in reversed(callers):
+        ids = [b.id for b in out[at].content if isinstance(b, ToolUseBlock) and b.id in pending]
+        if not ids:
+            continue
+        pending.difference_update(ids)
+        results = tuple(ToolResultBlock(tool_use_id=tool_id, content=INTERRUPTED, is_error=True) for tool_id in ids)
+        nxt = next((i for i in range(at + 1, len(out)) if is_exported(out[i])), None)
+        if nxt is not None and out[nxt].role == "user":
+            out[nxt] = out[nxt].model_copy(update={"content": results + tuple(out[nxt].content)})
+        else:
+            out.insert(at + 1, Message(role="user", id=f"{out[at].id}-interrupted", content=results))
     return out
 
 
@@ -105,9 +130,9 @@ def pending_note(pending: Sequence[str], closed: bool, *, option: str = "close_p
     """The note an export adds for these pending tool call ids; ``option`` names the way to close them."""
     ids = ", ".join(pending)
     if closed:
-        return f"{len(pending)} pending tool call(s) of the last assistant turn answered as {INTERRUPTED!r} (is_error): {ids}"
+        return f"{len(pending)} pending tool call(s) answered as {INTERRUPTED!r} (is_error): {ids}"
     return (
-        f"the last assistant turn has {len(pending)} tool call(s) without a result ({ids}): "
+        f"{len(pending)} tool call(s) without a result ({ids}): "
         f"the API refuses this request as it is; {option} answers them as interrupted"
     )
 
@@ -204,6 +229,9 @@ def to_anthropic(
             turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
+    if _opened_by_user(messages[start:]) and (not turns or turns[0]["role"] != "user"):
+        _note(notes, f"the opening user message was empty: sent as {EMPTY_OPENING!r}")
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": EMPTY_OPENING}]})
     for turn in turns:
         if turn["role"] == "user":
             # The API wants a user message's tool results before anything else in it.
@@ -348,6 +376,10 @@ def to_openai(
             out.append({"role": "user", "content": content})
         elif not any(isinstance(b, ToolResultBlock) for b in msg.content):
             _note(notes, f"{msg.id}: nothing left to send, message dropped")
+    first = next((k for k, m in enumerate(out) if m["role"] != "system"), len(out))
+    if _opened_by_user(messages) and (first == len(out) or out[first]["role"] != "user"):
+        _note(notes, f"the opening user message was empty: sent as {EMPTY_OPENING!r}")
+        out.insert(first, {"role": "user", "content": EMPTY_OPENING})
     body: dict[str, Any] = {"messages": out}
     if specs:
         body["tools"] = _tools_openai(specs)

@@ -291,12 +291,13 @@ def _pending_history() -> list[Message]:
 
 
 class TestPending:
-    def test_pending_are_the_last_assistant_turns_unanswered_calls(self) -> None:
+    def test_pending_are_the_calls_no_message_answers(self) -> None:
         msgs = _pending_history()
         assert pending_tool_calls(msgs) == ["t1", "t2"]
         answered_one = [*msgs, tool_result("t1", "ok")]
         assert pending_tool_calls(answered_one) == ["t2"]
-        assert pending_tool_calls([*answered_one, assistant("done")]) == []
+        # An earlier turn's call left unanswered is refused as much as the last turn's.
+        assert pending_tool_calls([*answered_one, assistant("done")]) == ["t2"]
         assert pending_tool_calls([user("hi")]) == []
 
     def test_close_pending_answers_as_interrupted_without_mutating(self) -> None:
@@ -401,3 +402,42 @@ def test_blank_text_never_reaches_the_request_and_closed_exports_are_valid(piece
     assert _openai_shape_ok(o)
     if pending:
         assert json.dumps(a).count(f'"{INTERRUPTED}"') == 1
+
+
+# --- found by tests/formats/test_fuzz_export.py -------------------------------------------------
+
+from lab.core.validate import anthropic_problems, openai_problems  # noqa: E402
+from lab.formats.export import EMPTY_OPENING  # noqa: E402
+from tests.formats.test_fuzz_export import anthropic_messages, openai_messages  # noqa: E402
+
+
+def _body_problems(msgs: list[Message]) -> tuple[list[str], list[str]]:
+    a = to_anthropic(msgs, close_pending=True)
+    o = to_openai(msgs, close_pending=True)
+    return anthropic_problems(anthropic_messages(a)), openai_problems(openai_messages(o))
+
+
+def test_close_pending_sees_a_last_turn_that_ends_in_a_blank_message() -> None:
+    # The call's message is not the last assistant message, but the blank one after it is dropped.
+    msgs = [user("go"), tool_call("Bash", "t1", command="ls"), Message(role="assistant", id="blank", content=(TextBlock(text=""),))]
+    assert pending_tool_calls(msgs) == ["t1"]
+    assert _body_problems(msgs) == ([], [])
+
+
+def test_close_pending_answers_an_earlier_turns_abandoned_call() -> None:
+    msgs = [user("go"), tool_call("Bash", "t1", command="ls"), user("never mind"), assistant("ok")]
+    a = to_anthropic(msgs, close_pending=True)
+    assert a["messages"][2]["content"][0] == {"type": "tool_result", "tool_use_id": "t1", "content": INTERRUPTED, "is_error": True}
+    assert _body_problems(msgs) == ([], [])
+
+
+def test_a_blank_opening_user_message_keeps_a_user_opening() -> None:
+    notes: list[str] = []
+    msgs = [system("sys"), user(" "), assistant("hi"), user("go")]
+    a = to_anthropic(msgs, notes=notes)
+    assert a["messages"][0] == {"role": "user", "content": [{"type": "text", "text": EMPTY_OPENING}]}
+    assert any("opening user message was empty" in n for n in notes)
+    o = to_openai(msgs)
+    assert o["messages"][:2] == [{"role": "system", "content": "sys"}, {"role": "user", "content": EMPTY_OPENING}]
+    assert _body_problems(msgs) == ([], [])
+    assert to_anthropic([user("\n")])["messages"] == [{"role": "user", "content": [{"type": "text", "text": EMPTY_OPENING}]}]
