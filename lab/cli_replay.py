@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from .atomic import atomic_writer
 from .cli_probe import add_probe_options, probe_spec
-from .cli_settings import add_settings_option, read_config, run_inputs
+from .cli_settings import HIDDEN_HELP, add_settings_option, hidden_tokens, read_config, run_inputs, with_hidden
 from .errors import ConfigError, LabError
 
 __all__ = ["add_replay_commands", "write_requests"]
@@ -126,7 +126,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in (".csv", ".parquet", ".json"):
         raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
     table = compare_folder(args.path, configs, processes=args.processes or 2, window=args.window,
-                           settings=resolve_settings(settings, args.recorded_compactions), ray=args.ray, probe=probe_spec(args))
+                           settings=with_hidden(resolve_settings(settings, args.recorded_compactions), args.hidden_tokens),
+                           ray=args.ray, probe=probe_spec(args))
     table.write(out)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
@@ -176,6 +177,7 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--base-url", help="API base URL for the LLM summarizer (an OpenAI-compatible server needs /v1).")
     sp.add_argument("--model", help="Model for the LLM summarizer.")
     sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
+    sp.add_argument("--hidden-tokens", type=hidden_tokens, help=HIDDEN_HELP)
     sp.add_argument("--report", required=True, help="Where to write REPORT.json (config, settings, rows, totals).")
     sp.add_argument("--dump-requests", help="Also write REQUESTS.jsonl: the context of every request as a provider body.")
     sp.add_argument("--to", choices=["anthropic", "openai"], default="anthropic", help="Provider shape of --dump-requests.")
@@ -190,5 +192,6 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     where.add_argument("--processes", type=_positive, help="Worker processes (1 runs in this process; default 2).")
     where.add_argument("--ray", help="Run each transcript x config as a Ray task: auto (a cluster this machine knows, else a local runtime) or a cluster ADDRESS.")
     sp.add_argument("--recorded-compactions", choices=["undo", "keep"], help=_RECORDED_HELP)
+    sp.add_argument("--hidden-tokens", type=hidden_tokens, help=HIDDEN_HELP)
     sp.add_argument("--out", required=True, help="TABLE.csv, .parquet or .json.")
     add_probe_options(sp)

@@ -2,8 +2,8 @@
 
 A config file exported before the split may still hold the replay settings
 under ``replay``: they are used, and a ``note:`` line on stderr says where they
-came from. ``--settings FILE`` wins over them; ``--recorded-compactions`` wins
-over both. Bad files raise ``ConfigError`` (``lab.cli`` prints one line, exits 2).
+came from. ``--settings FILE`` wins over them; ``--recorded-compactions`` and
+``--hidden-tokens`` win over both. Bad files raise ``ConfigError`` (``lab.cli`` prints one line, exits 2).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core.config import CompactionConfig
     from .replayer.settings import ReplaySettings
 
-__all__ = ["SETTINGS_HELP", "add_settings_option", "read_config", "run_inputs"]
+__all__ = ["SETTINGS_HELP", "HIDDEN_HELP", "add_settings_option", "read_config", "run_inputs", "hidden_tokens", "with_hidden"]
 
 SETTINGS_HELP = ("Replay settings file (JSON, YAML or TOML): prices, prompt cache, retention weights, clock, recorded compactions; "
                  "default: the lab's defaults, or the 'replay' section of an old --config file.")
@@ -48,4 +48,30 @@ def run_inputs(args: argparse.Namespace) -> tuple[CompactionConfig, ReplaySettin
         cfg = preset(args.preset)
     path = getattr(args, "settings", None)
     settings = load_settings(path) if path else carried
-    return cfg, resolve_settings(settings, getattr(args, "recorded_compactions", None))
+    return cfg, with_hidden(resolve_settings(settings, getattr(args, "recorded_compactions", None)), getattr(args, "hidden_tokens", None))
+
+
+HIDDEN_HELP = ("Tokens every request carries that the file does not hold (system prompt, tool definitions): a number, or auto "
+               "(what the transcript's recorded usage says); the provider's window and bill count them. Default: the settings' hidden_tokens, 0.")
+
+
+def hidden_tokens(text: str) -> int | str:
+    """An argparse type: ``auto`` or a whole number of tokens >= 0."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected auto or a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def with_hidden(settings: ReplaySettings, given: int | str | None) -> ReplaySettings:
+    """``settings`` with ``--hidden-tokens`` applied (auto: from the recorded usage), or as they are."""
+    if given is None:
+        return settings
+    if given == "auto":
+        return settings.model_copy(update={"hidden_from_usage": True})
+    return settings.model_copy(update={"hidden_tokens": int(given), "hidden_from_usage": False})

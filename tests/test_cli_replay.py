@@ -23,6 +23,20 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 class TestReplay:
+    def test_hidden_tokens_count_on_every_request(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        base = ["replay", str(SMALL), "--preset", "minicode", "--window", "16000"]
+        assert main([*base, "--report", str(tmp_path / "plain.json")]) == 0
+        assert main([*base, "--hidden-tokens", "12000", "--report", str(tmp_path / "hidden.json")]) == 0
+        plain, hidden = Report.read(tmp_path / "plain.json"), Report.read(tmp_path / "hidden.json")
+        assert (plain.hidden_tokens, hidden.hidden_tokens) == (0, 12_000) and hidden.settings["hidden_tokens"] == 12_000
+        # The provider's window counts the hidden part, so the same config now overflows (or costs more for it).
+        assert hidden.overflows > plain.overflows or hidden.total_cost > plain.total_cost
+        assert "this replay counts 12,000 hidden tokens on every request" in capsys.readouterr().out
+        assert main([*base, "--hidden-tokens", "auto", "--report", str(tmp_path / "auto.json")]) == 0
+        auto = Report.read(tmp_path / "auto.json")
+        assert auto.usage_fit is not None and auto.hidden_tokens == max(0, auto.usage_fit["hidden_tokens"])
+        assert main([*base, "--hidden-tokens", "lots", "--report", str(tmp_path / "bad.json")]) == 2
+
     def test_report_requests_and_summary(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         rc = main(["replay", str(SMALL), "--preset", "minicode", "--window", "16000", "--spill-dir", str(tmp_path / "spill"),
                    "--report", str(tmp_path / "REPORT.json"), "--dump-requests", str(tmp_path / "REQUESTS.jsonl")])

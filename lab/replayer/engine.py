@@ -79,7 +79,7 @@ from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
 from .recall import totals as recall_totals
 from .report import Report, Row, cost_check, recorded_totals
-from .settings import ReplaySettings, SettingsLike, resolve_settings
+from .settings import PricingConfig, ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, shared_targets
 from .support import (
     EPOCH,
@@ -178,19 +178,21 @@ def replay(
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools, share_counts=True)
     # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
     # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
+    # Against the file as the agent sent it (its own compactions kept); its counts are the replay's too.
+    fit = fit_usage(given.messages, compactor.counts)
+    hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
     with gc_paused():
-        run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall)
+        run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden)
         report = run.go(notes)
     report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
     report.recorded = found
-    # Against the file as the agent sent it (its own compactions kept), with the counts the replay made.
-    fit = fit_usage(given.messages, compactor.counts)
+    report.hidden_tokens = hidden
     if fit is not None:
         report.usage_fit = fit.to_dict()
-        line = describe_fit(fit, cfg.window)
-        if line is not None:
-            report.notes.append(line)
+    line = describe_fit(fit, cfg.window, applied=hidden)
+    if line is not None:
+        report.notes.append(line)
     return report
 
 
@@ -199,9 +201,13 @@ class _Run:
 
     def __init__(self, t: Transcript, cfg: CompactionConfig, settings: ReplaySettings, compactor: Compactor, recorder: RecordingSummarizer,
                  store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True,
-                 recall: bool = True) -> None:
+                 recall: bool = True, *, hidden: int = 0) -> None:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
         self.settings = settings
+        # Tokens every request carries beyond the file (ReplaySettings.hidden_tokens): the provider's window and
+        # bill count them, the Compactor never sees them. Billed as a cached prefix once written.
+        self.hidden = hidden
+        self._hidden_written = {"sent": False, "raw": False}
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         # The Compactor's cached counter: a message the stages counted is not counted again here.
         counter = compactor.counts
@@ -223,16 +229,26 @@ class _Run:
         self.compactions: dict[str, int] = {}
         self.recall = Recall(t.messages, store, compactor.state.spill_paths, incremental=incremental) if recall else None
 
+    def _hidden_cost(self, which: str, expired: bool, pricing: PricingConfig) -> float:
+        """The hidden prefix's dollars for one request: written when the cache has not got it, read after."""
+        if not self.hidden:
+            return 0.0
+        written = self._hidden_written[which] and not expired
+        self._hidden_written[which] = True
+        rate = pricing.cache_read_per_mtok if written else pricing.cache_write_per_mtok
+        return self.hidden * rate / 1_000_000
+
     def _recover(self, working: list[Message], sent_tokens: int, now: float, step: _Step) -> tuple[list[Message], bool, int, list[Event]]:
         """Play the provider's prompt-too-long until the context fits; returns (context, recovered, calls, failed events)."""
-        window = self.cfg.window
+        # The room the messages have: what the provider allows, less what every request carries beyond them.
+        window = self.cfg.window - self.hidden
         attempt, tokens = working, sent_tokens
         calls = 0
         tried: list[CompactionOutcome] = []
         while calls < _MAX_RECOVER_CALLS:
             calls += 1
             try:
-                outcome = self.compactor.recover(attempt, prompt_too_long_error(tokens, window), now=now)
+                outcome = self.compactor.recover(attempt, prompt_too_long_error(tokens + self.hidden, self.cfg.window), now=now)
             except StageError as e:
                 failure = Event(stage="recovery", trigger="provider", tokens_before=tokens, tokens_after=tokens, success=False, detail=f"recovery failed: {e}")
                 return working, False, calls, [ev for o in tried for ev in o.events] + [failure]
@@ -285,7 +301,7 @@ class _Run:
             working = outcome.messages
             self.sums.update(working)
             sent_tokens = self.sums.tokens
-            overflowed = sent_tokens > cfg.window
+            overflowed = sent_tokens + self.hidden > cfg.window
             recovered = failed = False
             recover_calls = 0
             failed_events: list[Event] = []
@@ -309,7 +325,7 @@ class _Run:
                 cost = 0.0
             else:
                 cache_step = self.cache.step(sent, now, sent=sent_tokens)
-                cost = request_cost(cache_step, output, pricing)
+                cost = request_cost(cache_step, output, pricing) + self._hidden_cost("sent", cache_step.expired, pricing)
             raw_step = self.raw_cache.step_append(raw_tokens, now)
             s_in, s_out, s_cost = summary_numbers(self.recorder.results[calls_before:], pricing)
             if self.validator is not None:
@@ -339,7 +355,7 @@ class _Run:
                 output_tokens=output,
                 cost=cost + s_cost,
                 raw_cached_tokens=raw_step.cached,
-                cost_uncompacted=request_cost(raw_step, output, pricing),
+                cost_uncompacted=request_cost(raw_step, output, pricing) + self._hidden_cost("raw", raw_step.expired, pricing),
                 recorded_cost=sum(u.cost_usd or 0.0 for u in bills) if bills else None,
                 recorded_usage_cost=sum(usage_cost(u, pricing) for u in bills) if bills else None,
                 cache_hit_ratio=cache_step.cached / sent_tokens if sent_tokens and not failed else 0.0,

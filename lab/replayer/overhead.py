@@ -87,15 +87,20 @@ def fit_usage(messages: Sequence[Message], counter: TokenCounter) -> UsageFit | 
     return UsageFit(requests=n, hidden_tokens=round(hidden), ratio=round(ratio, 3), error=round(error, 4), counter=counter.name)
 
 
-def describe_fit(fit: UsageFit | dict[str, Any] | None, window: int | None = None) -> str | None:
-    """One line for people: what the provider counted beyond this file, and what that means at ``window``."""
+def describe_fit(fit: UsageFit | dict[str, Any] | None, window: int | None = None, *, applied: int = 0) -> str | None:
+    """One line for people: what the provider counted beyond this file, what that means at ``window``, and
+    whether the replay counted it (``applied``: the hidden tokens it added to every request)."""
     if fit is None:
-        return None
+        return f"every request was taken to carry {applied:,} tokens beyond this file (replay settings: hidden_tokens)" if applied else None
     f = fit if isinstance(fit, UsageFit) else UsageFit(**fit)
     hidden = max(0, f.hidden_tokens)
     line = (f"the recorded usage of {f.requests} requests says the provider saw about {hidden:,} tokens per request that this file "
             f"does not hold (system prompt, tool definitions) and counted {f.ratio:.2f}x the {f.counter} counter's tokens for the rest "
-            f"(the line misses by {f.error:.1%} on average); this replay's token figures leave both out")
+            f"(the line misses by {f.error:.1%} on average); ")
+    if applied:
+        line += f"this replay counts {applied:,} hidden tokens on every request"
+    else:
+        line += "this replay's token figures leave both out (replay settings: hidden_from_usage counts them)"
     if window and hidden >= 0.1 * window:
-        line += f": at a {window:,}-token window the hidden part alone is {hidden / window:.0%} of it, so a real agent reaches the watermark sooner"
+        line += f"; at a {window:,}-token window the hidden part alone is {hidden / window:.0%} of it, so a real agent reaches the watermark sooner"
     return line

@@ -190,6 +190,8 @@ class Report(_Data):
     # The recorded usage against the counted context (``overhead.UsageFit``): what every request carried
     # beyond the file (system prompt, tool definitions) and the provider's tokens per counted token.
     usage_fit: dict[str, Any] | None = None
+    # Tokens every request was taken to carry beyond the file (ReplaySettings.hidden_tokens or the fit).
+    hidden_tokens: int = 0
     cache_hit_ratio: float = 0.0
     cache_hit_ratio_uncompacted: float = 0.0
     first_request_kept: bool | None = None

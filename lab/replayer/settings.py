@@ -86,6 +86,18 @@ class ReplaySettings(_Settings):
         description="Compactions the original agent recorded in the transcript: 'undo' replays the raw history as if it had never compacted, "
         "so the config alone decides what is sent; 'keep' honours them, dropping what came before each as the agent did.",
     )
+    hidden_tokens: int = Field(
+        0,
+        ge=0,
+        le=2_000_000,
+        description="Tokens every request carries that the transcript does not hold (system prompt, tool definitions): the provider's "
+        "window and bill count them, the Compactor does not see them. 0: the file is the whole prompt.",
+    )
+    hidden_from_usage: bool = Field(
+        False,
+        description="Take the hidden tokens from the transcript's recorded usage (report.usage_fit: tokens every request carried beyond "
+        "the file) when it records enough requests; hidden_tokens otherwise.",
+    )
     seconds_per_request: float = Field(30.0, ge=0, le=86_400, description="Simulated time between requests when the transcript has no timestamps.")
     use_timestamps: bool = Field(True, description="Take time from message timestamps when the transcript has them.")
     pricing: PricingConfig = Field(default_factory=PricingConfig)
