@@ -27,9 +27,10 @@
   transcript's recorded future once (``recall.History``, shared by every
   replay of the same messages), so three figures: a compare of every preset
   (the history built by the first of them: the figure held to the target,
-  <= 1.3), a lone first replay (``recall.clear_cache`` before each: the
-  index is the whole cost of one replay) and further replays with the
-  history kept (a slider's next move, a sweep's next trial).
+  <= 1.3), a lone first replay (``lab.replayer.clear_caches`` before each,
+  with recall and without: everything replays share is built again, the
+  index included) and further replays with the history kept (a slider's
+  next move, a sweep's next trial).
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ def _verdict(ratio: float) -> str:
 def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tuple[list[str], dict]:
     from ..formats import load
     from ..replayer import replay
-    from ..replayer.recall import clear_cache
+    from ..replayer import clear_caches as clear_cache
 
     transcripts = []
     for path in files:
@@ -254,35 +255,34 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
     for t in transcripts:
         runs: dict[str, float] = {}
         for _ in range(repeat):
-            # In turn, so a burst of load from other processes hits every mode alike.
-            clear_cache()
-            timed = {
-                # Every replay from empty memos, with recall or without: a user's first replay of a transcript.
-                "off": presets(t, False, True),
-                "first": presets(t, True, True),
-            }
-            # A compare of every preset: the transcript's history is built once, by its first replay.
-            clear_cache()
-            timed["compare"] = presets(t, True, False)
-            # The same again, history and memos kept (a slider's next move, a sweep's next trial).
-            timed["warm"] = presets(t, True, False)
+            # In turn, so a burst of load from other processes hits every mode alike; each with recall on
+            # and off under the same caching, so every ratio compares like with like.
+            timed: dict[str, float] = {}
+            for recall, suffix in ((False, "_off"), (True, "")):
+                # Every replay from cold: a user's lone first replay of a transcript.
+                timed["first" + suffix] = presets(t, recall, True)
+                # A compare of every preset: what replays share (recall's history included) built by the first.
+                clear_cache()
+                timed["compare" + suffix] = presets(t, recall, False)
+                # The same again, everything kept (a slider's next move, a sweep's next trial).
+                timed["warm" + suffix] = presets(t, recall, False)
             for mode, seconds in timed.items():
                 runs[mode] = min(runs.get(mode, float("inf")), seconds)
         for mode, seconds in runs.items():
             best[mode] = best.get(mode, 0.0) + seconds
-    off = best.get("off", 0.0)
-    ratio = {mode: best.get(mode, 0.0) / off if off else float("inf") for mode in ("first", "compare", "warm")}
+    modes = ("first", "compare", "warm")
+    ratio = {m: best[m] / best[m + "_off"] if best.get(m + "_off") else float("inf") for m in modes}
+    secs = {m: (best.get(m + "_off", 0.0), best.get(m, 0.0)) for m in modes}
     lines = [
-        f"{len(transcripts)} transcripts x {len(names)} presets at {window:,}, CPU s: without recall {off:.2f}; with recall: "
-        f"every replay a first one {best.get('first', 0.0):.2f}, a compare of the presets {best.get('compare', 0.0):.2f}, "
-        f"history kept {best.get('warm', 0.0):.2f}",
+        f"{len(transcripts)} transcripts x {len(names)} presets at {window:,}, CPU s without / with recall: "
+        f"every replay a first one {secs['first'][0]:.2f} / {secs['first'][1]:.2f}, a compare of the presets "
+        f"{secs['compare'][0]:.2f} / {secs['compare'][1]:.2f}, everything kept {secs['warm'][0]:.2f} / {secs['warm'][1]:.2f}",
         f"recall cost of a compare (each transcript's history built once, by its first replay): x{ratio['compare']:.2f} "
         f"({_verdict(ratio['compare'])}, target <= x{RECALL_LIMIT})",
         f"recall cost of a lone first replay of a transcript: x{ratio['first']:.2f} ({_verdict(ratio['first'])}); "
         f"each further replay of it: x{ratio['warm']:.2f} ({_verdict(ratio['warm'])})",
     ]
-    return lines, {"seconds_off": off, **{f"seconds_{m}": best.get(m, 0.0) for m in ratio},
-                   **{f"ratio_{m}": r for m, r in ratio.items()}, "limit": RECALL_LIMIT}
+    return lines, {**{f"seconds_{m}": best.get(m, 0.0) for m in best}, **{f"ratio_{m}": r for m, r in ratio.items()}, "limit": RECALL_LIMIT}
 
 
 def bench_replay(quick: bool) -> tuple[list[str], dict]:

@@ -6,12 +6,14 @@
     compare_folder(folder, configs)   one row per transcript x config, across processes
     propose_window(transcript)        the standard window that makes a config act on this session
 
-Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``.
+Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``. Replays of one
+transcript share what is pure per message (counts, cache keys, recall's index); ``clear_caches()``
+forgets it all, for a cold measurement.
 """
 
 from .cache import CacheStep, PromptCache, request_cost
 from .compare import CompareTable, compare, compare_folder
-from .engine import EPOCH, prompt_too_long_error, replay, request_points, resolve_config
+from .engine import EPOCH, clear_caches, prompt_too_long_error, replay, request_points, resolve_config
 from .recall import Recall
 from .report import LostMention, Report, Retention, RetentionItem, RetentionPart, Row
 from .retention import PARTS as RETENTION_PARTS
@@ -21,6 +23,7 @@ from .window import WindowProposal, propose_window, raw_peak
 
 __all__ = [
     "replay",
+    "clear_caches",
     "ReplaySettings",
     "load_settings",
     "split_config",

@@ -196,6 +196,19 @@ def replay(
     return report
 
 
+def clear_caches() -> None:
+    """Forget everything replays share between them, so the next replay of any transcript starts cold: the
+    per-message counts, compositions, prompt-cache keys and decoded calls (``support.clear_shared``), the
+    retention targets, and recall's histories and mention memos. Results never change; only the time does."""
+    from .recall import clear_cache as clear_recall
+    from .retention import clear_shared_targets
+    from .support import clear_shared
+
+    clear_shared()
+    clear_shared_targets()
+    clear_recall()
+
+
 class _Run:
     """The state of one replay; ``go`` walks the request points once."""
 

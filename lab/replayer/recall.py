@@ -277,9 +277,9 @@ class Recall:
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
         self._context: list[Message] = []
-        self._held: Counter[str] = Counter()
+        self._held = _Multiset()
         self._paths: Counter[str] = Counter()
-        self._reach: Counter[str] = Counter()
+        self._reach = _Multiset()
         self._spilled: dict[str, frozenset[str] | None] = {}
 
     @property
@@ -330,7 +330,7 @@ class Recall:
 
     # -- running state ----------------------------------------------------------------------------
 
-    def _update(self, context: Sequence[Message]) -> tuple[Counter[str] | set[str], Counter[str] | set[str]]:
+    def _update(self, context: Sequence[Message]) -> tuple[_Multiset | set[str], _Multiset | set[str]]:
         """(the wanted mentions the sent context holds, those the spill files it points to hold)."""
         if not self.incremental:
             sent = [m for m in context if is_sent(m)]
@@ -342,19 +342,19 @@ class Recall:
         k = shared_prefix(self._context, seq)
         for m in self._context[k:]:
             if is_sent(m):
-                self._held.subtract(self.hits(m))
+                self._held.remove(self.hits(m))
                 for path in self._spill_refs(m):
                     self._paths[path] -= 1
                     if self._paths[path] == 0:
-                        self._reach.subtract(self._spill_hits(path) or ())
+                        self._reach.remove(self._spill_hits(path) or ())
         for m in seq[k:]:
             if is_sent(m):
-                self._held.update(self.hits(m))
+                self._held.add(self.hits(m))
                 for path in self._spill_refs(m):
                     self._paths[path] += 1
                     if self._paths[path] == 1:
                         # A file's mentions count once per live file, however many stubs point to it.
-                        self._reach.update(self._spill_hits(path) or ())
+                        self._reach.add(self._spill_hits(path) or ())
         self._context = seq
         return self._held, self._reach
 
@@ -363,10 +363,7 @@ class Recall:
         history = self.history
         held, reach = self._update(context)
         needed = sorted(x for x in history.used(point, end) if x not in history.system and history.seen_before(x, point))
-        if isinstance(held, Counter):  # noqa: SIM108 - two comprehensions in one ternary hide which test goes with which kind
-            missing = [x for x in needed if held[x] <= 0]
-        else:
-            missing = [x for x in needed if x not in held]
+        missing = [x for x in needed if x not in held]
         if not missing:
             return RecallStep(needed=len(needed), kept=len(needed))
         at = bisect_left(history.boundaries, point) - 1
@@ -374,7 +371,7 @@ class Recall:
         recoverable = 0
         lost: list[tuple[str, str]] = []
         for x in missing:
-            if (reach[x] > 0) if isinstance(reach, Counter) else (x in reach):
+            if x in reach:
                 recoverable += 1
             else:
                 recorded = boundary is not None and history.last_before(x, point) < boundary
@@ -388,6 +385,28 @@ class Recall:
             lost_config=len(lost) - n_recorded,
             lost=tuple(lost[:MAX_LOST]),
         )
+
+
+class _Multiset:
+    """Strings with multiplicities, added and removed as whole iterables; ``x in m`` when added more often than removed.
+
+    Two counters that only ever grow: ``Counter.update`` counts in C, where ``Counter.subtract`` loops in Python.
+    """
+
+    __slots__ = ("_added", "_removed")
+
+    def __init__(self) -> None:
+        self._added: Counter[str] = Counter()
+        self._removed: Counter[str] = Counter()
+
+    def add(self, items: Iterable[str]) -> None:
+        self._added.update(items)
+
+    def remove(self, items: Iterable[str]) -> None:
+        self._removed.update(items)
+
+    def __contains__(self, x: object) -> bool:
+        return self._added.get(x, 0) > self._removed.get(x, 0)  # type: ignore[call-overload]
 
 
 def totals(rows: Sequence[Row]) -> dict[str, object]:
