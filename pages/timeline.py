@@ -6,7 +6,9 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
+from lab.replayer.overhead import describe_fit
 from lab.replayer.prices import describe_settings, explain_pricing
+from lab.replayer.report import cost_check
 from lab.ui import state, widgets
 from lab.ui.alerts import show_alerts
 
@@ -35,6 +37,15 @@ with st.expander("Tune (the same settings as the Pipeline page)"):
         st.error(state.config_error())
 
 show_alerts(report)
+# What the provider counted beyond this file (the recorded usage's fit): loud when it is a real share of the window.
+hidden_line = describe_fit(report.usage_fit, report.window, applied=report.hidden_tokens)
+if hidden_line is not None:
+    text = hidden_line[0].upper() + hidden_line[1:] + ". Replay settings on the Pipeline page: hidden tokens."
+    hidden = max(0, int((report.usage_fit or {}).get("hidden_tokens", 0)))
+    if hidden >= 0.1 * report.window and not report.hidden_tokens:
+        st.info(text)
+    else:
+        st.caption(text)
 
 last = len(report.rows) - 1
 k = min(state.selected_request(), last)
@@ -51,6 +62,11 @@ cols[3].metric("Overflows / failures", f"{report.overflows} / {failures}",
 saved = report.total_cost_uncompacted - report.total_cost
 prices = describe_settings(report.settings)
 cost_help = f"without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
+bill = cost_check(report)
+if bill is not None:
+    cost_help += f" Check: {bill}."
+# Markdown reads a pair of dollar signs as math.
+cost_help = cost_help.replace("$", "\\$")
 if abs(saved) < 1e-9:
     # Nothing compacted the bill: a green "-$0.0000" would claim a saving that is not there.
     cols[4].metric("Cost", f"${report.total_cost:.4f}", delta="no change", delta_color="off", delta_arrow="off", help=cost_help)

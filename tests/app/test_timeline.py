@@ -210,3 +210,10 @@ def test_quick_knobs_are_disabled_when_idle(app: AppTest) -> None:
     assert ratio.disabled and "'reserve'" in ratio.help
     assert app.number_input(key=key(app, "spill.threshold", "tl")).disabled
     assert not app.number_input(key=key(app, "window", "tl")).disabled
+
+
+def test_the_recorded_usage_fit_is_said_beside_the_chart(app: AppTest) -> None:
+    switch_to(app, "timeline")
+    said = [c.value for c in app.caption] + [i.value for i in app.info]
+    assert any("tokens per request that this file does not hold" in s for s in said)
+    no_exception(app)
