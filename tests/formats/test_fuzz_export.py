@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.core.messages import (
@@ -58,16 +57,9 @@ from lab.formats.export import close_pending as close_history
 from lab.formats.export import to_anthropic, to_openai
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 from tests.conftest import SAMPLES
-from tests.formats.test_fuzz_importers import TARGETS, Target, _inputs, _seeds, _write
+from tests.formats.test_fuzz_importers import TARGETS, Target, _inputs, _seeds, _write, fuzz_settings
 
-EXAMPLES = int(os.environ.get("LAB_FUZZ_EXAMPLES", "12"))
-_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=os.environ.get("LAB_FUZZ_RANDOM") != "1",
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+_SETTINGS = fuzz_settings(12)
 
 Exporter = Callable[..., dict[str, Any]]
 
@@ -323,7 +315,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
 
 
 def test_exports_of_built_histories() -> None:
-    @settings(_SETTINGS, max_examples=EXAMPLES * 20)
+    @settings(_SETTINGS, max_examples=_SETTINGS.max_examples * 20)
     @given(msgs=histories())
     def run(msgs: list[Message]) -> None:
         check_exports(msgs)

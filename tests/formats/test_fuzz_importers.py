@@ -63,14 +63,19 @@ from lab.formats.sanity import check
 from tests.conftest import SAMPLES, corpus_glob, corpus_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
-EXAMPLES = int(os.environ.get("LAB_FUZZ_EXAMPLES", "40"))
-_SETTINGS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=os.environ.get("LAB_FUZZ_RANDOM") != "1",
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
+def fuzz_settings(default_examples: int) -> Any:
+    """Hypothesis settings of a fuzz module: derandomized and without a database (CI stays stable), unless
+    ``LAB_FUZZ_RANDOM=1``; ``LAB_FUZZ_EXAMPLES`` raises the count to hunt."""
+    return settings(
+        max_examples=int(os.environ.get("LAB_FUZZ_EXAMPLES", str(default_examples))),
+        deadline=None,
+        derandomize=os.environ.get("LAB_FUZZ_RANDOM") != "1",
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
+
+
+_SETTINGS = fuzz_settings(40)
 # Corpus files are cut to this many records per list and characters per string: the shapes stay,
 # an example stays small.
 _MAX_LIST = 30
