@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..core.messages import (
     Usage,
 )
 from ..errors import TranscriptError
+from .jsonio import iter_log_lines, leading_char, read_json
 
 __all__ = [
     "HistoryBuilder",
@@ -45,6 +47,7 @@ __all__ = [
     "text_block",
     "parts_text",
     "text_parts",
+    "document_or_log",
 ]
 
 
@@ -366,3 +369,36 @@ def tool_specs(raw: Any) -> list[ToolSpec]:
 def text_block(text: Any) -> list[Block]:
     return [TextBlock(text=text)] if isinstance(text, str) and text else []
 
+
+
+def document_or_log(
+    path: Path, notes: ImportNotes, expected: str, is_document: Callable[[Any], bool]
+) -> tuple[Any, None] | tuple[None, Iterator[tuple[Any, Loc]]]:
+    """A file that is one JSON document or a JSONL log of records: ``(document, None)`` or ``(None, records)``,
+    each record with where it is (its line counted in ``notes.records_read``).
+
+    It is one document when it starts with ``[``, when its first line is no whole record (pretty-printed
+    JSON), or when ``is_document`` says the first record is a whole document written on one line. An empty
+    file raises ``TranscriptError`` naming ``expected``.
+    """
+    file = str(path)
+    if leading_char(path) == "[":
+        return read_json(path), None
+    lines = iter_log_lines(path, notes)
+    try:
+        line_no, first = next(lines)
+    except TranscriptError as exc:
+        if exc.where != "line 1":
+            raise
+        return read_json(path), None
+    except StopIteration:
+        raise TranscriptError("empty file", file=file, expected=expected) from None
+    if is_document(first):
+        return read_json(path), None
+
+    def records() -> Iterator[tuple[Any, Loc]]:
+        yield first, Loc(file, "$", line_no)
+        for n, rec in lines:
+            yield rec, Loc(file, "$", n)
+
+    return None, records()

@@ -72,9 +72,8 @@ from typing import Any
 
 from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, Message, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, parse_timestamp
+from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp
 from .anthropic_blocks import base64_size
-from .jsonio import iter_log_lines, leading_char, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "NAME", "STRATEGY", "is_message", "from_records", "from_document", "read", "sniff"]
@@ -355,31 +354,19 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
     return from_records(((m, base.at(i)) for i, m in enumerate(items)), notes, file=file, session=header)
 
 
-def read(path: Path) -> Transcript:
-    file = str(path)
-    if leading_char(path) == "[":
-        return from_document(read_json(path), file=file)
-    notes = ImportNotes()
-    lines = iter_log_lines(path, notes)
-    try:
-        line_no, first = next(lines)
-    except TranscriptError as exc:
-        if exc.where != "line 1":
-            raise
-        return from_document(read_json(path), file=file)  # a pretty-printed export is not JSONL
-    except StopIteration:
-        raise TranscriptError("empty file", file=file, expected="a Goose session") from None
+def _one_line_export(first: Any) -> bool:
     # A session line never holds the conversation; an export does, also when written on one line
     # (jq -c, an API response), although it carries the metadata keys too.
-    if _messages_of(first) is not None and (not _is_metadata(first) or isinstance(first.get("conversation"), list)):
-        return from_document(read_json(path), file=file)
+    return _messages_of(first) is not None and (not _is_metadata(first) or isinstance(first.get("conversation"), list))
 
-    def records() -> Iterable[tuple[Any, Loc]]:
-        yield first, Loc(file, "$", line_no)
-        for n, rec in lines:
-            yield rec, Loc(file, "$", n)
 
-    return from_records(records(), notes, file=file)
+def read(path: Path) -> Transcript:
+    file = str(path)
+    notes = ImportNotes()
+    doc, records = document_or_log(path, notes, "a Goose session", _one_line_export)
+    if records is None:
+        return from_document(doc, file=file)
+    return from_records(records, notes, file=file)
 
 
 # -- detection -------------------------------------------------------------------

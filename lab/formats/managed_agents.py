@@ -50,16 +50,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..core.messages import Block, ImportNotes, ThinkingBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, parse_timestamp
+from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp
 from .anthropic_blocks import convert_blocks, tool_result_text, usage_from
-from .jsonio import iter_log_lines, leading_char, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "NAME", "EVENT_TYPES", "unwrap", "from_events", "from_document", "read", "sniff"]
@@ -372,27 +371,11 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
 
 def read(path: Path) -> Transcript:
     file = str(path)
-    if leading_char(path) == "[":
-        return from_document(read_json(path), file=file)
     notes = ImportNotes()
-    lines = iter_log_lines(path, notes)
-    try:
-        line_no, first = next(lines)
-    except TranscriptError as exc:
-        if exc.where != "line 1":
-            raise
-        return from_document(read_json(path), file=file)  # a pretty-printed document is not JSONL
-    except StopIteration:
-        raise TranscriptError("empty file", file=file, expected="Managed Agents events") from None
-    if isinstance(first, dict) and _container(first) is not None:
-        return from_document(read_json(path), file=file)
-
-    def records() -> Iterator[tuple[Any, Loc]]:
-        yield first, Loc(file, "$", line_no)
-        for n, rec in lines:
-            yield rec, Loc(file, "$", n)
-
-    return _convert(records(), notes, file)
+    doc, records = document_or_log(path, notes, "Managed Agents events", lambda first: isinstance(first, dict) and _container(first) is not None)
+    if records is None:
+        return from_document(doc, file=file)
+    return _convert(records, notes, file)
 
 
 # -- detection -------------------------------------------------------------------
