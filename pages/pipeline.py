@@ -56,7 +56,8 @@ if state.require_transcript() is not None:
     cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
     cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()))
     cols[3].metric("Cost", f"${report.total_cost:.4f}",
-                   help=f"without compaction ${report.total_cost_uncompacted:.4f}. {describe_settings(report.settings)}")
+                   # Markdown reads a pair of dollar signs as math.
+                   help=f"without compaction ${report.total_cost_uncompacted:.4f}. {describe_settings(report.settings)}".replace("$", "\\$"))
     score = report.retention_score
     cols[4].metric("Retention", "n/a" if score is None else f"{score:.0%}")
     show_alerts(report)

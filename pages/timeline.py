@@ -97,4 +97,5 @@ if row.events:
 left, right = st.columns(2)
 left.plotly_chart(figures.composition(report), key="timeline.composition")
 right.plotly_chart(figures.cost(report), key="timeline.cost")
-right.caption(explain_pricing(report.settings, report.meta.get("model")) + " Pick another row or edit the prices on the Pipeline page (Replay, Pricing).")
+right.caption((explain_pricing(report.settings, report.meta.get("model")) + " Pick another row or edit the prices on the Pipeline page (Replay, Pricing).")
+              .replace("$", "\\$"))

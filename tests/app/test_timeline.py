@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from streamlit.testing.v1 import AppTest
@@ -163,7 +164,9 @@ class TestCostYouCanTrust:
         # The sample's model is claude-sonnet-4-5: billed at that row, named with its date and numbers.
         assert app.session_state["lab.replay_settings"].pricing.model == "Claude Sonnet 4.5"
         text = self._captions(app)
-        assert "Claude Sonnet 4.5 prices" in text and PRICES_TAKEN in text and "input $3.00" in text
+        assert "Claude Sonnet 4.5 prices" in text and PRICES_TAKEN in text and "input \\$3.00" in text
+        # Every dollar sign is escaped: markdown would read a pair of them as math.
+        assert re.search(r"(?<!\\)\$", text + self._cost(app).help) is None
         assert "The session's model 'claude-sonnet-4-5' is Claude Sonnet 4.5." in text
         assert "Claude Sonnet 4.5 prices" in self._cost(app).help
 
