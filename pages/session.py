@@ -8,6 +8,7 @@ import streamlit as st
 from lab.errors import LabError
 from lab.formats.sanity import misread_warnings
 from lab.generator import GeneratorConfig, parse_generator_config
+from lab.replayer.overhead import describe_fit
 from lab.ui import state, widgets
 
 st.title("Session")
@@ -70,6 +71,16 @@ else:
         if st.button(f"Use the proposed window ({proposal.window:,})", key="session.use_proposed_window"):
             state.set_session_window(proposal.window)
             st.rerun()
+# What the provider saw beyond the file (system prompt, tool definitions), from the recorded usage: it
+# counts against the real window, so it is said where the window is chosen.
+fit = state.get_usage_fit()
+fit_line = describe_fit(fit, state.get_config().window)
+if fit is not None and fit_line is not None:
+    said = fit_line[0].upper() + fit_line[1:] + "."
+    if fit.hidden_tokens >= 0.1 * state.get_config().window:
+        st.warning(said)
+    else:
+        st.caption(said)
 cols = st.columns(5)
 cols[0].metric("Messages", stats.messages)
 cols[1].metric("Tool calls", stats.tool_calls)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.providers import ProviderSettings
     from ..core.stats import TranscriptStats
     from ..replayer import CompareTable, Report
+    from ..replayer.overhead import UsageFit
     from ..replayer.recorded import RecordedCompaction
     from ..replayer.window import WindowProposal
 
@@ -155,6 +156,22 @@ def get_window_proposal() -> WindowProposal | None:
     if transcript is None:
         return None
     return _proposal_cached(transcript_key() or "", get_config().counter, get_settings().recorded_compactions, transcript)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _fit_cached(transcript_key: str, counter: str, _transcript: Transcript) -> UsageFit | None:
+    from ..core.tokens import get_counter
+    from ..replayer.overhead import fit_usage
+
+    return fit_usage(_transcript.messages, get_counter(counter))
+
+
+def get_usage_fit() -> UsageFit | None:
+    """What the loaded session's recorded usage says the provider saw beyond the file, with the active counter."""
+    transcript = get_transcript()
+    if transcript is None:
+        return None
+    return _fit_cached(transcript_key() or "", get_config().counter, transcript)
 
 
 # --- recorded compactions ----------------------------------------------------------------------

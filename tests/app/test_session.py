@@ -49,6 +49,11 @@ class TestOverview:
         assert list(table["counter"]) == list(STATS_COUNTERS)
         assert (table["tokens"] > 0).all()
 
+    def test_what_the_provider_saw_beyond_the_file_is_said_where_the_window_is_chosen(self, app: AppTest) -> None:
+        # The small sample records the usage of its requests: the fit of it is on the page, in words.
+        said = [c.value for c in app.caption] + [w.value for w in app.warning]
+        assert any("tokens per request that this file does not hold" in s for s in said)
+
     def test_detected_format_is_shown(self, app: AppTest) -> None:
         assert any("detected format: lab" in t.value for t in app.text)
 
