@@ -39,6 +39,7 @@ __all__ = [
     "get_compare",
     "get_recorded",
     "get_window_proposal",
+    "get_usage_fit",
 ]
 
 # The overview's counters: the two designs' estimates, an exact tokenizer, and the lab's fitted one.
