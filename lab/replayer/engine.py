@@ -176,11 +176,11 @@ def replay(
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     # share_counts: the counter's per-message counts outlive this replay, for the next one of the same messages.
     compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools, share_counts=True)
-    # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
-    # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
     # Against the file as the agent sent it (its own compactions kept); its counts are the replay's too.
     fit = fit_usage(given.messages, compactor.counts)
     hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
+    # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
+    # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
     with gc_paused():
         run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden)
         report = run.go(notes)
@@ -190,9 +190,10 @@ def replay(
     report.hidden_tokens = hidden
     if fit is not None:
         report.usage_fit = fit.to_dict()
-    line = describe_fit(fit, cfg.window, applied=hidden)
-    if line is not None:
-        report.notes.append(line)
+    # Both lines read the recorded-compaction fields set just above.
+    for line in (describe_fit(fit, cfg.window, applied=hidden), cost_check(report)):
+        if line is not None:
+            report.notes.append(line)
     return report
 
 
@@ -224,8 +225,8 @@ class _Run:
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
         # The Compactor's cached counter: a message the stages counted is not counted again here.
         counter = compactor.counts
+        self.counts = MessageCounts(counter)
         # Shared by identity with the next replay of the same messages and counter (pure per message).
-        self.counts = MessageCounts(counter, shared=True)
         self.parts = MessageParts(counter, shared=True)
         self.cache = PromptCache(settings.cache, counter, incremental=incremental, shared=True)
         self.raw_cache = PromptCache(settings.cache, counter, shared=True)
@@ -451,8 +452,5 @@ class _Run:
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,
         )
-        check = cost_check(report)
-        if check is not None:
-            report.notes.append(check)
         report._attach(contexts, t.messages, final)
         return report

@@ -171,7 +171,7 @@ def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) ->
 
 
 def clear_shared_targets() -> None:
-    """Forget the shared targets (``recall.clear_cache`` calls this, so a "first replay" pays for them again)."""
+    """Forget the shared targets (``lab.replayer.clear_caches`` calls this, so a "first replay" pays for them again)."""
     with _SHARED_LOCK:
         _SHARED.clear()
 

@@ -131,6 +131,18 @@ class TestRecordedBill:
         assert any(n.startswith("the agent recorded a bill of $1.5000 for 2 of 3 requests") for n in report.notes)
         assert Report.from_dict(report.to_dict()) == report
 
+    def test_the_line_says_when_the_replay_undid_the_agents_own_compaction(self) -> None:
+        from lab.core.messages import Boundary, Message, TextBlock, Transcript, Usage
+
+        marker = Message(role="system", id="m0", tag="boundary", boundary=Boundary(trigger="import", strategy="claude_code_compact"))
+        summary = Message(role="user", id="m1", tag="summary", content=(TextBlock(text="Summary of the earlier work."),))
+        messages = [marker, summary] + session(2, 500)
+        messages = [m.model_copy(update={"usage": Usage(input_tokens=1000, cost_usd=0.01)}) if m.role == "assistant" else m for m in messages]
+        report = replay(Transcript(messages=messages), "minicode", window=200_000, recorded_compactions="undo")
+        assert report.recorded_compactions == 1
+        [line] = [n for n in report.notes if n.startswith("the agent recorded a bill")]
+        assert "the agent compacted 1 time(s) and this replay undid it" in line
+
     def test_no_bill_no_line(self) -> None:
         report = self._billed([None, None])
         assert report.recorded_cost is None and report.recorded_cost_requests == 0
