@@ -268,19 +268,20 @@ def clear_shared() -> None:
 
 
 class MessageCounts:
-    """Message counts by object identity."""
+    """Message counts, summed per row, through ``counter``.
 
-    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
+    The replay hands it the Compactor's ``counts``, which already keeps each message object's count (shared
+    between replays, ``core.compactor.shared_counts``): a second cache here would only hold the same numbers.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        # shared: the counter's process-wide cache (shared_by_identity); counts are pure per message and counter.
-        self._cache: ByIdentity[int] = shared_by_identity(counter, "counts") if shared else ByIdentity()
 
     def __call__(self, message: Message) -> int:
-        n = self._cache.get(message)
-        return n if n is not None else self._cache.put(message, self.counter.count_message(message))
+        return self.counter.count_message(message)
 
     def sum(self, messages: Sequence[Message]) -> int:
-        return sum(self(m) for m in messages)
+        return sum(map(self.counter.count_message, messages))
 
 
 class MessageParts:
