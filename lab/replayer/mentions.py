@@ -386,25 +386,16 @@ def tool_mentions(block: ToolUseBlock, raw: set[str] | None = None) -> set[str]:
 
     ``raw``, when given, also receives every unfiltered token of the input's strings.
     """
-    found: set[str] = set()
-    raw = raw if raw is not None else set()
-    texts: list[str] = []
-    _input_mentions(block.input, None, found, raw, texts)
-    if texts:
-        # All plain strings at once: an input holds many short ones, and a call per string costs more than
-        # its tokens do. Tokens never span the newline that joins them; the extras are looked for per string.
-        toks = tokens_of(texts)
-        raw |= toks
-        found |= classify(toks)
-    return found
+    return mentions_of((), (block,), raw if raw is not None else set())
 
 
 def mentions_of(texts: Sequence[str], calls: Iterable[ToolUseBlock], raw: set[str]) -> set[str]:
-    """What a response names in ``texts`` and ``calls`` together: ``mentions`` of each text united with
-    ``tool_mentions`` of each call. ``raw`` receives every unfiltered token.
+    """What a response names in ``texts`` (each as ``mentions`` reads it) and ``calls`` (each as
+    ``tool_mentions`` reads it) together. ``raw`` receives every unfiltered token.
 
     All plain strings go through one tokenizer call and one classification: a response holds many short
-    strings, and a call per string (or per block) costs more than its tokens do.
+    strings, and a call per string (or per block) costs more than its tokens do. Tokens never span the
+    newline that joins them; the extras are looked for per string.
     """
     found: set[str] = set()
     strings = list(texts)
