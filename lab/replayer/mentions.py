@@ -40,6 +40,8 @@ import string
 from itertools import filterfalse, repeat
 from collections.abc import Iterable, Mapping, Sequence
 
+import ahocorasick
+
 from ..core.messages import ToolUseBlock
 
 __all__ = [
@@ -143,6 +145,9 @@ _EDGES = ".@+/-"
 _SEPARATE = str.maketrans({chr(c): " " for c in range(128) if chr(c) not in _TOKEN_CHARS})
 # Below this length one regex call costs less than the calls of the translated path.
 _SHORT = 64
+# A run of token characters (``_TOKEN`` matches its stripped core), and its rest from any point on.
+_RUN = re.compile(r"[\w.~@+/-]+")
+_RUN_REST = re.compile(r"[\w.~@+/-]*")
 _SEPARATE_UTF8 = bytes(c if c >= 0x80 or chr(c) in _TOKEN_CHARS else 0x20 for c in range(256))
 
 
@@ -187,23 +192,50 @@ def _has_error_hint(text: str) -> bool:
 class Lookup:
     """A fixed set of wanted strings, and which of them a text holds: ``held(text) == wanted & tokens(text)``.
 
-    The text's URLs and error lines are only looked for when some wanted string could be one, and its
-    token set is never copied.
+    Why not tokenize: a transcript's responses name a few hundred strings, while its texts hold millions of
+    characters. One Aho-Corasick pass (pyahocorasick, in C) finds where a wanted string occurs at all, and only
+    those places are checked: the run of token characters around an occurrence, stripped as the tokenizer
+    strips it, must be the string or hold it as a part. That is the tokenizer's own rule applied to one run,
+    so the answer is exactly the token set's. A wanted string that is not one run of token characters can
+    never be a token and is left out. The text's URLs and error lines are only looked for when some wanted
+    string could be one.
     """
 
-    __slots__ = ("wanted", "_single", "_lines", "_links")
+    __slots__ = ("wanted", "_single", "_lines", "_links", "_automaton")
 
     def __init__(self, wanted: Iterable[str]) -> None:
         self.wanted = frozenset(wanted)
-        self._single = frozenset(w for w in self.wanted if not is_multiword(w))
+        self._single = frozenset(w for w in self.wanted if _RUN.fullmatch(w))
         self._links = any("://" in w for w in self.wanted)
         # Every error line matches _ERROR from its start (error_lines keeps only lines with a space).
         self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted)
+        self._automaton: ahocorasick.Automaton | None = None
+        if self._single:
+            automaton = ahocorasick.Automaton()
+            for w in self._single:
+                automaton.add_word(w, w)
+            automaton.make_automaton()
+            self._automaton = automaton
 
     def held(self, text: str) -> set[str]:
-        whole, parts = _words(text)
-        found = whole.intersection(self._single)
-        found |= parts.intersection(self._single)
+        found: set[str] = set()
+        if self._automaton is not None:
+            reverse: str | None = None
+            size = len(text)
+            for end, w in self._automaton.iter(text):
+                if w in found:
+                    continue
+                start = end + 1 - len(w)
+                stop = _RUN_REST.match(text, end + 1).end()  # type: ignore[union-attr]
+                begin = start
+                if start and _RUN_REST.match(text, start - 1, start).end() == start:  # type: ignore[union-attr]
+                    # The run starts further left: found by matching the reversed text, in C.
+                    if reverse is None:
+                        reverse = text[::-1]
+                    begin = size - _RUN_REST.match(reverse, size - start).end()  # type: ignore[union-attr]
+                token = text[begin:stop].strip(_EDGES)
+                if token == w or (("." in token or "/" in token) and w in token.replace(".", " ").replace("/", " ").split()):
+                    found.add(w)
         extras = _extras(text, self._lines, self._links)
         if extras:
             found.update(self.wanted.intersection(extras))

@@ -206,6 +206,18 @@ def test_the_fast_tokenizer_matches_its_definition(text: str, data: st.DataObjec
     assert Lookup(wanted).held(text) == wanted & held
 
 
+@settings(max_examples=200, deadline=None)
+@given(_any_text, st.data())
+def test_lookup_tells_a_token_from_a_substring_of_one(text: str, data: st.DataObject) -> None:
+    # Lookup searches for the wanted strings and checks the run around each occurrence: substrings that are
+    # not tokens or parts (a slice inside a longer run, one cut at a join) are exactly what it must refuse.
+    held = _reference_tokens(text)
+    slices = st.tuples(st.integers(0, len(text)), st.integers(1, 12)).map(lambda ab: text[ab[0]:ab[0] + ab[1]])
+    wanted = set(data.draw(st.lists(slices, max_size=10))) | set(data.draw(st.lists(st.sampled_from(sorted(held) or ["none"]), max_size=4)))
+    wanted.discard("")
+    assert Lookup(wanted).held(text) == wanted & held
+
+
 _piece = st.sampled_from(list("abcXY_Z019./-:~ \n\t`'\"(){}<>|&;$") + ["Error: ", "cat ", "+++ b/", "http://", "<<", "grep -n ", "foo_bar"])
 _text = st.lists(_piece, max_size=60).map("".join)
 
