@@ -25,8 +25,6 @@ is that reference).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -35,6 +33,7 @@ from ..errors import ProviderError, StageError, TranscriptError
 from .config import CompactionConfig
 from .events import CompactorState, Event, StageContext, Trigger
 from .incremental import Track, is_sent
+from .lru import SharedLRU
 from .messages import Boundary, Message, ToolSpec, Usage
 from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold
 from .ptl import error_text, is_prompt_too_long
@@ -103,8 +102,7 @@ class _MessageCountCache:
 
 # Counters whose per-message caches are kept for the next Compactor that shares them (see ``shared_counts``).
 MAX_SHARED_COUNTS = 4
-_SHARED_COUNTS: OrderedDict[int, _MessageCountCache] = OrderedDict()
-_SHARED_LOCK = threading.Lock()
+_SHARED_COUNTS: SharedLRU[_MessageCountCache] = SharedLRU(MAX_SHARED_COUNTS)
 
 
 def shared_counts(counter: TokenCounter) -> _MessageCountCache:
@@ -116,21 +114,12 @@ def shared_counts(counter: TokenCounter) -> _MessageCountCache:
     counter object (the entry holds it, so its id is not reused while it lives);
     the last ``MAX_SHARED_COUNTS`` counters are kept.
     """
-    with _SHARED_LOCK:
-        hit = _SHARED_COUNTS.get(id(counter))
-        if hit is not None and hit.inner is counter:
-            _SHARED_COUNTS.move_to_end(id(counter))
-            return hit
-        hit = _SHARED_COUNTS[id(counter)] = _MessageCountCache(counter)
-        while len(_SHARED_COUNTS) > MAX_SHARED_COUNTS:
-            _SHARED_COUNTS.popitem(last=False)
-        return hit
+    return _SHARED_COUNTS.get(id(counter), lambda: _MessageCountCache(counter), holds=counter)
 
 
 def clear_shared_counts() -> None:
     """Forget every shared count cache (a bench's "first replay" counts everything again)."""
-    with _SHARED_LOCK:
-        _SHARED_COUNTS.clear()
+    _SHARED_COUNTS.clear()
 
 
 def _default_summarizer(config: CompactionConfig) -> Summarizer:

@@ -42,12 +42,12 @@ the histories and the mention memos (the bench's "first replay" figure).
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
 from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
@@ -66,8 +66,8 @@ _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
 # Histories kept for the raw histories replayed last (a few sessions open at once), and texts per history.
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
-_HISTORIES: OrderedDict[tuple[int, ...], History] = OrderedDict()
-_LOCK = threading.Lock()
+# Keyed by the raw messages' identities: a history holds its messages, so no id in a key is reused while it is kept.
+_HISTORIES: SharedLRU[History] = SharedLRU(MAX_HISTORIES)
 
 
 def scan(message: Message) -> tuple[set[str], set[str]]:
@@ -241,19 +241,7 @@ class History:
     @classmethod
     def of(cls, raw: Sequence[Message]) -> History:
         """The history of these raw messages, shared by every replay of the same message objects."""
-        key = tuple(map(id, raw))
-        with _LOCK:
-            hit = _HISTORIES.get(key)
-            if hit is not None:
-                _HISTORIES.move_to_end(key)
-                return hit
-        built = cls(raw)  # outside the lock: building takes a while, and a duplicate build is harmless
-        with _LOCK:
-            # The history holds its messages, so the ids in the key cannot be reused while it lives.
-            _HISTORIES[key] = built
-            while len(_HISTORIES) > MAX_HISTORIES:
-                _HISTORIES.popitem(last=False)
-        return built
+        return _HISTORIES.get(tuple(map(id, raw)), lambda: cls(raw))
 
 
 def clear_cache() -> None:
@@ -263,8 +251,7 @@ def clear_cache() -> None:
     (``support.clear_shared``) and retention targets (``retention.clear_shared_targets``)
     stay, so a replay with recall and one without start from the same caches.
     """
-    with _LOCK:
-        _HISTORIES.clear()
+    _HISTORIES.clear()
     clear_mention_cache()
 
 

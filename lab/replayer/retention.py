@@ -45,11 +45,10 @@ in the transcript there (see ``recall.py``), else "this config".
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from .settings import RetentionWeights
 from ..core.store import SpillStore
@@ -142,8 +141,7 @@ def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Target
 
 # Transcripts whose targets are kept for the next replay (a slider's moves, a compare's configs).
 MAX_SHARED_TARGETS = 4
-_SHARED: OrderedDict[tuple, tuple[list[Message], Targets]] = OrderedDict()
-_SHARED_LOCK = threading.Lock()
+_SHARED_TARGETS: SharedLRU[Targets] = SharedLRU(MAX_SHARED_TARGETS)
 
 
 def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Targets:
@@ -156,24 +154,13 @@ def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) ->
     result as read-only, as ``retention`` does.
     """
     facts = tuple(planted_facts)
-    key = (tuple(map(id, raw)), facts)
-    with _SHARED_LOCK:
-        hit = _SHARED.get(key)
-        if hit is not None:
-            _SHARED.move_to_end(key)
-            return hit[1]
-    built = targets(raw, facts)  # outside the lock: a duplicate build is harmless
-    with _SHARED_LOCK:
-        _SHARED[key] = (list(raw), built)
-        while len(_SHARED) > MAX_SHARED_TARGETS:
-            _SHARED.popitem(last=False)
-    return built
+    held = tuple(raw)
+    return _SHARED_TARGETS.get((tuple(map(id, held)), facts), lambda: targets(held, facts), holds=held)
 
 
 def clear_shared_targets() -> None:
     """Forget the shared targets (``lab.replayer.clear_caches`` calls this, so a "first replay" pays for them again)."""
-    with _SHARED_LOCK:
-        _SHARED.clear()
+    _SHARED_TARGETS.clear()
 
 
 def _note(seen: dict[str, _Item], items: list[_Item], text: str, i: int) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from pydantic import ValidationError
 
 from ..core.compactor import clear_shared_counts
 from ..core.config import CompactionConfig, parse_config
+from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript, is_sent
 from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
@@ -209,7 +209,7 @@ class ByIdentity(Generic[V]):
 
 # Owners (counters) whose identity caches are kept for the next replay; see ``shared_by_identity``.
 MAX_SHARED_OWNERS = 4
-_SHARED: OrderedDict[int, tuple[object, dict[str, ByIdentity]]] = OrderedDict()
+_SHARED_OWNERS: SharedLRU[dict[str, ByIdentity]] = SharedLRU(MAX_SHARED_OWNERS)
 _COUNTERS: dict[str, TokenCounter] = {}
 _UNSHARED_COUNTERS = frozenset({"anthropic"})
 _SHARED_LOCK = threading.Lock()
@@ -224,18 +224,10 @@ def shared_by_identity(owner: object, kind: str) -> ByIdentity:
     owner object (the entry holds it, so its id is not reused while it lives);
     the last ``MAX_SHARED_OWNERS`` owners are kept.
     """
-    with _SHARED_LOCK:
-        hit = _SHARED.get(id(owner))
-        if hit is None or hit[0] is not owner:
-            hit = _SHARED[id(owner)] = (owner, {})
-            while len(_SHARED) > MAX_SHARED_OWNERS:
-                _SHARED.popitem(last=False)
-        else:
-            _SHARED.move_to_end(id(owner))
-        cache = hit[1].get(kind)
-        if cache is None:
-            cache = hit[1][kind] = ByIdentity()
-        return cache
+    caches = _SHARED_OWNERS.get(id(owner), dict, holds=owner)
+    cache = caches.get(kind)
+    # setdefault: two threads asking for a new kind at once get the same one.
+    return cache if cache is not None else caches.setdefault(kind, ByIdentity())
 
 
 def shared_counter(name: str) -> TokenCounter:
@@ -260,8 +252,8 @@ def shared_counter(name: str) -> TokenCounter:
 
 def clear_shared() -> None:
     """Forget the shared counters and identity caches, the Compactor's shared counts and dedup's decoded calls."""
+    _SHARED_OWNERS.clear()
     with _SHARED_LOCK:
-        _SHARED.clear()
         _COUNTERS.clear()
     clear_shared_counts()
     clear_decoded()

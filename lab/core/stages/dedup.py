@@ -38,8 +38,6 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
@@ -48,6 +46,7 @@ from pydantic import Field, field_validator
 
 from ..events import Event, StageContext, StageResult
 from ..incremental import Memo, passthrough, remember
+from ..lru import SharedLRU
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
 from ..shell_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
@@ -208,29 +207,18 @@ def _invalidate(index: dict[str, tuple[str, str]], plan: _WritePlan, memo: Memo)
 
 # Configs whose decoded calls are kept for the next stage built from an equal config (see ``_decoded_for``).
 MAX_DECODED_CONFIGS = 8
-_DECODED: OrderedDict[str, dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]] = OrderedDict()
-_DECODED_LOCK = threading.Lock()
+_DECODED: SharedLRU[dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]] = SharedLRU(MAX_DECODED_CONFIGS)
 
 
 def _decoded_for(config: DedupConfig) -> dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]:
     """The decoded-call memory of every stage with this config: a call's decode is a pure function of the
     call, the config and the directory, and a slider's replays build new stages over the same call objects."""
-    key = config.model_dump_json()
-    with _DECODED_LOCK:
-        hit = _DECODED.get(key)
-        if hit is None:
-            hit = _DECODED[key] = {}
-            while len(_DECODED) > MAX_DECODED_CONFIGS:
-                _DECODED.popitem(last=False)
-        else:
-            _DECODED.move_to_end(key)
-        return hit
+    return _DECODED.get(config.model_dump_json(), dict)
 
 
 def clear_decoded() -> None:
     """Forget every decoded call (a bench's "first replay" decodes everything again)."""
-    with _DECODED_LOCK:
-        _DECODED.clear()
+    _DECODED.clear()
 
 
 class DedupStage:
