@@ -21,6 +21,7 @@ or a provider request body. Importing this package registers every format:
     cline            Cline / Roo Code task folders (ui_messages.json, api_conversation_history.json)
     opencode         OpenCode sessions (opencode export, the messages API's {info, parts} list)
     goose            Goose sessions (session JSONL, goose session export JSON)
+    goose_db         Goose session database (sessions.db; one session, the newest or by id)
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
@@ -43,6 +44,8 @@ from . import agent_sdk  # noqa: F401  (registers)
 from . import http_log  # noqa: F401  (registers)
 from . import aider, cline  # noqa: F401  (register)
 from . import opencode, goose  # noqa: F401  (register)
+from . import opencode_storage  # OpenCode's on-disk storage, read through opencode's mapping
+from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it reuses)
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
@@ -56,8 +59,9 @@ DumpTarget = Literal["lab", "anthropic", "openai"]
 def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
     """Import a transcript file, detecting its format unless ``format`` names one.
 
-    A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event)
-    or a Cline / Roo Code task folder.
+    A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event),
+    a Cline / Roo Code task folder, or OpenCode storage (a session's ``storage/message/<id>``
+    folder, the storage root or its data dir; also a session info file or ``opencode.db``).
     """
     folder = Path(path)
     # Folders first, then files by detection; every result is checked (see detect's docstring).
@@ -65,6 +69,8 @@ def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
         return accept(openhands_v1.read_folder(folder), openhands_v1.NAME, file=str(folder))
     if folder.is_dir() and format in (None, cline.NAME) and cline.task_files(folder):
         return accept(cline.read_folder(folder), cline.NAME, file=str(folder))
+    if format in (None, opencode.NAME) and opencode_storage.is_storage(folder):
+        return accept(opencode_storage.read_folder(folder), opencode.NAME, file=str(folder))
     p = check_file(path)
     return read_detected(p) if format is None else read_forced(format, p)
 

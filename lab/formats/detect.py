@@ -3,7 +3,9 @@
 The order, in one place (``lab.formats.load`` follows it):
 
 1. A folder is a conversation folder or nothing: an OpenHands V1 conversation
-   (``events/event-*.json``), else a Cline / Roo Code task folder.
+   (``events/event-*.json``), else a Cline / Roo Code task folder, else OpenCode
+   storage (``opencode_storage.locate``, which also claims, by path, a session
+   info file ``storage/session/<project>/<id>.json`` and ``opencode.db``).
 2. A file is probed once (``jsonio.make_probe``: its first 64 KiB, first JSONL
    records or whole small document) and every registered format scores it,
    0..100 (each importer's module docstring lists its scores). A sniffer that
@@ -14,8 +16,8 @@ The order, in one place (``lab.formats.load`` follows it):
    ``lab/formats/__init__.py``:
    anthropic, claude_code, lab, minicode, openai_chat, openai_responses,
    openhands, openhands_v1, gemini, langchain, managed_agents,
-   claude_agent_sdk, http_log, aider, cline, opencode, goose (a test keeps
-   this list true).
+   claude_agent_sdk, http_log, aider, cline, opencode, goose, goose_db (a
+   test keeps this list true).
 4. ``load`` reads the file as the first candidate. A ``TranscriptError``
    from it is the answer (it names the line and what was expected). A result
    ``sanity.check`` calls degenerate (mostly system messages, no user turn,

@@ -18,6 +18,10 @@ them:
   serialises ``session_manager::Session``); ``{messages: [...]}`` too, and a
   bare list of messages.
 
+Current Goose keeps sessions in SQLite (``sessions.db``): ``goose_db`` reads its rows
+as these message dicts and its session row as this metadata, and converts them with
+``from_records``, so every Goose file has this one mapping.
+
 Mapping:
 
 * ``text`` -> text; ``thinking`` (and ``reasoning`` with text) -> thinking;

@@ -6,7 +6,9 @@ message (``role`` user or assistant; an assistant's ``providerID``,
 what it holds, in order (``packages/opencode/src/session/message-v2.ts``).
 ``opencode export <sessionID>`` writes ``{info: <session>, messages: [{info,
 parts}], todos?}`` (``src/cli/cmd/export.ts``); ``GET /session/:id/message``
-answers the bare list of messages, also accepted.
+answers the bare list of messages, also accepted. OpenCode's own storage (its
+``storage/`` folders and ``opencode.db``) is read by ``opencode_storage``, which
+hands the same ``{info, parts}`` messages to ``from_messages``.
 
 Mapping (what ``MessageV2.toModelMessages`` sends the model):
 
@@ -348,10 +350,17 @@ class _Session:
         return self.b.finish()
 
 
-def from_messages(entries: list[Any], *, file: str | None = None, path: str = "$", info: dict[str, Any] | None = None) -> Transcript:
-    """Convert a list of OpenCode messages ``{info, parts}`` found at JSON ``path``."""
+def from_messages(
+    entries: list[Any], *, file: str | None = None, path: str = "$", info: dict[str, Any] | None = None, notes: ImportNotes | None = None
+) -> Transcript:
+    """Convert a list of OpenCode messages ``{info, parts}`` found at JSON ``path``.
+
+    ``notes`` are the caller's, when it already counted records of its own (the storage
+    reader's unreadable files); the parts read here are added to them.
+    """
     # A record is a part (or an entry that is no message): what ``notes.skipped`` counts against.
-    notes = ImportNotes(records_read=sum(len(e["parts"]) if is_message(e) else 1 for e in entries))
+    notes = notes if notes is not None else ImportNotes()
+    notes.records_read += sum(len(e["parts"]) if is_message(e) else 1 for e in entries)
     s = _Session(notes, file)
     base = Loc(file, path)
     msgs = [(i, e) for i, e in enumerate(entries) if is_message(e)]

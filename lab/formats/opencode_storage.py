@@ -1,0 +1,341 @@
+"""OpenCode sessions where OpenCode keeps them: its ``storage/`` folders, or ``opencode.db``.
+
+What OpenCode writes (anomalyco/opencode, formerly sst/opencode: ``packages/opencode/src/storage/storage.ts``,
+``src/session/index.ts``, ``src/session/message-v2.ts``), under its data dir ``$XDG_DATA_HOME/opencode``
+(``~/.local/share/opencode``)::
+
+    storage/session/<projectID>/<sessionID>.json   session info: id, title, directory, parentID, time.created/updated
+    storage/message/<sessionID>/<messageID>.json   one message's info: role, time, tokens, cost, summary, error ...
+    storage/part/<messageID>/<partID>.json         its parts: type, text, tool state, step-finish tokens ...
+
+Newer OpenCode keeps the same records in SQLite, ``opencode.db`` (``opencode-<channel>.db`` off the
+latest/beta channels; ``src/storage/db.ts``, ``src/session/session.sql.ts``): tables ``session`` (id,
+parent_id, title, directory, time_created, time_updated, ...), ``message`` (id, session_id,
+time_created, data) and ``part`` (id, message_id, session_id, data), where ``data`` is the record's
+JSON without its ids. It migrates the JSON storage once (``src/storage/json-migration.ts``) and
+leaves the folders behind, so beside a database the folders are the older copy.
+
+Order, as OpenCode reads them: the JSON storage lists keys sorted and sorts parts by id (ids are
+time-sortable, ``msg_...``, ``prt_...``), so messages and parts go by id; the database orders
+messages by ``(time_created, id)`` and parts by id.
+
+Accepted (``locate``): a session's message folder ``storage/message/<sessionID>`` (its parts in
+the sibling ``storage/part/``); a session info file ``storage/session/<project>/<sessionID>.json``;
+the storage root, or the data dir holding ``storage/`` or a database; the database file. From a
+root, data dir or database the most recently updated session is read (subagent sessions, which
+have a ``parentID``, only when there is no other), with a warning naming how many there were and
+what to pass for another.
+
+The messages ``{info, parts}`` go to ``opencode.from_messages``: one mapping of messages and parts.
+
+Ids come from file and folder names (the database's id columns), never from file contents, as
+OpenCode's own migration does; a name that is not an OpenCode id (``[A-Za-z0-9_-]``) is never made
+into a path, and a folder or file that resolves outside the storage root (a link out of it) is not
+read. Skipped and counted in ``notes.skipped``, with one warning per kind: unreadable or corrupt
+files or rows (``file:message (unreadable)``, ``file:part (unreadable)``, ``row:part (unreadable)``,
+...), a message without its part folder (``file:parts folder missing``), names that are no id
+(``file:not an id``) and links out of the root (``file:outside the storage root``). A session with
+no message is a ``TranscriptError``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..core.messages import ImportNotes, Transcript
+from ..errors import TranscriptError
+from . import opencode
+from .jsonio import read_json
+from .sqlite_ro import is_sqlite, read_only
+
+__all__ = ["Source", "locate", "is_storage", "storage_root", "session_folder", "database", "read_folder"]
+
+# OpenCode ids: a prefix, ``_`` and base62 (``ses_...``, ``msg_...``, ``prt_...``); project ids are hex.
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]+)?\.db")
+# Sibling folders that make a ``message/`` folder OpenCode's, not any folder of that name.
+_SIBLINGS = ("part", "session")
+# How many other sessions a "several sessions" warning names.
+_NAMED = 3
+_EXPECTED = "an OpenCode storage folder (storage/message/<sessionID>, storage/, its data dir) or opencode.db"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a session is read from: a storage root or a database, and the session a path named (None: the newest)."""
+
+    kind: Literal["storage", "database"]
+    path: Path
+    session: str | None = None
+
+
+def _is_root(folder: Path) -> bool:
+    return (folder / "message").is_dir() and any((folder / s).is_dir() for s in _SIBLINGS)
+
+
+def storage_root(path: Path) -> Path | None:
+    """The storage root ``path`` is, or that its data dir holds (``<data>/storage``); else None."""
+    if not path.is_dir():
+        return None
+    for folder in (path, path / "storage"):
+        if _is_root(folder):
+            return folder
+    return None
+
+
+def session_folder(path: Path) -> Path | None:
+    """The ``message/<sessionID>`` folder ``path`` names: that folder itself, or the session's info file."""
+    if path.is_dir():
+        if path.parent.name == "message" and _ID.fullmatch(path.name) and _is_root(path.parent.parent):
+            return path
+        return None
+    # storage/session/<project>/<sessionID>.json
+    if path.suffix == ".json" and path.parent.parent.name == "session" and _ID.fullmatch(path.stem) and path.is_file():
+        root = path.parent.parent.parent
+        folder = root / "message" / path.stem
+        return folder if _is_root(root) and folder.is_dir() else None
+    return None
+
+
+def database(path: Path) -> Path | None:
+    """OpenCode's SQLite database: ``path`` itself, or the one in the data dir ``path`` (``opencode.db`` first)."""
+    if path.is_file():
+        return path if _DB_NAME.fullmatch(path.name) and is_sqlite(path) else None
+    if path.is_dir():
+        found = sorted((p for p in path.glob("opencode*.db") if _DB_NAME.fullmatch(p.name)), key=lambda p: (p.name != "opencode.db", p.name))
+        for p in found:
+            if p.is_file() and is_sqlite(p):
+                return p
+    return None
+
+
+def locate(path: str | Path) -> Source | None:
+    """What OpenCode storage ``path`` names, or None when it is none (see the module docstring)."""
+    p = Path(path)
+    folder = session_folder(p)
+    if folder is not None:
+        return Source("storage", folder.parent.parent, folder.name)
+    # A data dir with a database: the database is the current copy, the folders the pre-migration one.
+    db = database(p)
+    if db is not None:
+        return Source("database", db)
+    root = storage_root(p)
+    return Source("storage", root) if root is not None else None
+
+
+def is_storage(path: str | Path) -> bool:
+    """Whether ``load`` should read ``path`` as OpenCode storage."""
+    return locate(path) is not None
+
+
+# -- reading -------------------------------------------------------------------------
+
+
+class _Skips:
+    """Skipped files or rows, counted in the notes and warned about once per kind."""
+
+    def __init__(self, notes: ImportNotes) -> None:
+        self.notes = notes
+        self.seen: dict[str, tuple[int, str]] = {}
+
+    def add(self, kind: str, what: str) -> None:
+        self.notes.skip(kind)
+        # A skipped file is a record read: the skipped share stays one of records.
+        self.notes.records_read += 1
+        n, first = self.seen.get(kind, (0, what))
+        self.seen[kind] = (n + 1, first)
+
+    def warn(self) -> None:
+        for kind, (n, first) in self.seen.items():
+            self.notes.warnings.append(f"{kind}: {n} skipped (first: {first})")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except OSError:
+        return False
+
+
+def _json_files(folder: Path, root: Path, skips: _Skips) -> list[Path]:
+    """The ``*.json`` files of ``folder`` whose names are ids, in id order; the others counted."""
+    out = []
+    for f in sorted(folder.glob("*.json")):
+        rel = f"{folder.name}/{f.name}"
+        if not _ID.fullmatch(f.stem):
+            skips.add("file:not an id", rel)
+        elif not _inside(f, root):
+            skips.add("file:outside the storage root", rel)
+        elif f.is_file():
+            out.append(f)
+    return out
+
+
+def _read_object(f: Path, kind: str, skips: _Skips) -> dict[str, Any] | None:
+    try:
+        doc = read_json(f)
+    except (TranscriptError, OSError) as exc:
+        skips.add(f"file:{kind} (unreadable)", f"{f.parent.name}/{f.name}: {str(exc).splitlines()[0]}")
+        return None
+    if not isinstance(doc, dict):
+        skips.add(f"file:{kind} (unreadable)", f"{f.parent.name}/{f.name}: a {type(doc).__name__}, not an object")
+        return None
+    return doc
+
+
+def _session_infos(root: Path, resolved: Path, skips: _Skips, only: str | None) -> dict[str, dict[str, Any]]:
+    """Session info by session id (the file's name), from ``session/<project>/<id>.json``; ``only`` that session's."""
+    infos: dict[str, dict[str, Any]] = {}
+    base = root / "session"
+    if not base.is_dir():
+        return infos
+    for project in sorted(base.iterdir()):
+        if not (project.is_dir() and _ID.fullmatch(project.name) and _inside(project, resolved)):
+            continue
+        files = [project / f"{only}.json"] if only is not None else sorted(project.glob("*.json"))
+        for f in files:
+            if not (_ID.fullmatch(f.stem) and f.is_file() and _inside(f, resolved)):
+                continue
+            try:
+                doc = read_json(f)
+            except (TranscriptError, OSError) as exc:
+                skips.add("file:session (unreadable)", f"{project.name}/{f.name}: {str(exc).splitlines()[0]}")
+                continue
+            if isinstance(doc, dict):
+                infos[f.stem] = {**doc, "id": f.stem}
+    return infos
+
+
+def _updated(info: dict[str, Any] | None, folder: Path) -> float:
+    time = info.get("time") if info else None
+    if isinstance(time, dict):
+        for key in ("updated", "created"):
+            if isinstance(time.get(key), (int, float)) and not isinstance(time[key], bool):
+                return float(time[key])
+    # No session info: the newest message file says when the session last moved (milliseconds, as OpenCode's times).
+    return max((f.stat().st_mtime * 1000 for f in folder.glob("*.json")), default=0.0)
+
+
+def _pick(candidates: Sequence[tuple[str, dict[str, Any] | None, float]], where: str, other: str, notes: ImportNotes) -> str:
+    """The most recently updated session (top-level ones first), with a warning when there were several."""
+    ranked = sorted(candidates, key=lambda c: (not (c[1] or {}).get("parentID"), c[2], c[0]), reverse=True)
+    sid, info, _ = ranked[0]
+    if len(ranked) > 1:
+        title = (info or {}).get("title")
+        named = ", ".join(c[0] for c in ranked[1 : 1 + _NAMED]) + (", ..." if len(ranked) > 1 + _NAMED else "")
+        notes.warnings.append(
+            f"{len(ranked)} sessions in {where}; read the most recently updated, {sid}"
+            + (f" ({title!r})" if isinstance(title, str) and title else "")
+            + f"; {other} for another (others: {named})"
+        )
+    return sid
+
+
+def _read_storage(source: Source, file: str) -> Transcript:
+    root = source.path
+    resolved = root.resolve()
+    notes = ImportNotes()
+    skips = _Skips(notes)
+    sid = source.session
+    infos = _session_infos(root, resolved, skips, sid)
+    if sid is None:
+        folders = [d for d in sorted((root / "message").iterdir()) if d.is_dir() and _ID.fullmatch(d.name) and _inside(d, resolved)]
+        candidates = [(d.name, infos.get(d.name), _updated(infos.get(d.name), d)) for d in folders if any(d.glob("*.json"))]
+        if not candidates:
+            raise TranscriptError("an OpenCode storage folder that holds no session with messages", file=file, where="message/", expected=_EXPECTED)
+        sid = _pick(candidates, str(root), f"pass {root / 'message' / '<sessionID>'}", notes)
+    folder = root / "message" / sid
+    if not _inside(folder, resolved):
+        raise TranscriptError("the session's message folder leads outside the storage root", file=file, where=f"message/{sid}", expected=_EXPECTED)
+    entries: list[Any] = []
+    for f in _json_files(folder, resolved, skips):
+        info = _read_object(f, "message", skips)
+        if info is None:
+            continue
+        mid = f.stem
+        parts: list[Any] = []
+        pdir = root / "part" / mid
+        if not pdir.is_dir():
+            skips.add("file:parts folder missing", f"part/{mid}")
+        elif not _inside(pdir, resolved):
+            skips.add("file:outside the storage root", f"part/{mid}")
+        else:
+            for pf in _json_files(pdir, resolved, skips):
+                part = _read_object(pf, "part", skips)
+                if part is not None:
+                    parts.append({**part, "id": pf.stem, "messageID": mid, "sessionID": sid})
+        entries.append({"info": {**info, "id": mid, "sessionID": sid}, "parts": parts})
+    skips.warn()
+    if not entries:
+        raise TranscriptError(f"session {sid} has no readable message", file=file, where=f"message/{sid}", expected="message/<sessionID>/<messageID>.json files")
+    return opencode.from_messages(entries, file=file, path=f"message/{sid}", info=infos.get(sid), notes=notes)
+
+
+def _row_object(text: Any, kind: str, what: str, skips: _Skips) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        skips.add(f"row:{kind} (unreadable)", what)
+        return None
+    return doc
+
+
+def _read_database(source: Source, file: str) -> Transcript:
+    db = source.path
+    notes = ImportNotes()
+    skips = _Skips(notes)
+    # Read-only, and no side files left: the lab never writes OpenCode's database, even while OpenCode runs.
+    with read_only(db, what="OpenCode's database", expected="a readable opencode.db, or an `opencode export <sessionID>` file") as con:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"session", "message", "part"} <= tables:
+            raise TranscriptError("an SQLite file without OpenCode's session, message and part tables", file=str(db), expected="OpenCode's opencode.db")
+        sessions = con.execute(
+            "SELECT id, parent_id, title, directory, time_created, time_updated FROM session s"
+            " WHERE EXISTS (SELECT 1 FROM message m WHERE m.session_id = s.id)"
+        ).fetchall()
+        if not sessions:
+            raise TranscriptError("OpenCode's database holds no session with messages", file=str(db), expected="a session with messages")
+        infos = {
+            sid: {"id": sid, "parentID": parent, "title": title, "directory": directory, "time": {"created": created, "updated": updated}}
+            for sid, parent, title, directory, created, updated in sessions
+        }
+        candidates = [(sid, info, float(info["time"]["updated"] or info["time"]["created"] or 0)) for sid, info in infos.items()]
+        sid = _pick(candidates, db.name, "`opencode export <sessionID>` writes one as a file this lab reads,", notes)
+        parts: dict[str, list[Any]] = {}
+        for mid, pid, data in con.execute(
+            "SELECT message_id, id, data FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id",
+            (sid,),
+        ):
+            part = _row_object(data, "part", f"part {pid}", skips)
+            if part is not None:
+                parts.setdefault(mid, []).append({**part, "id": pid, "messageID": mid, "sessionID": sid})
+        entries: list[Any] = []
+        for mid, data in con.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,)):
+            info = _row_object(data, "message", f"message {mid}", skips)
+            if info is not None:
+                entries.append({"info": {**info, "id": mid, "sessionID": sid}, "parts": parts.get(mid, [])})
+    skips.warn()
+    if not entries:
+        raise TranscriptError(f"session {sid} has no readable message", file=str(db), where=f"message (session {sid})", expected="message rows with JSON data")
+    return opencode.from_messages(entries, file=file, path=f"message[{sid}]", info=infos[sid], notes=notes)
+
+
+def read_folder(path: str | Path) -> Transcript:
+    """One OpenCode session from its storage (any entry point ``locate`` accepts)."""
+    source = locate(path)
+    if source is None:
+        raise TranscriptError("not OpenCode storage", file=str(path), expected=_EXPECTED)
+    if source.kind == "storage":
+        return _read_storage(source, str(path))
+    t = _read_database(source, str(path))
+    folders = storage_root(Path(path))
+    if folders is not None:
+        t.notes.warnings.append(f"read {source.path.name}, OpenCode's current store; {folders} beside it is the copy from before its move to SQLite (pass it to read that)")
+    return t

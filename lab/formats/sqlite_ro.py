@@ -1,0 +1,54 @@
+"""Reading an agent's SQLite store without ever changing it (Goose's sessions.db, OpenCode's opencode.db).
+
+The user's agent may be running and writing that file. So it is opened through
+a ``file:...?mode=ro`` URI: SQLite refuses every write. A database in WAL mode
+still makes a read-only connection create ``-wal``/``-shm`` files beside it,
+and they stay behind. When no ``-wal`` or ``-journal`` file exists (nothing is
+being written), the URI also says ``immutable=1``: no locks, no side files.
+While one exists, the read goes through SQLite's locks and sees the committed
+rows. ``as_uri`` percent-encodes the path, so a ``?`` or ``#`` in a file name
+cannot add URI parameters. Every SQLite error becomes a ``TranscriptError``
+naming the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from ..errors import TranscriptError
+
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_sqlite(path: str | Path) -> bool:
+    """Whether the file starts with the 16-byte SQLite header."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+@contextmanager
+def read_only(path: Path, *, what: str, expected: str) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the database at ``path`` (``what`` names it in errors, e.g. "Goose's session database")."""
+    file = str(path)
+    if not is_sqlite(path):
+        raise TranscriptError("not a SQLite database", file=file, expected=f"{expected}, a file starting 'SQLite format 3'")
+    uri = path.resolve().as_uri() + "?mode=ro"
+    if not any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-journal")):
+        uri += "&immutable=1"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        raise TranscriptError(f"cannot open {what} read-only: {exc}", file=file, expected=expected) from None
+    with closing(conn):
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise TranscriptError(f"cannot read {what}: {exc}", file=file, expected=expected) from None
