@@ -65,7 +65,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .formats import dump, load
-    from .formats.export import close_pending, pending_note, pending_tool_calls, to_anthropic, to_openai
+    from .formats.export import close_pending, export_warnings, pending_note, pending_tool_calls, to_anthropic, to_openai
 
     t = load(args.path, format=args.format)
     warn_misread(t)
@@ -88,6 +88,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
         print(f"warning: {pending_note(pending, closed=False, option='--close-pending')}", file=sys.stderr)
     print(f"exported {count} messages to {args.to} shape -> {args.out}")
     shown = [n for n in notes if n != pending_note(pending, closed=False)]
+    # What the export had to change for the API to accept it (orphan or moved results, rewritten ids): on stderr too.
+    forced = export_warnings(shown)
+    for warning in forced:
+        print(f"warning: {warning}", file=sys.stderr)
+    shown = [n for n in shown if n not in forced]
     for note in shown[:MAX_NOTES]:
         print(f"note: {note}")
     if len(shown) > MAX_NOTES:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from lab.errors import LabError
 from lab.ui import export, state, views
+from lab.ui.markdown import literal_markdown
 
 st.title("Export")
 st.subheader("Config")
@@ -57,3 +58,6 @@ if transcript is not None:
     left.download_button(f"Request {k} ({shape})", body.data, file_name=body.name, mime=body.mime, key="lab.export.request_file", on_click="ignore")
     right.download_button("Replay report (JSON)", full.data, file_name=full.name, mime=full.mime, key="lab.export.report", on_click="ignore")
     st.caption(f"Request {k}: {report.rows[k].sent_messages} messages, {report.rows[k].sent_tokens:,} tokens as sent.")
+    for warning in body.warnings:
+        # The warning names tool ids from the transcript: shown as written, never as markdown.
+        st.warning(f"The request file differs from the replayed context: {literal_markdown(warning)}", icon="⚠️")

@@ -1,7 +1,5 @@
 """Session: upload, pick or generate a transcript, then see what it is made of."""
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -10,6 +8,7 @@ from lab.formats.sanity import misread_warnings
 from lab.generator import GeneratorConfig, parse_generator_config
 from lab.replayer.overhead import describe_fit
 from lab.ui import state, widgets
+from lab.ui.markdown import literal_markdown
 
 st.title("Session")
 upload_tab, sample_tab, generate_tab = st.tabs(["Upload", "Sample", "Generate"])
@@ -141,7 +140,7 @@ notes = transcript.notes
 # A possible misread (lab.formats.sanity) is said loudly; the text names files and skipped kinds from
 # the transcript, so markdown is escaped to show it as written.
 for misread in misread_warnings(notes):
-    st.warning(re.sub(r"([\\`*_{}\[\]()#+\-.!<>|~])", r"\\\1", misread), icon="⚠️")
+    st.warning(literal_markdown(misread), icon="⚠️")
 roles = ", ".join(f"{n:,} {role}" for role, n in stats.by_role.items()) or "none"
 st.caption(f"{notes.records_read:,} records read; messages by role: {roles}")
 if notes.skipped:

@@ -4,7 +4,8 @@ import streamlit as st
 
 from lab.errors import LabError
 from lab.ui import state, views
-from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table, safe_markdown
+from lab.ui.markdown import safe_markdown
+from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table
 
 SUMMARY_HEIGHT = 480  # px, as the summary box on the Diff page
 

@@ -184,6 +184,23 @@ class TestExportIsARequestTheApiTakes:
         assert f"exported {n} messages to {to} shape" in stdout
         assert "whitespace-only text block" in stdout
 
+    @pytest.mark.parametrize("to", ["anthropic", "openai"])
+    def test_what_the_export_had_to_change_is_a_warning(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from lab.core.messages import Message, ToolResultBlock, Transcript
+        from lab.formats import dump
+        from tests.builders import call_and_result, system, user
+
+        # A result whose call is not in the file (a log cut at its start): sent as text, and said loudly.
+        orphan = Message(role="user", id="orphan", content=(ToolResultBlock(tool_use_id="gone", content="old output"),))
+        src, out = tmp_path / "s.lab.json", tmp_path / "req.json"
+        dump(Transcript(messages=[system(), user("go on"), orphan, *call_and_result("Read", "data", tool_id="t0", file_path="a.py")]), "lab", src)
+        code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
+        assert code == 0
+        (warning,) = stderr.strip().splitlines()
+        assert warning.startswith("warning: 1 tool result(s) whose call is not in this transcript sent as text") and "gone" in warning
+        assert "whose call is not in this transcript" not in stdout
+        assert "[tool result for gone" in out.read_text() and '"gone"' not in out.read_text()
+
     def test_no_warning_when_nothing_is_pending(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         code, _, stderr = _run(["export", str(SAMPLE), "--to", "anthropic", "--out", str(tmp_path / "r.json")], capsys)
         assert code == 0 and stderr == ""

@@ -2,7 +2,8 @@
 
 Both exporters skip boundary messages (the lab's markers, never sent) and
 keep every tool call and every tool result, so a pair present in the source is
-present in the request. They translate; they do not repair the history: an
+present in the request (a result without its call is kept as text, below).
+They place results where the APIs want them, but invent nothing: an
 unanswered call stays unanswered (``lab.core.validate`` reports it), with one
 exception asked for by name: ``close_pending=True`` answers every tool call
 that no message answers (a session cut off while its tools ran, a call the
@@ -33,14 +34,35 @@ OpenAI: system messages stay ``system`` wherever they are; tool results become
 tool calls carry their input as a JSON string; thinking is dropped; images
 become ``image_url`` parts (a placeholder URL when the source had none).
 
+Tool results are placed where both APIs look for them before anything else
+(``settle_tool_results``), since a transcript is often not in that shape (a log
+cut at its start, a subagent's result, an importer that lost the call, results
+logged late):
+
+- a result whose call no earlier message holds (an orphan), or a second result
+  for a call already answered, becomes text in the same message, saying what it
+  was (the API refuses a result without its call);
+- a result that is not in the user message right after its call moves there
+  (a user message is created when the next one is not a user message);
+- a tool call outside an assistant message becomes text (its results are then
+  orphans);
+- tool ids are rewritten where the provider would refuse them: Anthropic takes
+  ``[A-Za-z0-9_-]+``, OpenAI at most 40 characters, and both unique (a repeated
+  call id gets a suffix; its results follow the nearest call before them).
+
+Each of these adds one counted note; ``export_warnings`` picks out the notes a
+caller should show as warnings (these, and pending calls left open).
+
 ``notes``, when given, collects one line per thing that was dropped or
 replaced.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.messages import (
@@ -56,7 +78,21 @@ from ..core.messages import (
     is_sent,
 )
 
-__all__ = ["to_anthropic", "to_openai", "image_placeholder_url", "is_exported", "pending_tool_calls", "close_pending", "pending_note", "INTERRUPTED", "EMPTY_OPENING"]
+__all__ = [
+    "to_anthropic",
+    "to_openai",
+    "image_placeholder_url",
+    "is_exported",
+    "pending_tool_calls",
+    "close_pending",
+    "pending_note",
+    "settle_tool_results",
+    "export_warnings",
+    "anthropic_tool_id",
+    "openai_tool_id",
+    "INTERRUPTED",
+    "EMPTY_OPENING",
+]
 
 # Stands in for an image whose bytes the lab never kept.
 _PLACEHOLDER_URL = "https://placeholder.invalid/lab-image-omitted"
@@ -145,6 +181,172 @@ def _close_or_note(messages: list[Message], close: bool, notes: list[str] | None
     return close_pending(messages) if close else messages
 
 
+# --- tool results where the APIs look for them ---------------------------------------------
+
+_ANTHROPIC_BAD_ID = re.compile(r"[^A-Za-z0-9_-]")
+_OPENAI_ID_MAX = 40
+
+
+def anthropic_tool_id(tool_id: str) -> str:
+    """A tool id the Anthropic API takes (``^[a-zA-Z0-9_-]+$``): other characters become ``_``."""
+    return _ANTHROPIC_BAD_ID.sub("_", tool_id) or "toolu_lab"
+
+
+def openai_tool_id(tool_id: str) -> str:
+    """A tool call id Chat Completions takes (at most 40 characters)."""
+    if not tool_id:
+        return "call_lab"
+    if len(tool_id) <= _OPENAI_ID_MAX:
+        return tool_id
+    # Long ids of one agent share their prefixes: a digest of the whole id keeps them apart.
+    digest = hashlib.sha1(tool_id.encode()).hexdigest()[:8]
+    return f"{tool_id[: _OPENAI_ID_MAX - 9]}_{digest}"
+
+
+def _same_id(tool_id: str) -> str:
+    return tool_id
+
+
+def _unique_id(tool_id: str, used: set[str], rule: Callable[[str], str]) -> str:
+    out, n = rule(tool_id), 2
+    while out in used:
+        out, n = rule(f"{tool_id}_{n}"), n + 1
+    return out
+
+
+def _result_text(head: str, block: ToolResultBlock) -> TextBlock:
+    head = head.format(id=block.tool_use_id, error=", an error" if block.is_error else "")
+    return TextBlock(text=f"{head}\n{block.content}" if block.content.strip() else head)
+
+
+_ORPHAN = "[tool result for {id}, whose call is not in this transcript{error}]"
+_REPEAT = "[another tool result for {id}, whose call was already answered{error}]"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:5])
+    return f"{shown}, ..." if len(ids) > 5 else shown
+
+
+class _Settler:
+    """One pass over sent messages: each block kept, rewritten or set aside to move; and what changed, for the notes."""
+
+    def __init__(self, tool_id: Callable[[str], str]) -> None:
+        self.tool_id = tool_id
+        self.used: set[str] = set()
+        self.current: dict[str, tuple[str, int]] = {}  # a call's id as written -> its id as sent, its message's index
+        self.answered: set[str] = set()
+        self.late: dict[int, list[ToolResultBlock]] = {}  # results to move, by the index of their call's message
+        self.orphans: list[str] = []
+        self.repeats: list[str] = []
+        self.moved: list[str] = []
+        self.strays: list[str] = []
+        self.renamed: list[tuple[str, str]] = []
+
+    def block(self, b: Block, i: int, m: Message) -> Block | None:
+        """What stays in message ``i`` for ``b``; None when it moves."""
+        if isinstance(b, ToolUseBlock):
+            return self._call(b, i, m)
+        if isinstance(b, ToolResultBlock):
+            return self._result(b, i, m)
+        return b
+
+    def _call(self, b: ToolUseBlock, i: int, m: Message) -> Block:
+        if m.role != "assistant":
+            self.strays.append(b.id)
+            call = json.dumps(b.input, ensure_ascii=False)
+            return TextBlock(text=f"[tool call {b.name} ({b.id}) outside an assistant message, input {call}]")
+        new = _unique_id(b.id, self.used, self.tool_id)
+        self.used.add(new)
+        self.current[b.id] = (new, i)
+        if new == b.id:
+            return b
+        self.renamed.append((b.id, new))
+        return b.model_copy(update={"id": new})
+
+    def _result(self, b: ToolResultBlock, i: int, m: Message) -> Block | None:
+        found = self.current.get(b.tool_use_id)
+        if found is None:
+            self.orphans.append(b.tool_use_id)
+            return _result_text(_ORPHAN, b)
+        new, at = found
+        if new in self.answered:
+            self.repeats.append(b.tool_use_id)
+            return _result_text(_REPEAT, b)
+        self.answered.add(new)
+        if new != b.tool_use_id:
+            b = b.model_copy(update={"tool_use_id": new})
+        if i == at + 1 and m.role == "user":
+            return b
+        self.moved.append(new)
+        self.late.setdefault(at, []).append(b)
+        return None
+
+    def notes(self) -> list[str]:
+        out: list[str] = []
+        if self.orphans:
+            out.append(
+                f"{len(self.orphans)} tool result(s) whose call is not in this transcript sent as text "
+                f"({_ids(self.orphans)}): the API refuses a result without its call"
+            )
+        if self.repeats:
+            out.append(f"{len(self.repeats)} repeated tool result(s) for a call already answered sent as text ({_ids(self.repeats)})")
+        if self.moved:
+            out.append(
+                f"{len(self.moved)} tool result(s) moved to the user message right after their call ({_ids(self.moved)}): "
+                "the API wants them there"
+            )
+        if self.strays:
+            out.append(f"{len(self.strays)} tool call(s) outside an assistant message sent as text ({_ids(self.strays)})")
+        if self.renamed:
+            pairs = [f"{a} -> {b}" for a, b in self.renamed]
+            out.append(f"{len(self.renamed)} tool id(s) rewritten, repeated or not taken by the API ({_ids(pairs)})")
+        return out
+
+
+def settle_tool_results(
+    messages: Sequence[Message], *, notes: list[str] | None = None, tool_id: Callable[[str], str] = _same_id
+) -> list[Message]:
+    """The sent ``messages`` with every tool result where both APIs look for it (see the module docstring).
+
+    A result answers the nearest call with its id in an earlier message (or earlier in the same one).
+    ``tool_id`` maps an id to one the provider takes; ids are kept unique. Pure: new messages, counted notes.
+    """
+    sent = [m for m in messages if is_exported(m)]
+    pass_ = _Settler(tool_id)
+    content = [[k for b in m.content if (k := pass_.block(b, i, m)) is not None] for i, m in enumerate(sent)]
+    late = pass_.late
+    out: list[Message] = []
+    for i, m in enumerate(sent):
+        blocks = content[i]
+        if m.role == "user" and i - 1 in late:
+            blocks = [*late.pop(i - 1), *blocks]
+        # A message emptied only by moving its results goes; one that came empty is the exporter's to note.
+        if blocks or not m.content:
+            out.append(m if blocks == list(m.content) else m.model_copy(update={"content": tuple(blocks)}))
+        if i in late and not (i + 1 < len(sent) and sent[i + 1].role == "user"):
+            out.append(Message(role="user", id=f"{m.id}-results", content=tuple(late.pop(i))))
+    for text in pass_.notes():
+        _note(notes, text)
+    return out
+
+
+# Notes that say the request differs from the transcript in a way the API forced, or will be refused.
+_WARNING_PARTS = (
+    "without a result (",
+    "whose call is not in this transcript sent as text",
+    "repeated tool result(s)",
+    "moved to the user message right after their call",
+    "outside an assistant message sent as text",
+    "tool id(s) rewritten",
+)
+
+
+def export_warnings(notes: Sequence[str]) -> list[str]:
+    """The notes a caller should show as ``warning:`` lines (as the CLI does for pending calls)."""
+    return [n for n in notes if any(part in n for part in _WARNING_PARTS)]
+
+
 def _split_input(
     source: Transcript | Sequence[Message], tools: Sequence[ToolSpec] | None
 ) -> tuple[list[Message], list[ToolSpec]]:
@@ -205,6 +407,7 @@ def to_anthropic(
 ) -> dict[str, Any]:
     """An Anthropic Messages request body: ``{"system"?, "messages", "tools"?}``."""
     messages, specs = _split_input(source, tools)
+    messages = settle_tool_results(messages, notes=notes, tool_id=anthropic_tool_id)
     messages = _close_or_note(messages, close_pending, notes)
     system_parts: list[str] = []
     start = 0
@@ -288,27 +491,6 @@ def _tools_openai(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def _moved_results(messages: Sequence[Message]) -> tuple[dict[int, list[ToolResultBlock]], set[tuple[int, int]]]:
-    """Results whose call came earlier, by the index of the message holding that call; and where they were.
-
-    Chat Completions wants each ``tool`` message right after the assistant message that called it.
-    """
-    call_at: dict[str, int] = {}
-    for i, msg in enumerate(messages):
-        if msg.role == "assistant":
-            for b in msg.content:
-                if isinstance(b, ToolUseBlock):
-                    call_at.setdefault(b.id, i)
-    moved: dict[int, list[ToolResultBlock]] = {}
-    moved_ids: set[tuple[int, int]] = set()
-    for i, msg in enumerate(messages):
-        for j, b in enumerate(msg.content):
-            if isinstance(b, ToolResultBlock) and call_at.get(b.tool_use_id, i) < i:
-                moved.setdefault(call_at[b.tool_use_id], []).append(b)
-                moved_ids.add((i, j))
-    return moved, moved_ids
-
-
 def _openai_assistant(msg: Message, notes: list[str] | None) -> dict[str, Any] | None:
     """An assistant message as its Chat Completions entry (text and tool calls); None when nothing is left."""
     text = "\n\n".join(b.text for b in msg.content if isinstance(b, TextBlock) and not _blank(b.text))
@@ -344,10 +526,11 @@ def to_openai(
 ) -> dict[str, Any]:
     """An OpenAI Chat Completions request body: ``{"messages", "tools"?}``."""
     messages, specs = _split_input(source, tools)
+    messages = settle_tool_results(messages, notes=notes, tool_id=openai_tool_id)
     messages = _close_or_note(messages, close_pending, notes)
-    moved, moved_ids = _moved_results(messages)
     out: list[dict[str, Any]] = []
-    for i, msg in enumerate(messages):
+    # Settled: every result is in the user message right after its call, so its tool messages follow the call.
+    for msg in messages:
         if msg.role == "system":
             if _blank(_system_text(msg)):
                 _note(notes, f"{msg.id}: empty system message dropped")
@@ -358,15 +541,8 @@ def to_openai(
             entry = _openai_assistant(msg, notes)
             if entry is not None:
                 out.append(entry)
-            out.extend(_tool_message(b) for b in moved.get(i, []))
-            # A result misfiled in an assistant message still keeps its pair.
-            out.extend(
-                _tool_message(b)
-                for j, b in enumerate(msg.content)
-                if isinstance(b, ToolResultBlock) and (i, j) not in moved_ids
-            )
             continue
-        stay = [b for j, b in enumerate(msg.content) if (i, j) not in moved_ids]
+        stay = list(msg.content)
         out.extend(_tool_message(b) for b in stay if isinstance(b, ToolResultBlock))
         if any(isinstance(b, ThinkingBlock) for b in stay):
             _note(notes, f"{msg.id}: thinking dropped")

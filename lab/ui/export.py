@@ -48,6 +48,8 @@ class ExportFile:
     name: str
     data: bytes
     mime: str
+    # What the export had to change for the provider to accept the body (orphan or moved results, rewritten ids).
+    warnings: tuple[str, ...] = ()
 
 
 def config_file(config: CompactionConfig, fmt: ConfigFormat = "json", stem: str = "compaction") -> ExportFile:
@@ -65,14 +67,15 @@ def settings_file(settings: ReplaySettings, fmt: ConfigFormat = "json", stem: st
 
 def transcript_file(report: Report, k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
     """The request body sent at request ``k``, in the provider's own shape."""
-    from ..formats.export import to_anthropic, to_openai
+    from ..formats.export import export_warnings, to_anthropic, to_openai
 
     if shape not in SHAPES:
         raise ConfigError(f"unknown request shape {shape!r}; use anthropic or openai")
     messages = report.context_at(k)
-    body = (to_anthropic if shape == "anthropic" else to_openai)(messages, tools)
+    notes: list[str] = []
+    body = (to_anthropic if shape == "anthropic" else to_openai)(messages, tools, notes=notes)
     data = json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
-    return ExportFile(f"request-{k}.{shape}.json", data, "application/json")
+    return ExportFile(f"request-{k}.{shape}.json", data, "application/json", tuple(export_warnings(notes)))
 
 
 def report_file(report: Report) -> ExportFile:

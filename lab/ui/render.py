@@ -30,7 +30,7 @@ from .diff import (
     step_request,
     text_diff,
 )
-from .summary import safe_markdown
+from .markdown import safe_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report

@@ -5,8 +5,6 @@
   off the text it was appended to.
 - ``retention_table(report)``: the retention report as rows (part, item,
   where it went, what removed it, and where in the final context it is).
-- ``safe_markdown(text)``: a summary as markdown that cannot carry HTML or a
-  link out of the transcript.
 - ``summarise_request(messages, config, llm)``: what a compaction of
   ``messages`` would summarise, summarised once by the offline rules and once
   by ``llm``, from the very same ``SummaryRequest``.
@@ -14,8 +12,6 @@
 
 from __future__ import annotations
 
-import html
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
@@ -37,7 +33,6 @@ __all__ = [
     "compaction_summaries",
     "retention_table",
     "summarise_request",
-    "safe_markdown",
     "PART_LABELS",
     "PART_HELP",
 ]
@@ -120,30 +115,6 @@ PART_HELP = {
     "recoverable": "Recoverable: tool output the pipeline took out of the context that can still be read back from its "
     "spill file, through a path the context still names.",
 }
-
-# Markdown that could make a link, an image, HTML, math or a coloured span out of transcript text.
-_MARKDOWN_ACTIVE = re.compile(r"([\\\[\]$~|])")
-
-
-# A fenced block (``` to ```) or an inline code span on one line.
-_CODE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$|`[^`\n]+`", re.S | re.M)
-
-
-def safe_markdown(text: str) -> str:
-    """``text`` for ``st.markdown``: headings, lists and emphasis render; HTML, links, images and math do not.
-
-    HTML is escaped (``<script>`` shows as text), and brackets, ``$``, ``~`` and ``|`` are backslash-escaped,
-    so ``[x](javascript:...)`` stays text, ``:red[...]`` is no colour and ``$x$`` no formula.
-    """
-    # Code spans and fences show their text literally already: escaping there would print "&amp;" for "&".
-    out: list[str] = []
-    last = 0
-    for code in _CODE.finditer(text):
-        out.append(_MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text[last : code.start()], quote=False)))
-        out.append(code.group(0))
-        last = code.end()
-    out.append(_MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(text[last:], quote=False)))
-    return "".join(out)
 
 
 def _locate(context: Sequence[Message], part: str, item: str, where: str) -> str:

@@ -37,6 +37,29 @@ def _page(page: str, sample: str | None = None) -> None:
     runpy.run_path(page, run_name="__main__")
 
 
+# A result whose call is not in the transcript (a log cut at its start), under an id markdown would act on.
+ORPHAN_ID = "gone_[x](javascript:1)"
+
+
+def _orphan_transcript() -> Any:
+    from lab.core.messages import Message, ToolResultBlock, Transcript
+    from tests.builders import call_and_result, system, user
+
+    orphan = Message(role="user", id="orphan", content=(ToolResultBlock(tool_use_id=ORPHAN_ID, content="old output"),))
+    return Transcript(messages=[system(), user("go on"), orphan, *call_and_result("Read", "data", tool_id="t0", file_path="a.py")])
+
+
+def _orphan_page(page: str) -> None:
+    import runpy
+
+    from lab.ui import state
+    from tests.app.test_export import _orphan_transcript
+
+    if state.get_transcript() is None:
+        state.set_transcript(_orphan_transcript(), "orphan")
+    runpy.run_path(page, run_name="__main__")
+
+
 def page_test(sample: str | None = None) -> AppTest:
     return AppTest.from_function(_page, default_timeout=TIMEOUT, kwargs={"page": PAGE, "sample": sample})
 
@@ -95,6 +118,16 @@ class TestFiles:
             assert {m["role"] for m in body["messages"]} <= {"user", "assistant"}
         else:
             assert any(m["role"] == "tool" for m in body["messages"])
+
+    @pytest.mark.parametrize("shape", ["anthropic", "openai"])
+    def test_request_body_says_what_the_export_had_to_change(self, shape: str) -> None:
+        report = replay(_orphan_transcript(), "minicode")
+        file = export.transcript_file(report, len(report.rows) - 1, shape)  # type: ignore[arg-type]
+        (warning,) = file.warnings
+        assert "whose call is not in this transcript" in warning and ORPHAN_ID in warning
+        assert "[tool result for" in file.data.decode()
+        clean = export.transcript_file(replay(load(SAMPLES / SMALL), "minicode"), 0, shape)  # type: ignore[arg-type]
+        assert clean.warnings == ()
 
     def test_report_file_reads_back(self) -> None:
         report = replay(load(SAMPLES / SMALL), "mewcode")
@@ -156,6 +189,13 @@ class TestPage:
         assert any(m["role"] == "tool" for m in body["messages"]), "OpenAI shape: results become tool messages"
         report = json.loads(files["lab.export.report"])
         assert report["lab_replay_report"] == 1 and report["config"]["label"] == "minicode"
+
+    def test_a_request_the_export_had_to_change_says_so_as_written(self) -> None:
+        at = AppTest.from_function(_orphan_page, default_timeout=TIMEOUT, kwargs={"page": PAGE}).run()
+        assert not at.exception and not at.error
+        (warning,) = [w.value for w in at.warning if "differs from the replayed context" in w.value]
+        # The tool id is the transcript's: escaped, so its brackets never become a link.
+        assert r"gone\_\[x\]\(javascript\:1\)" in warning
 
     def test_restore_a_config_upload(self) -> None:
         cfg = preset("mewcode")

@@ -14,7 +14,8 @@ from lab.formats import load
 from lab.replayer import replay
 from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
 from lab.replayer.report import LOST_TO
-from lab.ui.summary import PART_LABELS, compaction_summaries, retention_table, safe_markdown, summarise_request
+from lab.ui.markdown import safe_markdown
+from lab.ui.summary import PART_LABELS, compaction_summaries, retention_table, summarise_request
 from tests.builders import call_and_result, system, user
 from tests.conftest import ROOT, SAMPLES
 

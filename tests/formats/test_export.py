@@ -441,3 +441,187 @@ def test_a_blank_opening_user_message_keeps_a_user_opening() -> None:
     assert o["messages"][:2] == [{"role": "system", "content": "sys"}, {"role": "user", "content": EMPTY_OPENING}]
     assert _body_problems(msgs) == ([], [])
     assert to_anthropic([user("\n")])["messages"] == [{"role": "user", "content": [{"type": "text", "text": EMPTY_OPENING}]}]
+
+
+# --- tool results where the APIs look for them (issue 11, part 5) --------------------------------------
+
+from lab.formats.export import anthropic_tool_id, export_warnings, openai_tool_id, settle_tool_results  # noqa: E402
+
+
+def _strict_problems(msgs: list[Message], close: bool = False) -> tuple[list[str], list[str]]:
+    a = to_anthropic(msgs, close_pending=close)
+    o = to_openai(msgs, close_pending=close)
+    return anthropic_problems(anthropic_messages(a)), openai_problems(openai_messages(o))
+
+
+class TestOrphanResults:
+    def _history(self) -> list[Message]:
+        # A log cut at its start: the first user message answers a call the file does not hold.
+        lost = Message(role="user", id="u0", content=(ToolResultBlock(tool_use_id="toolu_gone", content="file body"), TextBlock(text="go on")))
+        return [system("sys"), lost, *call_and_result("Read", "data", tool_id="t1", file_path="a"), assistant("done")]
+
+    def test_an_orphan_becomes_text_in_the_same_user_turn(self) -> None:
+        notes: list[str] = []
+        body = to_anthropic(self._history(), notes=notes)
+        assert body["messages"][0] == {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[tool result for toolu_gone, whose call is not in this transcript]\nfile body"},
+                {"type": "text", "text": "go on"},
+            ],
+        }
+        assert "1 tool result(s) whose call is not in this transcript sent as text (toolu_gone): the API refuses a result without its call" in notes
+        assert export_warnings(notes) == [n for n in notes if "toolu_gone" in n]
+
+    def test_openai_sends_no_tool_message_without_its_call(self) -> None:
+        notes: list[str] = []
+        body = to_openai(self._history(), notes=notes)
+        assert body["messages"][1] == {"role": "user", "content": "[tool result for toolu_gone, whose call is not in this transcript]\nfile body\n\ngo on"}
+        assert [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"] == ["t1"]
+        assert any("1 tool result(s) whose call" in n for n in notes)
+
+    def test_both_bodies_validate(self) -> None:
+        msgs = self._history()
+        assert not is_valid_anthropic(msgs) and not is_valid_openai(msgs)
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_an_error_orphan_says_so_and_a_repeat_is_text_too(self) -> None:
+        call, result = call_and_result("Bash", "1", tool_id="t1", command="ls")
+        again = tool_result("t1", "2")
+        lost = tool_result("zz", "", is_error=True)
+        notes: list[str] = []
+        body = to_anthropic([user("go"), call, result, assistant("hm"), again, lost], notes=notes)
+        texts = [b["text"] for b in body["messages"][-1]["content"]]
+        assert texts == ["[another tool result for t1, whose call was already answered]\n2", "[tool result for zz, whose call is not in this transcript, an error]"]
+        assert any(n.startswith("1 repeated tool result(s)") for n in notes) and any(n.startswith("1 tool result(s) whose call") for n in notes)
+        assert _strict_problems([user("go"), call, result, assistant("hm"), again, lost]) == ([], [])
+
+
+class TestMisplacedResults:
+    def test_a_late_result_moves_to_the_user_message_after_its_call(self) -> None:
+        call = tool_call("Read", "t1", file_path="a")
+        msgs = [user("go"), call, user("hurry"), assistant("waiting"), user("still?"), tool_result("t1", "data")]
+        notes: list[str] = []
+        body = to_anthropic(msgs, notes=notes)
+        assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+        assert body["messages"][2]["content"] == [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "data"},
+            {"type": "text", "text": "hurry"},
+        ]
+        assert body["messages"][4]["content"] == [{"type": "text", "text": "still?"}]
+        assert "1 tool result(s) moved to the user message right after their call (t1): the API wants them there" in notes
+        assert not is_valid_anthropic(msgs)
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_openai_puts_the_tool_message_before_the_next_turn(self) -> None:
+        msgs = [user("go"), tool_call("Read", "t1", file_path="a"), assistant("waiting"), tool_result("t1", "data")]
+        body = to_openai(msgs)
+        assert [m["role"] for m in body["messages"]] == ["user", "assistant", "tool", "assistant"]
+        assert not is_valid_openai(msgs)
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_a_user_message_is_created_when_the_call_is_followed_by_an_assistant_message(self) -> None:
+        msgs = [user("go"), tool_call("A", "t1"), tool_call("B", "t2"), tool_result("t1", "1"), tool_result("t2", "2")]
+        settled = settle_tool_results(msgs)
+        assert [(m.role, [getattr(b, "tool_use_id", None) for b in m.content]) for m in settled] == [
+            ("user", [None]),
+            ("assistant", [None]),
+            ("user", ["t1"]),
+            ("assistant", [None]),
+            ("user", ["t2"]),
+        ]
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_a_result_misfiled_in_an_assistant_message_moves_out(self) -> None:
+        both = Message(role="assistant", id="a", content=(ToolUseBlock(id="t1", name="A"), ToolResultBlock(tool_use_id="t1", content="x")))
+        notes: list[str] = []
+        body = to_anthropic([user("go"), both, user("next")], notes=notes)
+        assert body["messages"][1]["content"] == [{"type": "tool_use", "id": "t1", "name": "A", "input": {}}]
+        assert body["messages"][2]["content"][0] == {"type": "tool_result", "tool_use_id": "t1", "content": "x"}
+        assert any("1 tool result(s) moved" in n for n in notes)
+        assert _strict_problems([user("go"), both, user("next")]) == ([], [])
+
+    def test_a_result_before_its_call_is_an_orphan_and_the_call_is_pending(self) -> None:
+        msgs = [user("go"), tool_result("t1", "early"), tool_call("A", "t1")]
+        notes: list[str] = []
+        body = to_anthropic(msgs, notes=notes, close_pending=True)
+        assert body["messages"][0]["content"][1]["text"].startswith("[tool result for t1, whose call is not in this transcript]")
+        assert body["messages"][-1]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": INTERRUPTED, "is_error": True}]
+        assert _strict_problems(msgs, close=True) == ([], [])
+
+
+class TestToolIds:
+    def test_ids_the_provider_refuses_are_rewritten_in_both_blocks(self) -> None:
+        long = "call_" + "a" * 60
+        msgs = [user("go"), *call_and_result("A", "1", tool_id="mcp:server/read.1"), *call_and_result("B", "2", tool_id=long)]
+        notes: list[str] = []
+        a = to_anthropic(msgs, notes=notes)
+        assert _pair_ids_anthropic(a)[0] == {"mcp_server_read_1", long}
+        assert "1 tool id(s) rewritten, repeated or not taken by the API (mcp:server/read.1 -> mcp_server_read_1)" in notes
+        o = to_openai(msgs)
+        uses, results = _pair_ids_openai(o)
+        assert uses == results and "mcp:server/read.1" in uses and all(len(i) <= 40 for i in uses)
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_rules(self) -> None:
+        assert anthropic_tool_id("toolu_01AbC-x") == "toolu_01AbC-x"
+        assert anthropic_tool_id("a.b é") == "a_b__" and anthropic_tool_id("") == "toolu_lab"
+        assert openai_tool_id("call_1") == "call_1" and openai_tool_id("") == "call_lab"
+        long1, long2 = openai_tool_id("c" * 41), openai_tool_id("c" * 42)
+        assert len(long1) == len(long2) == 40 and long1 != long2
+
+    def test_a_repeated_call_id_gets_a_suffix_and_its_results_follow_the_nearest_call(self) -> None:
+        msgs = [user("go"), *call_and_result("A", "first", tool_id="t1"), *call_and_result("A", "second", tool_id="t1")]
+        notes: list[str] = []
+        body = to_anthropic(msgs, notes=notes)
+        uses = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
+        results = [(b["tool_use_id"], b["content"]) for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
+        assert uses == ["t1", "t1_2"] and results == [("t1", "first"), ("t1_2", "second")]
+        assert any("t1 -> t1_2" in n for n in notes)
+        assert _strict_problems(msgs) == ([], [])
+
+    def test_collisions_after_rewriting_stay_apart(self) -> None:
+        msgs = [user("go"), *call_and_result("A", "1", tool_id="t_1"), *call_and_result("A", "2", tool_id="t.1")]
+        assert _pair_ids_anthropic(to_anthropic(msgs))[0] == {"t_1", "t_1_2"}
+
+
+def test_a_tool_call_in_a_user_message_becomes_text() -> None:
+    odd = Message(role="user", id="u", content=(TextBlock(text="see"), ToolUseBlock(id="t1", name="Read", input={"p": "é"})))
+    msgs = [odd, assistant("ok"), tool_result("t1", "x")]
+    notes: list[str] = []
+    body = to_anthropic(msgs, notes=notes)
+    assert body["messages"][0]["content"][1] == {"type": "text", "text": '[tool call Read (t1) outside an assistant message, input {"p": "é"}]'}
+    assert any("1 tool call(s) outside an assistant message" in n for n in notes)
+    assert _strict_problems(msgs) == ([], [])
+
+
+class TestSettle:
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(_piece, max_size=10))
+    def test_a_valid_history_is_left_as_it_is(self, pieces: list[str]) -> None:
+        msgs = [m for m in _session(pieces) if m.boundary is None]
+        notes: list[str] = []
+        assert settle_tool_results(msgs, notes=notes) == msgs
+        assert notes == []
+
+    def test_pure_and_idempotent(self) -> None:
+        msgs = [tool_result("x", "lost"), user("go"), tool_call("A", "t1"), assistant("then"), tool_result("t1", "late"), tool_result("t1", "again")]
+        before = copy.deepcopy(msgs)
+        notes: list[str] = []
+        once = settle_tool_results(msgs, notes=notes)
+        assert msgs == before
+        assert len(notes) == 3
+        again: list[str] = []
+        assert settle_tool_results(once, notes=again) == once and again == []
+
+    def test_boundaries_are_left_out(self) -> None:
+        go, ok = user("go"), assistant("ok")
+        assert settle_tool_results([go, _boundary(), ok]) == [go, ok]
+
+
+def test_export_warnings_picks_what_changed_the_request() -> None:
+    notes: list[str] = []
+    to_openai([*_pending_history(), tool_result("gone", "x")], notes=notes)
+    warnings = export_warnings(notes)
+    assert len(warnings) == 2 and any("without a result (t1, t2)" in w for w in warnings) and any("gone" in w for w in warnings)
+    assert export_warnings(["a1: thinking dropped"]) == []

@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import detect, dump, gemini, load
-from lab.formats.export import to_anthropic, to_openai
+from lab.formats.export import anthropic_tool_id, openai_tool_id, to_anthropic, to_openai
 from lab.formats.jsonio import make_probe
 from tests.conftest import CORPUS_FILES, ROOT, corpus_id
 
@@ -216,8 +216,9 @@ class TestApiBody:
         pairs = {k for k, (u, r) in tool_pairs(body.messages).items() if u is not None and r is not None}
         assert len(pairs) == 2
         anthropic = to_anthropic(body)
-        assert {b["tool_use_id"] for m in anthropic["messages"] for b in m["content"] if b["type"] == "tool_result"} == pairs
-        assert {m["tool_call_id"] for m in to_openai(body)["messages"] if m["role"] == "tool"} == pairs
+        # Gemini's ids are the lab's ("call_c1.2"); Anthropic takes only [A-Za-z0-9_-], so its export rewrites them.
+        assert {b["tool_use_id"] for m in anthropic["messages"] for b in m["content"] if b["type"] == "tool_result"} == {anthropic_tool_id(i) for i in pairs}
+        assert {m["tool_call_id"] for m in to_openai(body)["messages"] if m["role"] == "tool"} == {openai_tool_id(i) for i in pairs}
 
 
 class TestSdkDump:
