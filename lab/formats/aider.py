@@ -6,9 +6,11 @@ this module builds the transcript.
 **Chat history.** The file collects every session run in the repository, and
 each session is a new conversation (aider starts from an empty chat unless
 told to restore one). So the *last* session that has a user or assistant turn
-is imported; the others are counted in ``notes.skipped`` (``other_session``,
-``empty_session``). ``read(path, session=k)`` picks another one (an index into
-the sessions with turns, negative from the end). In a session:
+is imported; a warning says how many others there are (they are other
+conversations, not skipped records of this one). ``read(path, session=k)`` picks another one (an index into
+the sessions with turns, negative from the end); ``list_sessions`` and
+``read_session`` name them by that index as text, "0" first in the file,
+for ``lab.formats.load(path, session=...)``. In a session:
 
 * ``#### `` lines are the user's turn. Aider commands (``/add``, ``/run``...)
   never reach the model and are skipped (``aider_command``), except those
@@ -53,10 +55,14 @@ from ._build import HistoryBuilder
 from .aider_chat import SESSION_START, Item, Session, parse_chat_history
 from .aider_edits import Edit, normalise_path, split_edits
 from .aider_llm import HEADER, Section, parse_llm_history
+from . import session_choice
 from .jsonio import check_file
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "sniff", "parse_tokens", "parse_cost"]
+__all__ = [
+    "FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "list_sessions", "read_session", "sniff",
+    "parse_tokens", "parse_cost",
+]  # fmt: skip
 
 NAME = "aider"
 # The name aider gives its LLM log; beside a chat history it supplies the system prompt.
@@ -262,23 +268,33 @@ def _system_from_log(chat: Path, session: Session, later: Session | None, notes:
     return [Message(role="system", content=(TextBlock(text="\n\n".join(texts)),), id="system-0")] if texts else []
 
 
+def _with_turns(sessions: list[Session]) -> list[Session]:
+    return [s for s in sessions if any(i.kind in ("user", "assistant") for i in s.items)]
+
+
 def read_chat_history(path: Path, session: int | None = None, *, text: str | None = None) -> Transcript:
     """Import one session of an aider chat history (the last with turns unless ``session`` says)."""
     path = Path(path)
     file = str(path)
     sessions = parse_chat_history(_read_text(path) if text is None else text)
-    with_turns = [s for s in sessions if any(i.kind in ("user", "assistant") for i in s.items)]
+    with_turns = _with_turns(sessions)
     if not with_turns:
         raise TranscriptError("no user or assistant turn in any session", file=file, expected="an aider chat history with '#### ' user lines")
     try:
         chosen = with_turns[-1 if session is None else session]
     except IndexError:
         raise TranscriptError(f"no session {session} (the file has {len(with_turns)} with turns)", file=file) from None
-    notes = ImportNotes(records_read=len(chosen.items) + len(sessions) - 1)
-    if len(with_turns) > 1:
-        notes.skip("other_session", len(with_turns) - 1)
-    if len(sessions) > len(with_turns):
-        notes.skip("empty_session", len(sessions) - len(with_turns))
+    # The other sessions are other conversations, not records of this one that were skipped: counted as
+    # skipped, a history of many short sessions would look like a misread (lab.formats.sanity).
+    notes = ImportNotes(records_read=len(chosen.items))
+    others, empty = len(with_turns) - 1, len(sessions) - len(with_turns)
+    if others or empty:
+        at = with_turns.index(chosen)
+        also = f" and {empty} without a turn" if empty else ""
+        notes.warnings.append(
+            f"the history holds {len(with_turns)} sessions with turns{also}; read session {at} "
+            f"({'the last' if at == len(with_turns) - 1 else 'as asked'}); --session N (0 first) picks another"
+        )
     builder = HistoryBuilder(notes)
     replies = _Replies(builder)
     meta: dict[str, str] = {}
@@ -366,6 +382,54 @@ def read(path: Path, session: int | None = None) -> Transcript:
     if HEADER.match(_first_line(text)):
         return read_llm_history(path, text=text)
     return read_chat_history(path, session, text=text)
+
+
+# -- picking a session -----------------------------------------------------------------------
+# Aider's sessions have no id: each is named by its index, in file order, among those with turns
+# (the ones ``read_chat_history`` can import), so appending a session never renames the others.
+
+
+def list_sessions(path: Path) -> list[session_choice.SessionInfo]:
+    """The sessions of a chat history that have turns, newest (last in the file) first."""
+    listed = [
+        session_choice.SessionInfo(
+            id=str(n),
+            title=f"aider chat started at {s.started}" if s.started else None,
+            messages=sum(1 for i in s.items if i.kind in ("user", "assistant")),
+            # The file records when a session started, not when it was last updated.
+            updated=None,
+            format=NAME,
+        )
+        for n, s in enumerate(_with_turns(parse_chat_history(_read_text(Path(path)))))
+    ]
+    return listed[::-1]
+
+
+def read_session(path: Path, session: str) -> Transcript:
+    """The session with index ``session`` (``list_sessions``'s id) of a chat history."""
+    path = Path(path)
+    text = _read_text(path)
+    count = len(_with_turns(parse_chat_history(text)))
+    if not (session.isdecimal() and session.isascii() and int(session) < count):
+        raise session_choice.unknown_session(session, [str(n) for n in range(count - 1, -1, -1)], file=str(path), what="this aider chat history")
+    return read_chat_history(path, int(session), text=text)
+
+
+def _is_chat_history(path: Path) -> bool:
+    # The LLM log holds one conversation; only a chat history holds sessions.
+    if not Path(path).is_file():
+        return False
+    try:
+        with Path(path).open("rb") as fh:
+            head = fh.read(4096).decode("utf-8-sig", errors="replace")
+    except OSError:
+        return True  # reading it says what is wrong
+    return not HEADER.match(_first_line(head))
+
+
+session_choice.register_reader(
+    session_choice.SessionReader(name=NAME, what="an aider .aider.chat.history.md", holds=_is_chat_history, list=list_sessions, read=read_session)
+)
 
 
 # -- detection -------------------------------------------------------------------------------

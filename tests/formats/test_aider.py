@@ -13,6 +13,7 @@ from lab.errors import TranscriptError
 from lab.formats import aider, detect, load
 from lab.formats.aider_edits import Edit, split_edits
 from lab.formats.detect import scores
+from lab.formats.sanity import misread_warnings
 from lab.formats.export import to_anthropic, to_openai
 from lab.formats.jsonio import make_probe
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
@@ -44,9 +45,19 @@ def test_the_last_session_with_turns_is_imported_and_the_others_counted() -> Non
     t = load(CHAT)
     assert t.meta.source_format == "aider"
     assert t.meta.session_id == "2024-05-02 14:30:00"
-    assert t.notes.skipped["other_session"] == 1 and t.notes.skipped["empty_session"] == 1
+    assert "other_session" not in t.notes.skipped and "empty_session" not in t.notes.skipped
+    assert any("holds 2 sessions with turns and 1 without a turn; read session 1 (the last)" in w for w in t.notes.warnings)
     assert t.meta.model == "claude-3-5-sonnet-20240620"
     assert "what does slugify do?" not in " ".join(message_text(m) for m in t.messages)
+
+
+def test_many_short_sessions_are_no_sign_of_a_misread(tmp_path: Path) -> None:
+    # A repository's history collects every aider run: thirty short ones must read like one.
+    runs = "".join(f"\n# aider chat started at 2024-05-{d:02d} 10:00:00\n\n#### question {d}{B}\n\nanswer {d}\n" for d in range(1, 31))
+    t = load(_write(tmp_path, runs, ".aider.chat.history.md"))
+    assert [message_text(m) for m in t.messages if m.role != "system"] == ["question 30", "answer 30"]
+    assert misread_warnings(t.notes) == [] and not t.notes.skipped
+    assert any("holds 30 sessions with turns" in w for w in t.notes.warnings)
 
 
 def test_an_earlier_session_can_be_picked() -> None:
