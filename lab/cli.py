@@ -17,7 +17,7 @@ from .errors import LabError
 if TYPE_CHECKING:  # the CLI imports the model lazily, per command
     from .core.messages import Transcript
 
-__all__ = ["main", "build_parser", "warn_misread"]
+__all__ = ["main", "build_parser", "warn_misread", "add_session_option"]
 
 DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
 # A long session can drop thousands of blocks; the first few say what kind of thing was dropped.
@@ -46,7 +46,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from .core.stats import transcript_stats
     from .formats import dump, load
 
-    t = load(args.path, format=args.format)
+    t = load(args.path, format=args.format, session=args.session)
     warn_misread(t)
     dump(t, to="lab", path=args.out)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
@@ -65,9 +65,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from .formats import dump, load
-    from .formats.export import close_pending, export_warnings, pending_note, pending_tool_calls, to_anthropic, to_openai
+    from .formats.export import to_anthropic, to_openai
+    from .formats.tool_results import close_pending, export_warnings, pending_note, pending_tool_calls
 
-    t = load(args.path, format=args.format)
+    t = load(args.path, format=args.format, session=args.session)
     warn_misread(t)
     pending = pending_tool_calls(t.messages)
     notes: list[str] = []
@@ -113,13 +114,38 @@ def _cmd_tokens(args: argparse.Namespace) -> int:
     from .core.stats import transcript_stats
     from .formats import load
 
-    t = load(args.path, format=args.format)
+    t = load(args.path, format=args.format, session=args.session)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     if args.json:
         print(json.dumps({"path": args.path, "tokens": stats.tokens, "tool_output_share": stats.tool_output_share}, indent=2))
     else:
         for name, n in stats.tokens.items():
             print(f"{name:>12}: {n:>10,}  ({stats.tool_output_share[name]:.0%} tool output)")
+    return 0
+
+
+def _cell(value: object) -> str:
+    """A table cell: what a file holds, with control characters escaped so they cannot drive the terminal."""
+    text = "" if value is None else str(value)
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _cmd_sessions(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from .formats import sessions
+
+    listed = sessions(args.path, format=args.format)
+    if args.json:
+        print(json.dumps({"path": args.path, "sessions": [asdict(s) for s in listed]}, ensure_ascii=False, indent=2))
+        return 0
+    rows = [("id", "updated", "messages", "kind", "title")]
+    rows += [(_cell(s.id), _cell(s.updated) or "-", str(s.messages), _cell(s.kind) or "-", _cell(s.title) or "-") for s in listed]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print("  ".join(c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r[:4], widths, strict=True))) + "  " + r[4])
+    fmt = listed[0].format if listed else args.format or "?"
+    print(f"{len(listed)} session(s) ({fmt}), newest first; read one with --session ID (import, export, tokens, replay)")
     return 0
 
 
@@ -149,6 +175,15 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_session_option(sp: argparse.ArgumentParser) -> None:
+    """``--session ID``, shared by every command that reads one transcript."""
+    sp.add_argument(
+        "--session",
+        metavar="ID",
+        help="Read this session of a file or folder that holds several (ids: `python -m lab sessions PATH`).",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m lab", description="Compaction Lab: import, count, replay and compare agent transcripts.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -161,12 +196,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("import", _cmd_import, "Import a transcript into the lab's JSON and print a summary.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
+    add_session_option(sp)
     sp.add_argument("--out", required=True, help="Where to write the lab JSON.")
     sp.add_argument("--counter", action="append", help="Token counter(s) for the summary (repeatable).")
 
     sp = add("export", _cmd_export, "Export a transcript to the Anthropic or OpenAI request shape.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
+    add_session_option(sp)
     sp.add_argument("--to", choices=["anthropic", "openai", "lab"], required=True)
     sp.add_argument("--out", required=True)
     sp.add_argument(
@@ -178,7 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("tokens", _cmd_tokens, "Count a transcript's tokens with one or more counters.")
     sp.add_argument("path")
     sp.add_argument("--format")
+    add_session_option(sp)
     sp.add_argument("--counter", action="append", help="minicode, chars/3.5, o200k, cl100k, calibrated, anthropic (repeatable).")
+    sp.add_argument("--json", action="store_true", help="Print JSON.")
+
+    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands), newest first.")
+    sp.add_argument("path")
+    sp.add_argument("--format", help="Skip auto-detection and read this format.")
     sp.add_argument("--json", action="store_true", help="Print JSON.")
 
     add("presets", _cmd_presets, "List the config presets.")

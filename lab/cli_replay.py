@@ -1,6 +1,6 @@
 """``python -m lab replay`` and ``python -m lab compare``.
 
-    replay PATH (--config F | --preset P) [--settings S] [--window N] [--spill-dir DIR]
+    replay PATH [--session ID] (--config F | --preset P) [--settings S] [--window N] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
            --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai]
     compare PATH_OR_DIR (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
@@ -69,7 +69,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         cfg.summary.summarizer = args.summarizer
     # API keys come from the environment only; the factory reads them there.
     summarizer = build_summarizer(cfg, base_url=args.base_url, model=args.model)
-    transcript = load(args.path)
+    transcript = load(args.path, session=args.session)
     warn_misread(transcript)
     store = FolderStore(args.spill_dir) if args.spill_dir else MemoryStore()
     # MewCode removes spilled sessions after 30 days; a spill folder reused across runs ages the same way.
@@ -165,8 +165,10 @@ _RECORDED_HELP = (
 
 def add_replay_commands(add: Callable[..., Any]) -> None:
     """Register ``replay`` and ``compare`` through the ``add(name, fn, help)`` callback of ``lab.cli``."""
+    from .cli import add_session_option
     sp = add("replay", _cmd_replay, "Replay a transcript under a config: per-request timeline, cache, cost and retention.")
     sp.add_argument("path", help="A transcript in any supported format.")
+    add_session_option(sp)
     group = sp.add_mutually_exclusive_group(required=True)
     group.add_argument("--config", help="A config file (JSON, YAML or TOML).")
     group.add_argument("--preset", help="A preset name (see `python -m lab presets`).")

@@ -4,17 +4,26 @@ import pandas as pd
 import streamlit as st
 
 from lab.errors import LabError
+from lab.formats.archive import MAX_UNPACKED_BYTES
 from lab.formats.sanity import misread_warnings
 from lab.generator import GeneratorConfig, parse_generator_config
 from lab.replayer.overhead import describe_fit
 from lab.ui import state, widgets
+from lab.ui.files import several_sessions
 from lab.ui.markdown import literal_markdown
 
 st.title("Session")
 upload_tab, sample_tab, generate_tab = st.tabs(["Upload", "Sample", "Generate"])
 
 with upload_tab:
-    uploaded = st.file_uploader("A transcript in any format the importers read (detected from the content)", key="session.upload")
+    uploaded = st.file_uploader(
+        "A transcript in any format the importers read (detected from the content)",
+        key="session.upload",
+        help="A transcript file (JSON, JSONL, Markdown, ...); an agent's session store: Goose's sessions.db or "
+        "OpenCode's opencode.db (the most recently updated session is read); or, as a browser cannot upload a "
+        "folder, a .zip or .tar.gz of a session folder: a Cline / Roo Code task folder, an OpenHands V1 conversation "
+        f"folder, OpenCode's storage/ folder. An archive may unpack to at most {MAX_UNPACKED_BYTES // 2**20} MiB.",
+    )
     if uploaded is not None:
         with st.spinner(f"Importing {uploaded.name}..."):
             loaded = state.accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
@@ -57,6 +66,9 @@ except LabError as e:
 
 st.header("Overview")
 st.text(f"{state.transcript_label()}  |  detected format: {state.transcript_format()}")
+# A store of many sessions gives its newest: said where it is seen (the text quotes titles, so escaped).
+for several in several_sessions(transcript.notes):
+    st.info(literal_markdown(several))
 # The proposal was applied on load; it is shown again (with the current counter) so the user knows why.
 try:
     proposal = state.get_window_proposal()

@@ -250,6 +250,81 @@ class TestFailedWritesLeaveNothing:
         assert target.read_text() == "old"
 
 
+def _goose_db(tmp_path: Path) -> Path:
+    """A Goose sessions.db of two sessions of different lengths: the older has three exchanges, the newest one."""
+    from tests.formats.test_goose_db import GooseDb, _conversation
+
+    db = GooseDb(tmp_path / "sessions.db")
+    db.session("20260101_1", "2026-01-01 09:00:00", name="long \x1b[31mred")
+    db.session("20260102_1", "2026-01-02 09:00:00", name="short")
+    for words in ("one", "two", "three"):
+        _conversation(db, "20260101_1", words)
+    _conversation(db, "20260102_1", "only")
+    return db.path
+
+
+class TestSessions:
+    def test_sessions_prints_the_table_newest_first(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, stdout, _ = _run(["sessions", str(_goose_db(tmp_path))], capsys)
+        assert code == 0
+        lines = stdout.splitlines()
+        assert lines[0].split() == ["id", "updated", "messages", "kind", "title"]
+        assert lines[1].split()[:3] == ["20260102_1", "2026-01-02T09:00:00+00:00", "2"]
+        assert lines[2].split()[:3] == ["20260101_1", "2026-01-01T09:00:00+00:00", "6"]
+        # A title is the file's text: its escape sequence is shown, never sent to the terminal.
+        assert "\x1b" not in stdout and "long \\x1b[31mred" in stdout
+        assert lines[3].startswith("2 session(s) (goose_db), newest first")
+
+    def test_sessions_json(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, stdout, _ = _run(["sessions", str(_goose_db(tmp_path)), "--json"], capsys)
+        data = json.loads(stdout)
+        assert code == 0 and [(s["id"], s["messages"], s["format"]) for s in data["sessions"]] == [("20260102_1", 2, "goose_db"), ("20260101_1", 6, "goose_db")]
+
+    def test_import_and_export_read_the_session_asked(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        db = _goose_db(tmp_path)
+        out = tmp_path / "s.lab.json"
+        code, stdout, _ = _run(["import", str(db), "--session", "20260101_1", "--out", str(out)], capsys)
+        assert code == 0 and "messages: 6 " in stdout
+        assert json.loads(out.read_text())["meta"]["session_id"] == "20260101_1"
+        request = tmp_path / "r.json"
+        code, stdout, _ = _run(["export", str(db), "--session", "20260101_1", "--to", "anthropic", "--out", str(request)], capsys)
+        body = json.loads(request.read_text())
+        assert code == 0 and "exported 6 messages" in stdout and "three?" in json.dumps(body) and "only?" not in json.dumps(body)
+
+    def test_tokens_and_replay_read_the_session_asked(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        db = _goose_db(tmp_path)
+        counts = {}
+        for sid in ("20260101_1", "20260102_1"):
+            code, stdout, _ = _run(["tokens", str(db), "--session", sid, "--counter", "chars/3.5", "--json"], capsys)
+            assert code == 0
+            counts[sid] = json.loads(stdout)["tokens"]["chars/3.5"]
+        assert counts["20260101_1"] > counts["20260102_1"] > 0
+        report = tmp_path / "report.json"
+        args = ["replay", str(db), "--preset", "minicode", "--window", "32000", "--report", str(report)]
+        code, stdout, _ = _run([*args, "--session", "20260101_1"], capsys)
+        assert code == 0 and "requests: 3;" in stdout
+        code, stdout, _ = _run(args, capsys)
+        assert code == 0 and "requests: 1;" in stdout
+
+    @pytest.mark.parametrize(
+        ("args", "says"),
+        [
+            (["tokens", "DB", "--session", "nope"], "no session 'nope' in this Goose database"),
+            (["import", "SAMPLE", "--session", "0", "--out", "OUT"], "holds one session"),
+            (["replay", "SAMPLE", "--session", "0", "--preset", "minicode", "--report", "OUT"], "holds one session"),
+            (["sessions", "SAMPLE"], "holds one session"),
+            (["sessions", "MISSING"], "no such file"),
+        ],
+        ids=["unknown-id", "one-session-import", "one-session-replay", "one-session-list", "missing"],
+    )
+    def test_errors_are_one_line(self, args: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        subst = {"DB": str(_goose_db(tmp_path)), "SAMPLE": str(SAMPLE), "OUT": str(tmp_path / "out.json"), "MISSING": str(tmp_path / "none.db")}
+        code, _, stderr = _run([subst.get(a, a) for a in args], capsys)
+        errors = [line for line in stderr.strip().splitlines() if not line.startswith("warning: ")]
+        assert code == 2 and len(errors) == 1 and errors[0].startswith("error: ") and says in errors[0]
+        assert not (tmp_path / "out.json").exists()
+
+
 def test_python_dash_m_lab_runs_as_a_module() -> None:
     proc = subprocess.run([sys.executable, "-m", "lab", "tokens", "/nonexistent"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2

@@ -23,6 +23,10 @@ or a provider request body. Importing this package registers every format:
     goose            Goose sessions (session JSONL, goose session export JSON)
     goose_db         Goose session database (sessions.db; one session, the newest or by id)
 
+``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
+sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl) and
+``load(path, session=ID)`` reads one of them (``session_choice``).
+
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
 
@@ -46,24 +50,37 @@ from . import aider, cline  # noqa: F401  (register)
 from . import opencode, goose  # noqa: F401  (register)
 from . import opencode_storage  # OpenCode's on-disk storage, read through opencode's mapping
 from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it reuses)
+from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
 from .registry import FORMATS, Format, Probe
+from .session_choice import SessionInfo, read_session, sessions
 
-__all__ = ["load", "dump", "detect", "to_anthropic", "to_openai", "FORMATS", "Format", "Probe", "DumpTarget"]
+__all__ = ["load", "dump", "detect", "sessions", "SessionInfo", "to_anthropic", "to_openai", "FORMATS", "Format", "Probe", "DumpTarget"]
 
 DumpTarget = Literal["lab", "anthropic", "openai"]
 
 
-def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
+def load(path: str | os.PathLike[str], format: str | None = None, *, session: str | None = None) -> Transcript:
     """Import a transcript file, detecting its format unless ``format`` names one.
+
+    ``session`` picks one session of a file or folder that holds several, by the id
+    ``sessions(path)`` lists (``lab.formats.session_choice``: Goose and OpenCode session
+    ids, an index "0", "1", ... in file order where sessions have none). Without it such
+    a reader reads its default (the newest) and names the others in a warning; with it,
+    a format that holds one session per file, or an id the file does not hold, is a
+    ``TranscriptError``.
 
     A folder is accepted when it is an OpenHands V1 conversation (one JSON file per event),
     a Cline / Roo Code task folder, or OpenCode storage (a session's ``storage/message/<id>``
     folder, the storage root or its data dir; also a session info file or ``opencode.db``).
+    A ``.zip`` or tar of such a folder (or of one transcript file) is unpacked into a temporary
+    folder and read as what it holds (``lab.formats.archive``: the checks and the size limit).
     """
     folder = Path(path)
+    if session is not None and not archive.is_archive(folder):
+        return read_session(folder, format, session)
     # Folders first, then files by detection; every result is checked (see detect's docstring).
     if folder.is_dir() and format in (None, openhands_v1.NAME) and openhands_v1.event_files(folder):
         return accept(openhands_v1.read_folder(folder), openhands_v1.NAME, file=str(folder))
@@ -71,6 +88,8 @@ def load(path: str | os.PathLike[str], format: str | None = None) -> Transcript:
         return accept(cline.read_folder(folder), cline.NAME, file=str(folder))
     if format in (None, opencode.NAME) and opencode_storage.is_storage(folder):
         return accept(opencode_storage.read_folder(folder), opencode.NAME, file=str(folder))
+    if archive.is_archive(folder):
+        return archive.load_archive(folder, lambda entry: load(entry, format, session=session))
     p = check_file(path)
     return read_detected(p) if format is None else read_forced(format, p)
 

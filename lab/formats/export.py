@@ -60,10 +60,8 @@ from ..core.messages import (
     is_sent,
 )
 from .tool_results import (
-    INTERRUPTED,
     anthropic_tool_id,
     close_pending,
-    export_warnings,
     openai_tool_id,
     pending_note,
     pending_tool_calls,
@@ -75,14 +73,6 @@ __all__ = [
     "to_openai",
     "image_placeholder_url",
     "is_exported",
-    "pending_tool_calls",
-    "close_pending",
-    "pending_note",
-    "settle_tool_results",
-    "export_warnings",
-    "anthropic_tool_id",
-    "openai_tool_id",
-    "INTERRUPTED",
     "EMPTY_OPENING",
 ]
 

@@ -36,7 +36,9 @@ becomes the message dict of the session JSONL and goes through
   an id, the most recently updated session with messages among those
   Goose's own list shows (``user``, ``scheduled``; any, when none is), with
   a warning naming how many the file holds and how to pick another.
-  ``list_sessions(path)`` lists them all, newest first.
+  ``list_sessions(path)`` lists them all, newest first. The same through
+  ``lab.formats``: ``sessions(path)`` and ``load(path, session=ID)``
+  (``session_choice``), and ``--session ID`` / ``python -m lab sessions``.
 * Usage: the session's token columns, as ``goose`` reads the JSONL
   metadata line; ``accumulated_cost`` is reported in a warning.
 
@@ -66,7 +68,7 @@ from typing import Any
 
 from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
-from . import goose
+from . import goose, session_choice
 from ._build import Loc, parse_timestamp
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
@@ -199,11 +201,12 @@ def _choose(sessions: list[dict[str, Any]], session_id: str | None, file: str, n
                 if not rec["_count"]:
                     raise TranscriptError(f"Goose session {session_id!r} has no messages", file=file)
                 return rec
-        known = ", ".join(r["id"] for r in sessions[:5]) or "none"
-        raise TranscriptError(
-            f"no session {session_id!r} in this Goose database",
+        raise session_choice.unknown_session(
+            session_id,
+            [r["id"] for r in sessions],
             file=file,
-            expected=f"one of its {len(sessions)} session ids ({known}{', ...' if len(sessions) > 5 else ''}; see lab.formats.goose_db.list_sessions(path))",
+            what="this Goose database",
+            how="`python -m lab sessions PATH` or lab.formats.goose_db.list_sessions(path) lists them",
         )
     with_messages = [r for r in sessions if r["_count"]]
     if not with_messages:
@@ -214,8 +217,8 @@ def _choose(sessions: list[dict[str, Any]], session_id: str | None, file: str, n
         others = ", ".join([f"{r['id']} ({r['_count']} messages)" for r in with_messages if r is not chosen][:3])
         notes.warnings.append(
             f"this Goose database holds {len(with_messages)} sessions with messages; read the most recently updated, "
-            f"{chosen['id']!r} ({_info(chosen).name or 'unnamed'}); others: {others}; pick one with "
-            "lab.formats.goose_db.read_db(path, session_id=...) (all ids: lab.formats.goose_db.list_sessions(path))"
+            f"{chosen['id']!r} ({_info(chosen).name or 'unnamed'}); others: {others}; pick one with --session ID or "
+            "lab.formats.goose_db.read_db(path, session_id=...) (all ids: `python -m lab sessions PATH`, lab.formats.goose_db.list_sessions(path))"
         )
     return chosen
 
@@ -320,5 +323,23 @@ FORMAT = register(
         description="Goose session database (sessions.db: the most recently updated session, or one by id)",
         sniff=sniff,
         read=read_db,
+    )
+)
+
+
+def _listed(path: Path) -> list[session_choice.SessionInfo]:
+    # Goose's sessions, every one (an empty one too: reading it then says it has no messages).
+    return [
+        session_choice.SessionInfo(
+            id=s.id, title=s.name, messages=s.message_count, updated=session_choice.iso_time(s.updated_at), format=NAME,
+            kind=s.session_type if s.session_type not in (None, "user") else None,
+        )
+        for s in list_sessions(path)
+    ]
+
+
+session_choice.register_reader(
+    session_choice.SessionReader(
+        name=NAME, what="Goose's sessions.db", holds=Path.is_file, list=_listed, read=lambda path, sid: read_db(path, session_id=sid)
     )
 )

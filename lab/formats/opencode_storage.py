@@ -24,7 +24,9 @@ the sibling ``storage/part/``); a session info file ``storage/session/<project>/
 the storage root, or the data dir holding ``storage/`` or a database; the database file. From a
 root, data dir or database the most recently updated session is read (subagent sessions, which
 have a ``parentID``, only when there is no other), with a warning naming how many there were and
-what to pass for another.
+what to pass for another. ``list_sessions(path)`` lists the sessions with messages and
+``read_session(path, id)`` reads one of them (``lab.formats.load(path, session=ID)``, ``--session``);
+only an id the listing holds is read.
 
 The messages ``{info, parts}`` go to ``opencode.from_messages``: one mapping of messages and parts.
 
@@ -42,22 +44,25 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
-from . import opencode
+from . import opencode, session_choice
 from .jsonio import read_json
 from .sqlite_ro import is_sqlite, read_only
 
-__all__ = ["Source", "locate", "is_storage", "storage_root", "session_folder", "database", "read_folder"]
+__all__ = ["DB_NAME", "Source", "locate", "is_storage", "storage_root", "session_folder", "database", "read_folder", "list_sessions", "read_session"]
 
 # OpenCode ids: a prefix, ``_`` and base62 (``ses_...``, ``msg_...``, ``prt_...``); project ids are hex.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-_DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]+)?\.db")
+# The names OpenCode gives its database: opencode.db, or opencode-<channel>.db off the latest/beta channels.
+DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]+)?\.db")
 # Sibling folders that make a ``message/`` folder OpenCode's, not any folder of that name.
 _SIBLINGS = ("part", "session")
 # How many other sessions a "several sessions" warning names.
@@ -102,12 +107,23 @@ def session_folder(path: Path) -> Path | None:
     return None
 
 
+def _has_tables(path: Path) -> bool:
+    """Whether a SQLite file holds OpenCode's tables (and not Goose's, whose sessions.db is its own format)."""
+    try:
+        with read_only(path, what="the SQLite file", expected=_EXPECTED) as con:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except TranscriptError:
+        return False  # a damaged file is not claimed by its content; by its name it is, and reading it says why
+    return {"session", "message", "part"} <= tables and not {"sessions", "messages"} <= tables
+
+
 def database(path: Path) -> Path | None:
-    """OpenCode's SQLite database: ``path`` itself, or the one in the data dir ``path`` (``opencode.db`` first)."""
+    """OpenCode's SQLite database: ``path`` itself (by its name, or a renamed copy by its tables), or the one
+    in the data dir ``path`` (``opencode.db`` first)."""
     if path.is_file():
-        return path if _DB_NAME.fullmatch(path.name) and is_sqlite(path) else None
+        return path if is_sqlite(path) and (DB_NAME.fullmatch(path.name) or _has_tables(path)) else None
     if path.is_dir():
-        found = sorted((p for p in path.glob("opencode*.db") if _DB_NAME.fullmatch(p.name)), key=lambda p: (p.name != "opencode.db", p.name))
+        found = sorted((p for p in path.glob("opencode*.db") if DB_NAME.fullmatch(p.name)), key=lambda p: (p.name != "opencode.db", p.name))
         for p in found:
             if p.is_file() and is_sqlite(p):
                 return p
@@ -236,6 +252,12 @@ def _pick(candidates: Sequence[tuple[str, dict[str, Any] | None, float]], where:
     return sid
 
 
+def _storage_candidates(root: Path, resolved: Path, infos: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any] | None, float]]:
+    """``(session id, info, updated ms)`` of every session folder of the root that holds a message file."""
+    folders = [d for d in sorted((root / "message").iterdir()) if d.is_dir() and _ID.fullmatch(d.name) and _inside(d, resolved)]
+    return [(d.name, infos.get(d.name), _updated(infos.get(d.name), d)) for d in folders if any(d.glob("*.json"))]
+
+
 def _read_storage(source: Source, file: str) -> Transcript:
     root = source.path
     resolved = root.resolve()
@@ -244,11 +266,10 @@ def _read_storage(source: Source, file: str) -> Transcript:
     sid = source.session
     infos = _session_infos(root, resolved, skips, sid)
     if sid is None:
-        folders = [d for d in sorted((root / "message").iterdir()) if d.is_dir() and _ID.fullmatch(d.name) and _inside(d, resolved)]
-        candidates = [(d.name, infos.get(d.name), _updated(infos.get(d.name), d)) for d in folders if any(d.glob("*.json"))]
+        candidates = _storage_candidates(root, resolved, infos)
         if not candidates:
             raise TranscriptError("an OpenCode storage folder that holds no session with messages", file=file, where="message/", expected=_EXPECTED)
-        sid = _pick(candidates, str(root), f"pass {root / 'message' / '<sessionID>'}", notes)
+        sid = _pick(candidates, str(root), f"pass {root / 'message' / '<sessionID>'} or --session ID", notes)
     folder = root / "message" / sid
     if not _inside(folder, resolved):
         raise TranscriptError("the session's message folder leads outside the storage root", file=file, where=f"message/{sid}", expected=_EXPECTED)
@@ -287,27 +308,46 @@ def _row_object(text: Any, kind: str, what: str, skips: _Skips) -> dict[str, Any
     return doc
 
 
+def _db_sessions(con: sqlite3.Connection, db: Path) -> dict[str, dict[str, Any]]:
+    """Session info by id of every session with a message (``messages``: how many), as the JSON storage holds it."""
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not {"session", "message", "part"} <= tables:
+        raise TranscriptError("an SQLite file without OpenCode's session, message and part tables", file=str(db), expected="OpenCode's opencode.db")
+    sessions = con.execute(
+        "SELECT s.id, s.parent_id, s.title, s.directory, s.time_created, s.time_updated, COUNT(m.id) FROM session s"
+        " JOIN message m ON m.session_id = s.id GROUP BY s.id"
+    ).fetchall()
+    if not sessions:
+        raise TranscriptError("OpenCode's database holds no session with messages", file=str(db), expected="a session with messages")
+    return {
+        sid: {"id": sid, "parentID": parent, "title": title, "directory": directory, "time": {"created": created, "updated": updated}, "messages": n}
+        for sid, parent, title, directory, created, updated, n in sessions
+    }
+
+
+def _db_updated(info: dict[str, Any]) -> float:
+    return float(info["time"]["updated"] or info["time"]["created"] or 0)
+
+
+def _open_db(db: Path) -> AbstractContextManager[sqlite3.Connection]:
+    # Read-only, and no side files left: the lab never writes OpenCode's database, even while OpenCode runs.
+    return read_only(db, what="OpenCode's database", expected="a readable opencode.db, or an `opencode export <sessionID>` file")
+
+
 def _read_database(source: Source, file: str) -> Transcript:
     db = source.path
     notes = ImportNotes()
     skips = _Skips(notes)
-    # Read-only, and no side files left: the lab never writes OpenCode's database, even while OpenCode runs.
-    with read_only(db, what="OpenCode's database", expected="a readable opencode.db, or an `opencode export <sessionID>` file") as con:
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"session", "message", "part"} <= tables:
-            raise TranscriptError("an SQLite file without OpenCode's session, message and part tables", file=str(db), expected="OpenCode's opencode.db")
-        sessions = con.execute(
-            "SELECT id, parent_id, title, directory, time_created, time_updated FROM session s"
-            " WHERE EXISTS (SELECT 1 FROM message m WHERE m.session_id = s.id)"
-        ).fetchall()
-        if not sessions:
-            raise TranscriptError("OpenCode's database holds no session with messages", file=str(db), expected="a session with messages")
-        infos = {
-            sid: {"id": sid, "parentID": parent, "title": title, "directory": directory, "time": {"created": created, "updated": updated}}
-            for sid, parent, title, directory, created, updated in sessions
-        }
-        candidates = [(sid, info, float(info["time"]["updated"] or info["time"]["created"] or 0)) for sid, info in infos.items()]
-        sid = _pick(candidates, db.name, "`opencode export <sessionID>` writes one as a file this lab reads,", notes)
+    with _open_db(db) as con:
+        infos = _db_sessions(con, db)
+        for session in infos.values():
+            # A count for listings, not part of the session info OpenCode writes.
+            del session["messages"]
+        if source.session is not None:
+            sid = source.session
+        else:
+            candidates = [(key, value, _db_updated(value)) for key, value in infos.items()]
+            sid = _pick(candidates, db.name, "--session ID picks one, and `opencode export <sessionID>` writes one as a file this lab reads,", notes)
         parts: dict[str, list[Any]] = {}
         for mid, pid, data in con.execute(
             "SELECT message_id, id, data FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = ?) ORDER BY message_id, id",
@@ -327,15 +367,76 @@ def _read_database(source: Source, file: str) -> Transcript:
     return opencode.from_messages(entries, file=file, path=f"message[{sid}]", info=infos[sid], notes=notes)
 
 
+def _listed(path: Path) -> list[session_choice.SessionInfo]:
+    source = locate(path)
+    if source is None:
+        raise TranscriptError("not OpenCode storage", file=str(path), expected=_EXPECTED)
+    rows: list[tuple[str, dict[str, Any] | None, float, int]]
+    if source.kind == "database":
+        with _open_db(source.path) as con:
+            rows = [(sid, info, _db_updated(info), info["messages"]) for sid, info in _db_sessions(con, source.path).items()]
+    else:
+        root = source.path
+        resolved = root.resolve()
+        # Unreadable session info files are counted by a read; a listing just lacks their titles.
+        infos = _session_infos(root, resolved, _Skips(ImportNotes()), None)
+        rows = [(sid, info, upd, len(list((root / "message" / sid).glob("*.json")))) for sid, info, upd in _storage_candidates(root, resolved, infos)]
+    out = []
+    for sid, info, updated, count in rows:
+        title = (info or {}).get("title")
+        parent = (info or {}).get("parentID")
+        out.append(session_choice.SessionInfo(
+            id=sid, title=title if isinstance(title, str) and title else None, messages=count,
+            updated=session_choice.iso_time(updated) if updated else None, format=opencode.NAME,
+            kind=f"subagent of {parent}" if isinstance(parent, str) and parent else None,
+        ))
+    return out
+
+
+def list_sessions(path: str | Path) -> list[session_choice.SessionInfo]:
+    """The sessions with messages of a storage root, data dir or database, newest first."""
+    return session_choice.newest_first(_listed(Path(path)))
+
+
+def read_session(path: str | Path, session: str) -> Transcript:
+    """The session ``session`` of a storage root, data dir or database (an id ``list_sessions`` gives)."""
+    p = Path(path)
+    source = locate(p)
+    if source is None or source.session is not None:
+        raise TranscriptError("not a storage root, data dir or database of OpenCode sessions", file=str(p), expected=_EXPECTED)
+    listed = list_sessions(p)
+    # Only a listed id is read: a name typed by a user never becomes a path unchecked.
+    if session not in {s.id for s in listed}:
+        where = source.path.name if source.kind == "database" else str(source.path)
+        raise session_choice.unknown_session(session, [s.id for s in listed], file=str(p), what=f"OpenCode's {where}")
+    return _read(Source(source.kind, source.path, session), p)
+
+
+def _holds(path: Path) -> bool:
+    source = locate(path)
+    return source is not None and source.session is None
+
+
 def read_folder(path: str | Path) -> Transcript:
     """One OpenCode session from its storage (any entry point ``locate`` accepts)."""
     source = locate(path)
     if source is None:
         raise TranscriptError("not OpenCode storage", file=str(path), expected=_EXPECTED)
+    return _read(source, Path(path))
+
+
+def _read(source: Source, path: Path) -> Transcript:
     if source.kind == "storage":
         return _read_storage(source, str(path))
     t = _read_database(source, str(path))
-    folders = storage_root(Path(path))
+    folders = storage_root(path)
     if folders is not None:
         t.notes.warnings.append(f"read {source.path.name}, OpenCode's current store; {folders} beside it is the copy from before its move to SQLite (pass it to read that)")
     return t
+
+
+session_choice.register_reader(
+    session_choice.SessionReader(
+        name=opencode.NAME, what="OpenCode's storage/ folder, its data dir or opencode.db", holds=_holds, list=_listed, read=read_session
+    )
+)

@@ -43,6 +43,7 @@ Detection (``sniff``): 95 for records with a ``history`` of events that have
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,10 +61,14 @@ from ._build import (
     text_block,
     tool_specs,
 )
+from . import session_choice
 from .jsonio import gc_paused, iter_jsonl, read_json
 from .registry import Format, Probe, register
 
-__all__ = ["FORMAT", "read", "read_output_jsonl", "from_events", "from_document", "sniff", "add_condensation", "CONDENSATION_STRATEGY"]
+__all__ = [
+    "FORMAT", "read", "read_output_jsonl", "list_records", "read_record", "from_events", "from_document", "sniff", "add_condensation",
+    "CONDENSATION_STRATEGY",
+]  # fmt: skip
 
 NAME = "openhands"
 
@@ -335,6 +340,98 @@ def read_output_jsonl(path: Path) -> Transcript:
     if n > 1:
         t.notes.warnings.append(f"{n} records: the first is the transcript, the other {n - 1} are sidechains keyed by instance id")
     return t
+
+
+# -- picking one record of an output.jsonl ---------------------------------------------------------
+
+
+def _by_instance_id(iids: list[Any]) -> bool:
+    return all(isinstance(i, str) and i for i in iids) and len(set(iids)) == len(iids)
+
+
+def _ids(iids: list[Any]) -> list[str]:
+    """The records' ids: their instance ids when every record has a distinct one, else their index in file order."""
+    return [str(i) for i in iids] if _by_instance_id(iids) else [str(n) for n in range(len(iids))]
+
+
+def _output_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of an output.jsonl; a file of one document (a list of events, a pretty-printed record) holds one session."""
+    file = str(path)
+    notes = ImportNotes()
+    try:
+        for lineno, rec in iter_jsonl(path, notes=notes):
+            yield lineno, need_dict(rec, Loc(file, "$", lineno), "record")
+    except TranscriptError as exc:
+        if exc.where != "line 1":
+            raise
+        # Not JSONL: one JSON document is one history; anything else keeps the JSONL reader's error.
+        try:
+            read_json(path)
+        except TranscriptError:
+            raise exc from None
+        raise TranscriptError(
+            "one OpenHands history, not an output.jsonl of several records: there is no session to pick",
+            file=file,
+            expected="an evaluation output.jsonl, one record per line",
+        ) from None
+
+
+def list_records(path: Path) -> list[session_choice.SessionInfo]:
+    """The records of an evaluation output.jsonl as sessions, the last in the file first (no record says when it ran)."""
+    rows = [(rec.get("instance_id"), rec.get("history")) for _, rec in _output_records(Path(path))]
+    ids = _ids([iid for iid, _ in rows])
+    listed = [
+        session_choice.SessionInfo(
+            id=sid, title=f"OpenHands: {iid}" if isinstance(iid, str) else None,
+            messages=len(history) if isinstance(history, list) else 0, updated=None, format=NAME,
+        )
+        for sid, (iid, history) in zip(ids, rows, strict=True)
+    ]
+    return listed[::-1]
+
+
+def read_record(path: Path, session: str) -> Transcript:
+    """The record ``session`` (an id ``list_records`` gives) of an output.jsonl, alone: no sidechains from the others."""
+    path = Path(path)
+    file = str(path)
+    iids: list[Any] = []
+    # One pass: which id scheme applies is known only at the end, so both possible matches are kept.
+    by_iid: tuple[int, dict[str, Any]] | None = None
+    by_index: tuple[int, dict[str, Any]] | None = None
+    with gc_paused():
+        for n, (lineno, rec) in enumerate(_output_records(path)):
+            iid = rec.get("instance_id")
+            iids.append(iid)
+            if by_iid is None and iid == session:
+                by_iid = (lineno, rec)
+            if str(n) == session:
+                by_index = (lineno, rec)
+    ids = _ids(iids)
+    found = by_iid if _by_instance_id(iids) else by_index
+    if found is None or session not in ids:
+        raise session_choice.unknown_session(session, ids[::-1], file=file, what="this OpenHands output.jsonl")
+    lineno, rec = found
+    loc = Loc(file, "$", lineno)
+    t = Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file))
+    history = _history(rec, loc)
+    _record_meta(rec, t.meta)
+    t.messages, t.tools = from_events(history, loc=loc.at("history"), notes=t.notes)
+    t.notes.records_read = len(history)
+    return t
+
+
+def _is_output_jsonl(path: Path) -> bool:
+    # A JSON list of events is one history; an object first may be JSONL records (or one pretty-printed record).
+    try:
+        with Path(path).open("rb") as fh:
+            return not fh.read(64).lstrip().startswith(b"[")
+    except OSError:
+        return Path(path).is_file()
+
+
+session_choice.register_reader(
+    session_choice.SessionReader(name=NAME, what="an OpenHands evaluation output.jsonl", holds=_is_output_jsonl, list=list_records, read=read_record)
+)
 
 
 def read(path: Path) -> Transcript:

@@ -67,7 +67,8 @@ def settings_file(settings: ReplaySettings, fmt: ConfigFormat = "json", stem: st
 
 def transcript_file(report: Report, k: int, shape: Shape, tools: Sequence[ToolSpec] = ()) -> ExportFile:
     """The request body sent at request ``k``, in the provider's own shape."""
-    from ..formats.export import export_warnings, to_anthropic, to_openai
+    from ..formats.export import to_anthropic, to_openai
+    from ..formats.tool_results import export_warnings
 
     if shape not in SHAPES:
         raise ConfigError(f"unknown request shape {shape!r}; use anthropic or openai")

@@ -4,7 +4,9 @@ A transcript is stored with a label (what the sidebar shows), the format
 detection chose, and a content key the caches use: ``f:`` + the hash of a
 file's bytes, ``g:`` + the hash of the generator's knobs, or ``t:`` + the
 hash of the transcript itself. Uploads are written under the browser
-session's private folder (``session_dir``), removed with the session.
+session's private folder (``session_dir``), removed with the session; an
+uploaded archive of a session folder is unpacked there too, and read as
+that folder (``lab.ui.files.import_file``).
 
 Every load ends in ``set_transcript``, which also applies the window
 ``lab.replayer.window`` proposes for the session (counted with the active
@@ -188,8 +190,9 @@ def load_upload(name: str, data: bytes) -> Transcript:
 
 
 def _load_upload(name: str, data: bytes) -> tuple[Transcript, str]:
+    # An archive is unpacked inside the session's own folder, so its files go with the session.
     path = save_upload(session_dir() / "uploads", name, data)
-    return import_file(path, shown_as=name)
+    return import_file(path, shown_as=name, unpack_to=session_dir() / "unpacked")
 
 
 def accept_upload(name: str, data: bytes, upload_id: str | None = None) -> Transcript | None:

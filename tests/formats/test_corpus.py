@@ -10,7 +10,8 @@ import pytest
 
 from lab.core.messages import Message, Transcript, tool_pairs
 from lab.formats import load
-from lab.formats.export import anthropic_tool_id, openai_tool_id, to_anthropic, to_openai
+from lab.formats.export import to_anthropic, to_openai
+from lab.formats.tool_results import anthropic_tool_id, openai_tool_id
 from tests.conftest import CORPUS, CORPUS_FILES, corpus_id
 
 pytestmark = pytest.mark.slow

@@ -233,7 +233,7 @@ def test_exports_keep_every_pair_never_mutate_and_stay_valid(pieces: list[str]) 
 
 # --- what the APIs refuse: empty text, empty messages, pending calls ---------------------------
 
-from lab.formats.export import INTERRUPTED, close_pending, pending_tool_calls  # noqa: E402
+from lab.formats.tool_results import INTERRUPTED, close_pending, pending_tool_calls  # noqa: E402
 
 
 def _blank_user(k: int, text: str = " \n\t") -> Message:
@@ -445,7 +445,7 @@ def test_a_blank_opening_user_message_keeps_a_user_opening() -> None:
 
 # --- tool results where the APIs look for them (issue 11, part 5) --------------------------------------
 
-from lab.formats.export import anthropic_tool_id, export_warnings, openai_tool_id, settle_tool_results  # noqa: E402
+from lab.formats.tool_results import anthropic_tool_id, export_warnings, openai_tool_id, settle_tool_results  # noqa: E402
 
 
 def _strict_problems(msgs: list[Message], close: bool = False) -> tuple[list[str], list[str]]:

@@ -54,7 +54,8 @@ from lab.core.messages import (
 )
 from lab.core.validate import anthropic_problems, openai_problems
 from lab.errors import LabError, TranscriptError
-from lab.formats.export import anthropic_tool_id, openai_tool_id, pending_tool_calls, settle_tool_results, to_anthropic, to_openai
+from lab.formats.export import to_anthropic, to_openai
+from lab.formats.tool_results import anthropic_tool_id, openai_tool_id, pending_tool_calls, settle_tool_results
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 from tests.conftest import SAMPLES
 from tests.formats.test_fuzz_importers import TARGETS, Target, _inputs, _seeds, _write, fuzz_settings

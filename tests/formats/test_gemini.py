@@ -47,7 +47,8 @@ from hypothesis import strategies as st
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import detect, dump, gemini, load
-from lab.formats.export import anthropic_tool_id, openai_tool_id, to_anthropic, to_openai
+from lab.formats.export import to_anthropic, to_openai
+from lab.formats.tool_results import anthropic_tool_id, openai_tool_id
 from lab.formats.jsonio import make_probe
 from tests.conftest import CORPUS_FILES, ROOT, corpus_id
 

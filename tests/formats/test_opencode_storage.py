@@ -304,9 +304,16 @@ def test_only_opencode_storage_is_claimed(tmp_path: Path) -> None:
     assert opencode_storage.locate(plain) is None and opencode_storage.locate(tmp_path) is None
     assert not opencode_storage.is_storage(EXPORT)
     assert not opencode_storage.is_storage(Path(__file__).parent / "fixtures" / "cline" / "task")
+    # A database is OpenCode's by its name, or (a renamed copy) by its tables; any other SQLite file is not.
+    renamed = tmp_path / "backup.sqlite"
+    _database(renamed, [])
+    assert opencode_storage.database(renamed) == renamed
     other_db = tmp_path / "sessions.db"
-    _database(other_db, [])
-    assert opencode_storage.database(other_db) is None  # not a name OpenCode gives its database
+    con = sqlite3.connect(other_db)
+    con.execute("CREATE TABLE sessions (id TEXT)")
+    con.execute("CREATE TABLE messages (id TEXT)")
+    con.close()
+    assert opencode_storage.database(other_db) is None
     root = _storage(tmp_path / "data")
     assert opencode_storage.locate(root / "message" / SID) == opencode_storage.Source("storage", root, SID)
     assert opencode_storage.locate(tmp_path / "data") == opencode_storage.Source("storage", root)

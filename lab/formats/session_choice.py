@@ -1,0 +1,163 @@
+"""Which session to read from a file or folder that holds several.
+
+Some agents keep many sessions in one place; their readers read one (the
+newest, or the first record) and name the others in a warning. Each such
+reader registers a ``SessionReader`` here, and ``lab.formats`` offers two
+calls over all of them:
+
+* ``sessions(path, format=None)``: the sessions the path holds, as
+  ``SessionInfo`` (id, title, messages, updated time when known), newest
+  first (file order reversed when the file records no times: these files
+  are appended to, so later is newer);
+* ``load(path, format=None, session=ID)``: that one session.
+
+The ids are the ones each reader lists:
+
+    goose_db    Goose's session id (``sessions.id``, ``20260101_1``)
+    opencode    OpenCode's session id (``ses_...``): a storage root, its data
+                dir or ``opencode.db``; a session's own folder holds one
+    aider       an index in file order ("0", "1", ...) over the sessions of a
+                ``.aider.chat.history.md`` that have turns (sessions have no id)
+    openhands   an evaluation ``output.jsonl``: the records' ``instance_id``
+                when every record has a distinct one, else their index in
+                file order ("0", "1", ...)
+
+The path names its format as ``load`` would find it (its folder checks, then
+the best-scored format of the file); ``format`` forces one. Asking a format
+that holds one session per file for a session, or a reader for an id it does
+not list, is a ``TranscriptError`` (the latter naming up to ``SHOWN`` ids).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.messages import Transcript
+from ..errors import TranscriptError
+from ._build import parse_timestamp
+from .detect import accept, ranked_candidates
+from .jsonio import check_file
+from .registry import FORMATS
+
+__all__ = ["SHOWN", "SessionInfo", "SessionReader", "READERS", "register_reader", "sessions", "read_session", "unknown_session", "iso_time", "newest_first"]
+
+# How many ids an unknown-id error names: enough to spot a typo, few enough for one line.
+SHOWN = 10
+# What the errors tell a user to run for the whole list.
+_HOW = "`python -m lab sessions PATH` or lab.formats.sessions(path) lists them"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session of a multi-session file, as ``sessions`` lists it.
+
+    ``messages`` counts what the file holds for the session before import (Goose's
+    and OpenCode's message rows or files, Aider's turns, OpenHands' events), so listing
+    never imports. ``updated`` is ISO 8601 when the file records it, else None.
+    ``kind`` says what the agent calls a session that is not a plain one
+    (Goose's ``sub_agent``, an OpenCode subagent), else None.
+    """
+
+    id: str
+    title: str | None
+    messages: int
+    updated: str | None
+    format: str
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionReader:
+    """A format's hook for picking sessions; ``holds`` must be cheap (it runs before any read)."""
+
+    name: str
+    # What holds several sessions, for errors: "Goose's sessions.db".
+    what: str
+    # Whether the path is one of this format's several-session containers (not one session of it).
+    holds: Callable[[Path], bool]
+    list: Callable[[Path], list[SessionInfo]]
+    # Reads the session with this id; an id it does not list is ``unknown_session``'s error.
+    read: Callable[[Path, str], Transcript]
+
+
+READERS: dict[str, SessionReader] = {}
+
+
+def register_reader(reader: SessionReader) -> SessionReader:
+    READERS[reader.name] = reader
+    return reader
+
+
+def iso_time(value: object) -> str | None:
+    """A recorded time (ISO text, epoch seconds or milliseconds) as ISO 8601, or None."""
+    stamp = parse_timestamp(value)
+    return stamp.isoformat() if stamp is not None else None
+
+
+def newest_first(infos: Sequence[SessionInfo]) -> list[SessionInfo]:
+    """Sessions by ``updated``, newest first; those without a time keep their order, after the others."""
+    stamped = [(parse_timestamp(s.updated), n, s) for n, s in enumerate(infos)]
+    timed = [(stamp, n, s) for stamp, n, s in stamped if stamp is not None]
+    # Newest first; equal times keep the reader's order (-n, as the sort is reversed).
+    timed.sort(key=lambda row: (row[0], -row[1]), reverse=True)
+    return [s for _, _, s in timed] + [s for stamp, _, s in stamped if stamp is None]
+
+
+def unknown_session(session: str, ids: Sequence[str], *, file: str, what: str, how: str = _HOW) -> TranscriptError:
+    """The error for an id the file does not hold: up to ``SHOWN`` of the ids it does."""
+    shown = ", ".join(repr(i) for i in ids[:SHOWN]) + (", ..." if len(ids) > SHOWN else "")
+    return TranscriptError(
+        f"no session {session!r} in {what}",
+        file=file,
+        expected=f"one of its {len(ids)} session ids ({shown or 'none'}); {how}",
+    )
+
+
+def _format_of(path: Path, format: str | None) -> str:
+    """The format ``load`` would read ``path`` as: its folder checks in load's order, then detection."""
+    if format is not None:
+        if format not in FORMATS:
+            raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
+        return format
+    # Imported here: these readers import this module to register, so it cannot import them first.
+    from . import cline, opencode, opencode_storage, openhands_v1
+
+    if path.is_dir() and openhands_v1.event_files(path):
+        return openhands_v1.NAME
+    if path.is_dir() and cline.task_files(path):
+        return cline.NAME
+    if opencode_storage.is_storage(path):
+        return opencode.NAME
+    return ranked_candidates(check_file(path))[0][0]
+
+
+def _reader(path: Path, format: str | None, asked: str) -> SessionReader:
+    name = _format_of(path, format)
+    reader = READERS.get(name)
+    if reader is not None and reader.holds(path):
+        return reader
+    several = "; ".join(r.what for r in READERS.values())
+    place = "folder" if path.is_dir() else "file"
+    if format is None:
+        reason = f"read as {name}, this {place} holds one session: there is no session to pick ({asked})"
+    elif reader is None:
+        reason = f"{name} holds one session per {place}: there is no session to pick ({asked})"
+    else:
+        reason = f"not {reader.what}, so there is no session to pick ({asked})"
+    raise TranscriptError(reason, file=str(path), expected=f"a file or folder of several sessions: {several}")
+
+
+def sessions(path: str | os.PathLike[str], format: str | None = None) -> list[SessionInfo]:
+    """The sessions ``path`` holds, newest first (see the module docstring); TranscriptError for a one-session file."""
+    p = Path(path)
+    return newest_first(_reader(p, format, "nothing to list").list(p))
+
+
+def read_session(path: str | os.PathLike[str], format: str | None, session: str) -> Transcript:
+    """The session ``session`` of ``path``, checked as ``load`` checks every import."""
+    p = Path(path)
+    reader = _reader(p, format, f"asked for {session!r}")
+    return accept(reader.read(p, str(session)), reader.name, file=str(p))
