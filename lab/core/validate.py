@@ -2,23 +2,67 @@
 
 Compaction must never turn a valid history into one the provider rejects with
 a 400, so these rules are what the stages are tested against. They read the
-canonical model, the way the exporters in ``lab.formats.export`` translate it:
+canonical model, the way the exporters in ``lab.formats.export`` translate it,
+and each rule names the documentation or the reported 400 it comes from:
+
+Both (the head of the history)
+  - something to send: Anthropic "messages: at least one message is required"
+    (DevoxxGenie#567); OpenAI "Invalid 'messages': empty array" (CopilotKit#529).
+    A history of system messages only is held to it for OpenAI too, though
+    only the empty list is a reported refusal there.
 
 Anthropic (``anthropic_problems``)
-  - leading system messages become ``system``; the first other message is ``user``;
-  - no message is empty, and no text block is empty or only whitespace;
-  - ``tool_use`` only in assistant messages, ``tool_result`` only in user messages;
-  - every ``tool_use`` is answered by a ``tool_result`` in the very next message;
-  - every ``tool_result`` answers a ``tool_use`` of the message right before it;
-  - tool ids are unique.
+  - leading system messages become ``system``; no message is empty: "all
+    messages must have non-empty content except for the optional final
+    assistant message" (claude-code#4416; the final-assistant prefill
+    exception is not taken: a replayed request ends with the user's turn);
+  - no text block is empty or only whitespace: "text content blocks must
+    contain non-whitespace text" (claude-code#23440);
+  - ``tool_use`` only in assistant messages, ``tool_result`` only in user
+    messages (Messages API tool-use guide: results go in a ``user`` message);
+  - every ``tool_use`` is answered by a ``tool_result`` in the very next
+    message: "tool_use ids were found without tool_result blocks immediately
+    after" (claude-code#1237);
+  - every ``tool_result`` answers a ``tool_use`` of the message right before
+    it: "unexpected tool_use_id found in tool_result blocks ... must have a
+    corresponding tool_use block in the previous message" (claude-code#13460);
+  - tool ids are unique: "tool_use ids must be unique" (claude-code#28515).
 
 OpenAI chat (``openai_problems``)
-  - system messages may appear anywhere; the first other message is ``user``;
-  - no message is empty; an assistant message needs text or a tool call;
-  - every tool call is answered (tool messages) before the next user text or
-    assistant message (the exporter moves tool messages right after the call);
-  - no tool message without an earlier, still open, tool call;
-  - tool ids are unique.
+  - an assistant message needs text or a tool call: its ``content`` is
+    "Required unless tool_calls or function_call is specified" (the SDK's
+    ``ChatCompletionAssistantMessageParam``); blank text counts as text, and
+    an empty user or system message is no fault (the API took an empty
+    content array, openai-python#1812; the exporter drops such messages);
+  - every tool call is answered by tool messages that directly follow the
+    assistant message: "An assistant message with 'tool_calls' must be followed
+    by tool messages responding to each 'tool_call_id'", so user text, another
+    assistant message or a system message before the last answer is a fault
+    (a system message there: zeph#3235); results split over consecutive
+    result-only user messages are fine (they export as consecutive tool
+    messages);
+  - no tool message without an earlier, still open, tool call: "messages with
+    role 'tool' must be a response to a preceding message with 'tool_calls'"
+    (OpenManus#744);
+  - tool ids are unique (no reported refusal; a repeated id makes the tool
+    messages ambiguous, and the exporter makes ids unique).
+
+Rules not held here, and why:
+  - "the first non-system message is from the user": the Messages API
+    reference no longer says so (it says consecutive same-role turns are
+    combined; the anthropic SDK's ``messages`` docstring), api.anthropic.com
+    took an assistant opening while Bedrock refused it
+    (anthropic-sdk-typescript#622), and reports of "first message must use the
+    \"user\" role" stop in 2024; Chat Completions never had the rule
+    (chatbot-ui#1656: "OpenAI doesn't mind which comes first").
+  - tool id format (Anthropic ``^[a-zA-Z0-9_-]+$``, OpenAI at most 40
+    characters) and tool results first in a user message: every export
+    rewrites ids (``lab.formats.tool_results``, with a warning) and orders the
+    results, without changing which message holds what, so canonical ids are
+    the source's and checking them here would count as refused a request that
+    is never sent that way (``tests/formats/test_fuzz_export.py`` checks the
+    exported ids). Blank text, which the exporter drops too, is kept as a rule
+    for Anthropic because dropping it can empty and remove a whole message.
 
 Boundary messages are the lab's own markers, never sent, and are ignored.
 A real transcript can break these rules itself (an interrupted tool call):
@@ -66,42 +110,45 @@ def _results(m: Message) -> list[str]:
 
 
 def _head(first_convo: _Sent | None) -> list[str]:
-    """The problems of the history as a whole, listed first: nothing to send, or not opened by the user."""
-    if first_convo is None:
-        return ["no user or assistant message to send"]
-    i, m = first_convo
-    if m.role != "user":
-        return [f"{_label(i, m)}: the first non-system message must be from the user"]
-    return []
+    """The problem of the history as a whole, listed first: nothing to send."""
+    return ["no user or assistant message to send"] if first_convo is None else []
 
 
-def _common_step(i: int, m: Message, seen_uses: set[str], seen_results: set[str]) -> tuple[list[str], list[str], list[str]]:
-    """Rules shared by both providers for one message; returns (problems, ids it added to each seen set)."""
-    problems: list[str] = []
+def _common_step(i: int, m: Message, seen_uses: set[str], seen_results: set[str]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Rules read by both providers for one message.
+
+    Returns (Anthropic's problems, OpenAI's problems, ids it added to each seen set); OpenAI's are the
+    same list without the empty-content and blank-text ones, which only Anthropic refuses.
+    """
+    anthropic: list[str] = []
+    openai: list[str] = []
     added_uses: list[str] = []
     added_results: list[str] = []
     if not m.content:
-        problems.append(f"{_label(i, m)}: empty content")
+        anthropic.append(f"{_label(i, m)}: empty content")
     for b in m.content:
+        both: list[str] = []
         if isinstance(b, TextBlock) and not b.text.strip():
-            problems.append(f"{_label(i, m)}: empty text block")
+            anthropic.append(f"{_label(i, m)}: empty text block")
         elif isinstance(b, ToolUseBlock):
             if m.role != "assistant":
-                problems.append(f"{_label(i, m)}: tool_use {b.id} outside an assistant message")
+                both.append(f"{_label(i, m)}: tool_use {b.id} outside an assistant message")
             if b.id in seen_uses:
-                problems.append(f"{_label(i, m)}: duplicate tool_use id {b.id}")
+                both.append(f"{_label(i, m)}: duplicate tool_use id {b.id}")
             else:
                 seen_uses.add(b.id)
                 added_uses.append(b.id)
         elif isinstance(b, ToolResultBlock):
             if m.role != "user":
-                problems.append(f"{_label(i, m)}: tool_result {b.tool_use_id} outside a user message")
+                both.append(f"{_label(i, m)}: tool_result {b.tool_use_id} outside a user message")
             if b.tool_use_id in seen_results:
-                problems.append(f"{_label(i, m)}: duplicate tool_result for {b.tool_use_id}")
+                both.append(f"{_label(i, m)}: duplicate tool_result for {b.tool_use_id}")
             else:
                 seen_results.add(b.tool_use_id)
                 added_results.append(b.tool_use_id)
-    return problems, added_uses, added_results
+        anthropic += both
+        openai += both
+    return anthropic, openai, added_uses, added_results
 
 
 def _unanswered(i: int, m: Message, nxt: Message | None) -> list[str]:
@@ -142,11 +189,13 @@ class _Turn:
 
     def step(self, i: int, m: Message, problems: list[str]) -> None:
         if m.role == "system":
+            # A system (or developer) message may stand anywhere but between a call and its tool messages.
+            self.close(problems)
             return
         if m.role == "assistant":
             self.close(problems)
             uses = _uses(m)
-            if not uses and not any(isinstance(b, TextBlock) and b.text.strip() for b in m.content):
+            if not uses and not any(isinstance(b, TextBlock) for b in m.content):
                 problems.append(f"{_label(i, m)}: assistant message with neither text nor tool calls")
             self.open_calls = {tool_id: i for tool_id in uses}
             self.caller = (i, m)
@@ -162,13 +211,17 @@ class _Turn:
             self.caller = None
 
 
-def _common_problems(sent: list[_Sent]) -> list[str]:
-    problems = _head(next(((i, m) for i, m in sent if m.role != "system"), None))
+def _common_problems(sent: list[_Sent]) -> tuple[list[str], list[str]]:
+    """(Anthropic's, OpenAI's) problems of the rules both read, the head first."""
+    head = _head(next(((i, m) for i, m in sent if m.role != "system"), None))
+    anthropic, openai = list(head), list(head)
     seen_uses: set[str] = set()
     seen_results: set[str] = set()
     for i, m in sent:
-        problems += _common_step(i, m, seen_uses, seen_results)[0]
-    return problems
+        a, o, _, _ = _common_step(i, m, seen_uses, seen_results)
+        anthropic += a
+        openai += o
+    return anthropic, openai
 
 
 # -- whole histories -------------------------------------------------------------
@@ -177,7 +230,7 @@ def _common_problems(sent: list[_Sent]) -> list[str]:
 def anthropic_problems(messages: Sequence[Message]) -> list[str]:
     """Every reason the Anthropic Messages API would reject this history (empty when none)."""
     sent = _sendable(messages)
-    problems = _common_problems(sent)
+    problems = _common_problems(sent)[0]
     for k, (i, m) in enumerate(sent):
         problems += _unanswered(i, m, sent[k + 1][1] if k + 1 < len(sent) else None)
         problems += _unasked(i, m, sent[k - 1][1] if k > 0 else None)
@@ -187,7 +240,7 @@ def anthropic_problems(messages: Sequence[Message]) -> list[str]:
 def openai_problems(messages: Sequence[Message]) -> list[str]:
     """Every reason the OpenAI Chat Completions API would reject this history (empty when none)."""
     sent = _sendable(messages)
-    problems = _common_problems(sent)
+    problems = _common_problems(sent)[1]
     turn = _Turn()
     for i, m in sent:
         turn.step(i, m, problems)
@@ -229,8 +282,10 @@ class Validator:
         self._turns: list[_Turn] = []  # the OpenAI turn after it
         # Problems in list order; *_end[k] is the length after entry k. Anthropic's list is complete
         # up to the entry before the last (the last one's look-ahead needs the next message).
-        self._common: list[str] = []
+        self._common: list[str] = []  # Anthropic's view of the rules both read
         self._common_end: list[int] = []
+        self._common_openai: list[str] = []  # OpenAI's: the same without empty content and blank text
+        self._common_openai_end: list[int] = []
         self._anthropic: list[str] = []
         self._anthropic_end: list[int] = []
         self._openai: list[str] = []
@@ -258,9 +313,11 @@ class Validator:
         for uses, results in self._added[keep:]:
             self._seen_uses.difference_update(uses)
             self._seen_results.difference_update(results)
-        for lst in (self._at, self._sent, self._added, self._unasked, self._turns, self._common_end, self._openai_end):
+        ends = (self._common_end, self._common_openai_end, self._openai_end)
+        for lst in (self._at, self._sent, self._added, self._unasked, self._turns, *ends):
             del lst[keep:]
         del self._common[self._common_end[-1] if keep else 0 :]
+        del self._common_openai[self._common_openai_end[-1] if keep else 0 :]
         del self._openai[self._openai_end[-1] if keep else 0 :]
         # Anthropic's list holds entries up to keep - 2 in full: the look-ahead of entry keep - 1 goes.
         del self._anthropic_end[max(keep - 1, 0) :]
@@ -276,9 +333,11 @@ class Validator:
             self._anthropic += _unanswered(pi, pm, m)
             self._anthropic += self._unasked[-1]
             self._anthropic_end.append(len(self._anthropic))
-        problems, uses, results = _common_step(i, m, self._seen_uses, self._seen_results)
-        self._common += problems
+        a_problems, o_problems, uses, results = _common_step(i, m, self._seen_uses, self._seen_results)
+        self._common += a_problems
         self._common_end.append(len(self._common))
+        self._common_openai += o_problems
+        self._common_openai_end.append(len(self._common_openai))
         self._added.append((uses, results))
         self._unasked.append(_unasked(i, m, self._sent[-1] if k else None))
         turn = self._turns[-1].copy() if k else _Turn()
@@ -292,11 +351,11 @@ class Validator:
 
     def _result(self) -> tuple[list[str], list[str]]:
         first = self._first_convo
-        common = _head((self._at[first], self._sent[first]) if first is not None else None) + self._common
-        anthropic = common + self._anthropic
+        head = _head((self._at[first], self._sent[first]) if first is not None else None)
+        anthropic = head + self._common + self._anthropic
         if self._at:
             anthropic += _unanswered(self._at[-1], self._sent[-1], None) + self._unasked[-1]
-        openai = common + self._openai
+        openai = head + self._common_openai + self._openai
         if self._turns:
             tail: list[str] = []
             self._turns[-1].copy().close(tail)

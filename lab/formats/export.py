@@ -13,8 +13,9 @@ request will be refused.
 
 A history whose first non-system message is from the user keeps a user
 opening: when blank-dropping empties it, ``(empty message)`` stands in for
-it (Anthropic refuses a request opened by the assistant, both one with no
-message; ``lab.core.validate`` holds OpenAI to the first rule too).
+it, so the request opens as the conversation did (both APIs refuse a request
+with no message; Anthropic's API no longer requires a user opening, but
+gateways such as Bedrock still do, see ``lab.core.validate``).
 
 Text that is empty or only whitespace is dropped (the Anthropic API refuses
 an empty text block, and both refuse a message left with no content, which is

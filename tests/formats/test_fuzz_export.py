@@ -181,8 +181,8 @@ def openai_shape_problems(body: dict[str, Any]) -> list[str]:
 
 def _kind(problem: str) -> str:
     kind = re.sub(r"^message \d+ \(\w+, id [^)]*\): ", "", problem)
-    # One fault, no user opening: a source opened by the assistant may export to nothing at all.
-    return "no user opening" if kind in ("no user or assistant message to send", "the first non-system message must be from the user") else kind
+    # A source opened by the assistant may export to nothing at all: the one fault it forces.
+    return "no user opening" if kind == "no user or assistant message to send" else kind
 
 
 def _opened_by_user(messages: Sequence[Message]) -> bool:
