@@ -66,9 +66,20 @@ except LabError as e:
 
 st.header("Overview")
 st.text(f"{state.transcript_label()}  |  detected format: {state.transcript_format()}")
-# A store of many sessions gives its newest: said where it is seen (the text quotes titles, so escaped).
-for several in several_sessions(transcript.notes):
-    st.info(literal_markdown(several))
+choices = state.session_choices()
+if choices is not None:
+    # A file of several sessions: the picker lists every one (what the reader's warning named), as plain text.
+    state.show_session("session.pick")
+    st.selectbox("Session", choices.ids, format_func=choices.label, key="session.pick", on_change=state.session_picked,
+                 args=("session.pick",), help="The sessions this file holds, newest first: title, id, messages, last update. "
+                 "Another one replaces the transcript (its replays are its own); the config stays.")
+    st.text(choices.describe())
+else:
+    # A store of many sessions gives its newest: said where it is seen (the text quotes titles, so escaped).
+    for several in several_sessions(transcript.notes):
+        st.info(literal_markdown(several))
+if state.session_pick_error():
+    st.error(state.session_pick_error())
 # The proposal was applied on load; it is shown again (with the current counter) so the user knows why.
 try:
     proposal = state.get_window_proposal()

@@ -32,6 +32,8 @@ __all__ = [
     "DIR",
     "UPLOAD_ID",
     "UPLOAD_ERROR",
+    "SESSIONS",
+    "PICK_ERROR",
     "SAVED",
     "SESSION_WINDOW",
     "SESSION_PRICES",
@@ -53,6 +55,8 @@ CONFIG, PRESET, GEN, CFG_ERROR = PREFIX + "config", PREFIX + "preset", PREFIX + 
 REQUEST, REQUEST_URL = PREFIX + "request", PREFIX + "request_url"
 LLM, DIR, UPLOAD_ID, UPLOAD_ERROR = PREFIX + "llm", PREFIX + "dir", PREFIX + "upload_id", PREFIX + "upload_error"
 SAVED = PREFIX + "saved_configs"
+# The sessions of an upload that holds several (lab.ui.files.StoreSessions), and why the last pick failed.
+SESSIONS, PICK_ERROR = PREFIX + "sessions", PREFIX + "session_pick_error"
 # The replay settings (prices, cache, retention weights, clock, recorded compactions): beside the config, not in it.
 SETTINGS = PREFIX + "replay_settings"
 # The window the loaded session proposed (absent: no session, or it proposed none).

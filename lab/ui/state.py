@@ -18,6 +18,7 @@ that no page file names ``session_state``):
     session_dir                   a private temp folder, removed with the session
     llm_settings / set_llm_settings     memory only; the key never reaches disk or a cache key
     load_upload / accept_upload / load_sample / generate_session
+    session_choices / show_session / session_picked / pick_session / session_pick_error   one session of an upload of several
     require_transcript / sidebar  the empty state and the sidebar every page shows
 
 This module is the one name pages import; the state itself lives, by concern, in
@@ -89,9 +90,14 @@ from .transcript import (
     get_transcript,
     load_sample,
     load_upload,
+    pick_session,
     sample_files,
+    session_choices,
     session_dir,
+    session_pick_error,
+    session_picked,
     set_transcript,
+    show_session,
     transcript_format,
     transcript_key,
     transcript_label,
@@ -158,6 +164,11 @@ __all__ = [
     "load_upload",
     "accept_upload",
     "upload_error",
+    "session_choices",
+    "show_session",
+    "session_picked",
+    "pick_session",
+    "session_pick_error",
     "generate_session",
     "page_path",
     "require_transcript",

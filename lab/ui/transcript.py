@@ -8,6 +8,13 @@ session's private folder (``session_dir``), removed with the session; an
 uploaded archive of a session folder is unpacked there too, and read as
 that folder (``lab.ui.files.import_file``).
 
+An upload that holds several sessions (a Goose or OpenCode store, an aider
+history, an OpenHands output.jsonl, or an archive of one) keeps their list
+(``session_choices``) beside the transcript; ``pick_session`` reads another of
+them from the saved upload and makes it the transcript, under a key of its
+own (the upload's hash and the session id), so every cached replay is that
+session's. The config stays; the window is proposed again, as on any load.
+
 Every load ends in ``set_transcript``, which also applies the window
 ``lab.replayer.window`` proposes for the session (counted with the active
 config's counter), so a config acts at once; the user can pick any other
@@ -27,7 +34,7 @@ from ..errors import LabError, TranscriptError
 from . import keys
 from .reload import as_current
 from .settings import set_session_window
-from .files import SessionDir, import_file, sanitize_name, save_upload, sweep_old_dirs, temp_root
+from .files import SessionDir, StoreSessions, import_file, import_upload, read_stored_session, sanitize_name, save_upload, store_sessions, sweep_old_dirs, temp_root
 from .files import sample_files as _sample_files
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +56,11 @@ __all__ = [
     "load_upload",
     "accept_upload",
     "upload_error",
+    "session_choices",
+    "show_session",
+    "pick_session",
+    "session_picked",
+    "session_pick_error",
     "generate_session",
 ]
 
@@ -90,8 +102,9 @@ def set_transcript(transcript: Transcript, label: str, *, key: str | None = None
     st.session_state[keys.LABEL] = label
     st.session_state[keys.FORMAT] = format or transcript.meta.source_format
     st.session_state[keys.TKEY] = key or "t:" + keys.digest(transcript.model_dump_json())
-    # Request numbers of the previous transcript mean nothing for this one.
-    st.session_state.pop(keys.REQUEST, None)
+    # Request numbers of the previous transcript mean nothing for this one, nor its store's sessions.
+    for stale in (keys.REQUEST, keys.SESSIONS, keys.PICK_ERROR):
+        st.session_state.pop(stale, None)
     _apply_proposed_window()
 
 
@@ -108,7 +121,7 @@ def _apply_proposed_window() -> None:
 
 
 def clear_transcript() -> None:
-    for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST):
+    for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST, keys.SESSIONS, keys.PICK_ERROR):
         st.session_state.pop(k, None)
     set_session_window(None)
 
@@ -202,17 +215,71 @@ def accept_upload(name: str, data: bytes, upload_id: str | None = None) -> Trans
         return None
     st.session_state[keys.UPLOAD_ID] = marker
     try:
-        transcript, fmt = _load_upload(name, data)
+        path = save_upload(session_dir() / "uploads", name, data)
+        transcript, fmt, listed = import_upload(path, shown_as=name, unpack_to=session_dir() / "unpacked")
     except LabError as e:
         st.session_state[keys.UPLOAD_ERROR] = str(e)
         return None
     st.session_state.pop(keys.UPLOAD_ERROR, None)
-    set_transcript(transcript, sanitize_name(name), key="f:" + keys.digest(data), format=fmt)
+    digest = keys.digest(data)
+    store = store_sessions(path, name, digest, transcript, listed) if listed else None
+    label = store.transcript_label() if store is not None else sanitize_name(name)
+    set_transcript(transcript, label, key="f:" + digest, format=fmt)
+    if store is not None:
+        st.session_state[keys.SESSIONS] = store
     return transcript
 
 
 def upload_error() -> str | None:
     return st.session_state.get(keys.UPLOAD_ERROR)
+
+
+# --- picking one session of an upload that holds several --------------------------------------
+
+
+def session_choices() -> StoreSessions | None:
+    """The sessions of the loaded upload when it holds several (newest first, the loaded one marked), else None."""
+    return st.session_state.get(keys.SESSIONS)
+
+
+def show_session(widget_key: str) -> None:
+    """Set the session picker under ``widget_key`` to the loaded session before it is drawn.
+
+    So the picker always says what is loaded: after a pick that failed, and after a visit to another
+    page (Streamlit forgets a widget's value while its page is not shown).
+    """
+    store = session_choices()
+    if store is not None:
+        st.session_state[widget_key] = store.shown
+
+
+def pick_session(session: str) -> Transcript | None:
+    """Load session ``session`` of the loaded upload; None when it is already loaded or cannot be read.
+
+    A session that cannot be read leaves the loaded one as it is, and the error for the page
+    (``session_pick_error``).
+    """
+    store = session_choices()
+    if store is None or session == store.shown:
+        return None
+    try:
+        transcript, fmt = read_stored_session(store, session, unpack_to=session_dir() / "unpacked")
+    except LabError as e:
+        st.session_state[keys.PICK_ERROR] = str(e)
+        return None
+    picked = store.showing(session)
+    set_transcript(transcript, picked.transcript_label(), key=picked.transcript_key(session), format=fmt)
+    st.session_state[keys.SESSIONS] = picked
+    return transcript
+
+
+def session_picked(widget_key: str) -> None:
+    """``on_change`` of a session picker: load the session the widget under ``widget_key`` now holds."""
+    pick_session(st.session_state[widget_key])
+
+
+def session_pick_error() -> str | None:
+    return st.session_state.get(keys.PICK_ERROR)
 
 
 def generate_session(config: GeneratorConfig) -> Transcript:

@@ -39,6 +39,17 @@ def _infos(at: AppTest) -> list[str]:
     return [re.sub(r"\\(.)", r"\1", i.value) for i in at.info]
 
 
+def _several(at: AppTest) -> str:
+    """The reader's warning naming the other sessions: in the import notes, while the picker lists them instead of an info box."""
+    (several,) = files.several_sessions(at.session_state["lab.transcript"].notes)
+    assert not [i for i in _infos(at) if i == several]
+    return several
+
+
+def _picker_ids(at: AppTest) -> list[str]:
+    return [o.split(" · ")[1] for o in at.selectbox(key="session.pick").options]
+
+
 def _replays(at: AppTest) -> None:
     """The loaded session replays: the Timeline draws its charts, with no error."""
     switch_to(at, "timeline")
@@ -81,7 +92,8 @@ class TestStores:
         _conversation(db, "20250101_1", "old")
         _upload(bare_app, "sessions.db", db.path.read_bytes())
         assert _format(bare_app) == "goose_db" and not bare_app.error
-        (several,) = [i for i in _infos(bare_app) if "sessions with messages" in i]
+        several = _several(bare_app)
+        assert _picker_ids(bare_app) == ["20260101_1", "20250101_1"]
         assert "holds 2 sessions" in several and "'20260101_1' (Fix add in calc)" in several and "others: 20250101_1" in several
         assert int(metrics(bare_app)["Tool calls"]) == 3
         _no_temp_paths(bare_app, _app_tmp)
@@ -93,8 +105,9 @@ class TestStores:
         _upload(bare_app, name, db.read_bytes())
         assert not bare_app.error, [e.value for e in bare_app.error]
         assert _format(bare_app) == "opencode"
-        (several,) = [i for i in _infos(bare_app) if "sessions in" in i]
+        several = _several(bare_app)
         assert several.startswith("2 sessions in opencode.db") and "ses_older" in several
+        assert _picker_ids(bare_app) == [DOC["info"]["id"], "ses_older"]
         assert int(metrics(bare_app)["Tool calls"]) == 7
         # Saved under the sanitised name, or as opencode.db: never outside the session's folder.
         saved = sorted(p.name for p in (_session_folder(_app_tmp) / "uploads").iterdir())
@@ -106,15 +119,19 @@ class TestStores:
         assert _format(bare_app) == "opencode"
         _replays(bare_app)
 
-    def test_the_warning_is_shown_as_text_not_markdown(self, bare_app: AppTest, tmp_path: Path) -> None:
+    def test_the_titles_are_shown_as_text_not_markdown(self, bare_app: AppTest, tmp_path: Path) -> None:
         hostile: dict[str, Any] = copy.deepcopy(DOC)
         hostile["info"]["title"] = "[click me](javascript:alert(1)) <script>x</script> $x$"
         db = _database(tmp_path / "opencode.db", [hostile, _other("ses_older", DOC["info"]["time"]["updated"] - 5000)])
         _upload(bare_app, "opencode.db", db.read_bytes())
-        (raw,) = [w for w in bare_app.session_state["lab.transcript"].notes.warnings if "sessions in" in w]
+        raw = _several(bare_app)
         assert "[click me](javascript:alert(1)) <script>" in raw
-        (shown,) = [i.value for i in bare_app.info if "sessions in" in i.value]
-        assert shown == literal_markdown(raw) and "\\[click me\\]" in shown and "\\<script\\>" in shown
+        # The picker's options and the notes table are plain text; nothing renders the title as markdown.
+        assert bare_app.selectbox(key="session.pick").options[0].startswith(hostile["info"]["title"] + " · ")
+        assert any(raw in str(df.value.to_dict()) for df in bare_app.dataframe)
+        rendered = [e.value for kind in (bare_app.markdown, bare_app.caption, bare_app.info, bare_app.warning) for e in kind]
+        assert not any("<script>" in r or "](javascript:" in r for r in rendered)
+        assert literal_markdown(raw) != raw
 
 
 # --- archives of session folders ---------------------------------------------------------------------
@@ -142,8 +159,9 @@ class TestArchives:
         _storage(tmp_path / "data", _other("ses_older", DOC["info"]["time"]["updated"] - 5000))
         _upload(bare_app, "storage.zip", _zip_folder(root, tmp_path / "storage.zip"))
         assert _format(bare_app) == "opencode"
-        (several,) = [i for i in _infos(bare_app) if "sessions in" in i]
+        several = _several(bare_app)
         assert several.startswith("2 sessions in storage.zip/storage") and "ses_older" in several
+        assert _picker_ids(bare_app) == [DOC["info"]["id"], "ses_older"]
         _no_temp_paths(bare_app, _app_tmp)
 
 

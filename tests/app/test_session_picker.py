@@ -1,0 +1,233 @@
+"""The Session page's picker: an upload holding several sessions lists them, and another one can be loaded in its place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab.errors import TranscriptError
+from lab.formats import sessions
+from lab.formats.session_choice import SessionInfo
+from lab.ui import files
+from lab.ui.keys import digest
+from tests.app.conftest import metrics, no_exception, switch_to
+from tests.app.test_session_stores import _session_folder, _upload, _zip_folder
+from tests.formats.test_goose_db import GooseDb, _conversation, _from_fixture, _m
+from tests.formats.test_opencode_storage import DOC, _storage, _other
+from tests.formats.test_sessions import CHAT, _output, _record
+
+PICK = "session.pick"
+HOSTILE = "[click me](javascript:alert(1)) <script>x</script> $x$ **bold**"
+
+
+def _goose(tmp_path: Path, older_title: str = "an older one") -> GooseDb:
+    """The fixture's session (6 messages, 3 tool calls) and an older one of 2 messages."""
+    db, _ = _from_fixture(tmp_path)
+    db.session("20250101_1", "2025-01-01 09:00:00", name=older_title)
+    _conversation(db, "20250101_1", "old")
+    return db
+
+
+def _pick(at: AppTest, session: str) -> AppTest:
+    at.selectbox(key=PICK).set_value(session).run()
+    no_exception(at)
+    return at
+
+
+def _tkey(at: AppTest) -> str:
+    return str(at.session_state["lab.transcript_key"])
+
+
+def _texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def _peak_sent(at: AppTest) -> str:
+    """The Timeline's peak, from a replay of whatever is loaded; back on the Session page after."""
+    switch_to(at, "timeline")
+    assert not at.error, [e.value for e in at.error]
+    assert len(list(at.get("plotly_chart"))) == 3
+    peak = metrics(at)["Peak sent"]
+    switch_to(at, "session")
+    return peak
+
+
+class TestGooseStore:
+    def test_lists_both_newest_first_and_loads_the_older_one(self, bare_app: AppTest, tmp_path: Path) -> None:
+        db = _goose(tmp_path)
+        _upload(bare_app, "sessions.db", db.path.read_bytes())
+        picker = bare_app.selectbox(key=PICK)
+        assert picker.value == "20260101_1"  # the session the upload read
+        newest, older = picker.options
+        assert newest.startswith("Fix add in calc · 20260101_1 · 6 messages · updated 2026-01-01 10:00:00")
+        assert older.startswith("an older one · 20250101_1 · 2 messages · updated 2025-01-01 09:00:00")
+        # The picker names the others, so the warning that named them is not shown as well; it stays in the notes.
+        assert not [i.value for i in bare_app.info if "sessions with messages" in i.value]
+        assert files.several_sessions(bare_app.session_state["lab.transcript"].notes)
+        assert any(t.startswith("sessions.db holds 2 sessions, newest first; showing session 1 of 2: Fix add") for t in _texts(bare_app))
+        assert metrics(bare_app)["Tool calls"] == "3"
+        first_key, first_peak = _tkey(bare_app), _peak_sent(bare_app)
+
+        _pick(bare_app, "20250101_1")
+        assert not bare_app.error, [e.value for e in bare_app.error]
+        t = bare_app.session_state["lab.transcript"]
+        assert [m.role for m in t.messages] == ["user", "assistant"] and t.meta.session_id == "20250101_1"
+        assert metrics(bare_app)["Messages"] == "2" and metrics(bare_app)["Tool calls"] == "0"
+        assert bare_app.selectbox(key=PICK).value == "20250101_1"
+        assert any("showing session 2 of 2: an older one · 20250101_1" in s for s in _texts(bare_app))
+        assert any("sessions.db · session 20250101_1" in s for s in (t.value for t in bare_app.sidebar.text))
+        # A new transcript key, so the Timeline replays this session rather than serving the other's replay.
+        assert _tkey(bare_app) != first_key
+        assert int(_peak_sent(bare_app).replace(",", "")) < int(first_peak.replace(",", ""))
+        # Back to the newest: its own key again differs from the older one's, and the picker follows.
+        _pick(bare_app, "20260101_1")
+        assert metrics(bare_app)["Tool calls"] == "3" and _tkey(bare_app) not in (first_key, "")
+        assert bare_app.selectbox(key=PICK).value == "20260101_1"
+
+    def test_the_config_is_kept(self, bare_app: AppTest, tmp_path: Path) -> None:
+        _upload(bare_app, "sessions.db", _goose(tmp_path).path.read_bytes())
+        switch_to(bare_app, "pipeline")
+        bare_app.selectbox(key="pipeline.preset").set_value("mewcode").run()
+        no_exception(bare_app)
+        switch_to(bare_app, "session")
+        # Streamlit forgets a widget of a page not shown: the picker still says what is loaded.
+        assert bare_app.selectbox(key=PICK).value == "20260101_1"
+        stages = bare_app.session_state["lab.config"].model_dump(exclude={"window"})
+        _pick(bare_app, "20250101_1")
+        assert bare_app.session_state["lab.preset"] == "mewcode"
+        assert bare_app.session_state["lab.config"].model_dump(exclude={"window"}) == stages
+
+    def test_a_hostile_title_is_plain_text(self, bare_app: AppTest, tmp_path: Path) -> None:
+        db = _goose(tmp_path, older_title=HOSTILE + "\nsecond line")
+        _upload(bare_app, "sessions.db", db.path.read_bytes())
+        # A select box shows its options as written, never as markdown: the title as it is, on one line.
+        (older,) = [o for o in bare_app.selectbox(key=PICK).options if "20250101_1" in o]
+        assert older.startswith(HOSTILE + " second line · 20250101_1")
+        _pick(bare_app, "20250101_1")
+        assert any(HOSTILE in s for s in _texts(bare_app))  # st.text: plain text
+        # Nothing on the page renders the title through markdown unescaped.
+        rendered = [e.value for kind in (bare_app.markdown, bare_app.caption, bare_app.info, bare_app.warning, bare_app.error) for e in kind]
+        assert not any("<script>" in r or "](javascript:" in r for r in rendered)
+
+    def test_a_one_session_file_has_no_picker(self, bare_app: AppTest, tmp_path: Path) -> None:
+        db, _ = _from_fixture(tmp_path)
+        _upload(bare_app, "sessions.db", db.path.read_bytes())
+        assert metrics(bare_app)["Tool calls"] == "3"
+        assert not [s for s in bare_app.selectbox if s.key == PICK]
+        assert "lab.sessions" not in bare_app.session_state
+
+    def test_another_upload_drops_the_picker(self, bare_app: AppTest, tmp_path: Path) -> None:
+        _upload(bare_app, "sessions.db", _goose(tmp_path).path.read_bytes())
+        assert bare_app.selectbox(key=PICK)
+        bare_app.button(key="session.load_sample").click().run()
+        no_exception(bare_app)
+        assert metrics(bare_app)["Messages"] == "81"
+        assert not [s for s in bare_app.selectbox if s.key == PICK]
+
+
+class TestArchive:
+    def test_a_zipped_opencode_storage_with_two_sessions(self, bare_app: AppTest, tmp_path: Path, _app_tmp: Path) -> None:
+        root = _storage(tmp_path / "data")
+        _storage(tmp_path / "data", _other("ses_older", DOC["info"]["time"]["updated"] - 5000, title="Older work"))
+        _upload(bare_app, "storage.zip", _zip_folder(root, tmp_path / "storage.zip"))
+        picker = bare_app.selectbox(key=PICK)
+        assert picker.value == DOC["info"]["id"]
+        assert [o.split(" · ")[1] for o in picker.options] == [DOC["info"]["id"], "ses_older"]
+        assert "Older work · ses_older · 2 messages" in picker.options[1]
+        first_key = _tkey(bare_app)
+
+        _pick(bare_app, "ses_older")
+        assert not bare_app.error, [e.value for e in bare_app.error]
+        t = bare_app.session_state["lab.transcript"]
+        assert metrics(bare_app)["Messages"] == "2" and "hello from ses_older" in t.messages[0].content[0].text
+        assert _tkey(bare_app) != first_key
+        # Unpacked again for the pick and removed once read, as on upload; paths said as inside the archive.
+        assert not (_session_folder(_app_tmp) / "unpacked").exists()
+        assert t.meta.source_path.startswith("storage.zip") and str(_app_tmp) not in t.meta.source_path
+        _peak_sent(bare_app)
+
+
+class TestErrors:
+    def test_an_unreadable_session_is_an_error_and_the_loaded_one_stays(self, bare_app: AppTest, tmp_path: Path, _app_tmp: Path) -> None:
+        _upload(bare_app, "sessions.db", _goose(tmp_path).path.read_bytes())
+        before = _tkey(bare_app)
+        # The saved upload replaced under the picker (as a later upload of the same name would).
+        (saved,) = (_session_folder(_app_tmp) / "uploads").iterdir()
+        saved.write_bytes(b"SQLite format 3\x00" + b"\xde\xad" * 200)
+        _pick(bare_app, "20250101_1")
+        (error,) = [e.value for e in bare_app.error]
+        assert error.startswith("sessions.db: the uploaded file is no longer there") and str(_app_tmp) not in error
+        assert _tkey(bare_app) == before and metrics(bare_app)["Tool calls"] == "3"
+        assert bare_app.selectbox(key=PICK).value == "20260101_1"  # the picker says what is still loaded
+        _peak_sent(bare_app)
+
+    def test_a_session_its_reader_refuses_is_an_error(self, bare_app: AppTest, tmp_path: Path) -> None:
+        db, _ = _from_fixture(tmp_path)
+        db.session("20250101_1", "2025-01-01 09:00:00", name="broken")
+        # Listed (two message rows), but no row reads: the reader refuses the session.
+        db.message("20250101_1", _m("user", "x"), content_json="{not json").message("20250101_1", _m("assistant", "y"), content_json="{not json")
+        _upload(bare_app, "sessions.db", db.path.read_bytes())
+        before = _tkey(bare_app)
+        _pick(bare_app, "20250101_1")
+        (error,) = [e.value for e in bare_app.error]
+        assert error.startswith("sessions.db: Goose session '20250101_1': none of its 2 message rows could be read")
+        assert _tkey(bare_app) == before and metrics(bare_app)["Tool calls"] == "3"
+        assert bare_app.selectbox(key=PICK).value == "20260101_1"
+        # The page keeps working: a second try says so again, once; another load clears it.
+        _pick(bare_app, "20250101_1")
+        assert len(bare_app.error) == 1
+        bare_app.button(key="session.load_sample").click().run()
+        assert metrics(bare_app)["Messages"] == "81" and not bare_app.error
+
+
+# --- the functions behind the page (lab.ui.files) ------------------------------------------------------
+
+
+class TestStoreSessions:
+    def test_lists_then_reads_another_session_of_a_db(self, tmp_path: Path) -> None:
+        db = _goose(tmp_path)
+        t, fmt, listed = files.import_upload(db.path, shown_as="mine.db")
+        assert fmt == "goose_db" and [s.id for s in listed] == [s.id for s in sessions(db.path)] == ["20260101_1", "20250101_1"]
+        store = files.store_sessions(db.path, "mine.db", digest(db.path.read_bytes()), t, listed)
+        assert store.shown == "20260101_1" and store.transcript_label() == "mine.db · session 20260101_1"
+        other, fmt = files.read_stored_session(store, "20250101_1")
+        assert fmt == "goose_db" and len(other.messages) == 2
+        assert store.transcript_key("20250101_1") != store.transcript_key("20260101_1")
+
+    @pytest.mark.parametrize(
+        "records", [["a", "b", "c"], ["a", "a", None]], ids=["by-instance-id", "by-index"]
+    )
+    def test_the_default_read_is_marked_where_the_reader_names_no_id(self, tmp_path: Path, records: list[str | None]) -> None:
+        # An OpenHands output.jsonl reads its first record by default, listed last; aider its last session, listed first.
+        for path in (_output(tmp_path, [_record(iid, f"task {n}") for n, iid in enumerate(records)]), CHAT):
+            t, _, listed = files.import_upload(path)
+            store = files.store_sessions(path, path.name, "d", t, listed)
+            assert len(store.ids) >= 2
+            assert files.import_file(path, session=store.shown)[0].messages == t.messages
+            assert all(files.import_file(path, session=other)[0].messages != t.messages for other in store.ids if other != store.shown)
+
+    def test_a_one_session_file_lists_nothing(self, tmp_path: Path) -> None:
+        db, twin = _from_fixture(tmp_path)
+        assert files.import_upload(db.path)[2] == []
+        assert files.import_upload(twin)[2] == []  # a session JSONL: a format of one session per file
+
+    def test_an_id_not_listed_or_a_replaced_file_is_an_error_naming_the_upload(self, tmp_path: Path) -> None:
+        db = _goose(tmp_path)
+        t, _, listed = files.import_upload(db.path, shown_as="mine.db")
+        store = files.store_sessions(db.path, "mine.db", digest(db.path.read_bytes()), t, listed)
+        with pytest.raises(TranscriptError, match="no session 'nope' in the upload") as e:
+            files.read_stored_session(store, "nope")
+        assert e.value.file == "mine.db"
+        db.path.write_bytes(b"other bytes")
+        with pytest.raises(TranscriptError, match="no longer there"):
+            files.read_stored_session(store, "20250101_1")
+
+    def test_labels_are_one_line_and_say_what_is_unknown(self, tmp_path: Path) -> None:
+        odd = SessionInfo(id="a\nb", title="  ", messages=1234, updated=None, format="goose_db", kind="sub_agent")
+        plain = SessionInfo(id="s1", title="t" * 200, messages=1, updated="2026-01-01T10:00:00+00:00", format="goose_db")
+        store = files.StoreSessions(path=str(tmp_path / "x"), name="x.db", digest="d", sessions=(plain, odd), shown="a\nb")
+        assert store.label("a\nb") == "(untitled) [sub_agent] · a b · 1,234 messages · no time recorded"
+        assert store.label("s1") == "t" * 79 + "… · s1 · 1 messages · updated 2026-01-01 10:00:00"
+        assert store.describe() == "x.db holds 2 sessions, newest first; showing session 2 of 2: " + store.label("a\nb")
