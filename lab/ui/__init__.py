@@ -9,7 +9,7 @@ folder), ``settings`` (config, presets, saved configs, LLM settings),
 re-imports the project's modules. ``files`` holds the per-session folders,
 ``widgets`` builds the controls from the config models, and ``diff``,
 ``summary``, ``export``, ``llm`` and ``views`` shape core results for the
-pages.
+pages; ``session_view`` draws the Session page's sections.
 
 Only the app and its pages import this package; ``lab.core`` never does.
 """
