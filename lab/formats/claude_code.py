@@ -43,7 +43,10 @@ What the importer rebuilds from the entries:
 The work is split by concern: ``claude_code_import`` turns entries into
 messages, ``claude_code_thread`` merges the entries of one thread,
 ``claude_code_chain`` follows the uuid tree, ``claude_code_content`` handles
-blocks and harness text. Entries are streamed, and an import runs with the
+blocks and harness text, ``claude_code_entry`` is the Struct of the fields an
+entry is read for. Entries are streamed, each line decoded straight into that
+Struct (the fields nothing reads are skipped unbuilt; a line it cannot take is
+read as a dict and made into the same ``Entry``), and an import runs with the
 garbage collector paused (``jsonio.gc_paused``); ``python -m lab bench`` prints
 what it costs against ``json.loads`` of the same lines. A JSONL session still
 being written, its last line cut off mid-record, imports up to that line with
@@ -58,9 +61,10 @@ from typing import Any
 
 from ..core.messages import Transcript
 from ..errors import TranscriptError
+from .claude_code_entry import Entry
 from .claude_code_import import EntryImporter
 from .claude_code_thread import parse_ts
-from .jsonio import gc_paused, iter_jsonl, leading_char, make_probe, read_json
+from .jsonio import gc_paused, iter_jsonl_as, leading_char, make_probe, read_json
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "ENTRY_TYPES", "read", "read_entries", "sniff"]
@@ -107,7 +111,7 @@ def _jsonl(path: Path) -> Feed:
         # The large case: straight from the line reader, no pair made per line. Each pass reads
         # the file again, so each pass's notes get the warning of a cut-off last line.
         add = importer.add
-        for line_no, entry in iter_jsonl(path, notes=importer.notes):
+        for line_no, entry in iter_jsonl_as(path, Entry, notes=importer.notes):
             add(entry, f"line {line_no}")
 
     return feed

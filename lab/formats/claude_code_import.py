@@ -1,9 +1,10 @@
 """Claude Code entries to canonical messages: one pass over a session's entries.
 
 ``EntryImporter.add`` takes the entries one at a time, in file order (or, on a
-second pass, in the order a ``Plan`` gives), and ``finish`` returns the
-transcript. What each entry kind becomes is described in ``claude_code``; this
-module is the machinery. The first pass also records every entry's place in
+second pass, in the order a ``Plan`` gives), as ``claude_code_entry.Entry``
+Structs or as dicts (made into one), and ``finish`` returns the transcript.
+What each entry kind becomes is described in ``claude_code``; this module is
+the machinery. The first pass also records every entry's place in
 the uuid tree (``claude_code_chain``) and notices, while reading, whether the
 file is its own conversation: then no second pass is needed.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -33,6 +34,7 @@ from ._build import parts_text
 from .anthropic_blocks import COST_KEY, block_dicts, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content
+from .claude_code_entry import UNSET, ApiMessage, Entry, ToolUseResult, entry_of
 from .claude_code_thread import Row, ThreadRows, ToolIds, parse_ts
 
 __all__ = ["EntryImporter"]
@@ -117,7 +119,7 @@ class EntryImporter:
         self.turn_api: Any = None
         self.plan = plan
         # Entries the plan puts in another order than the file's, fed to their threads at the end.
-        self.held: dict[str, tuple[str, dict[str, Any], str]] = {}
+        self.held: dict[str, tuple[str, Entry, str]] = {}
         self.held_ids = {u for ids in plan.order.values() for u in ids} if plan is not None else set()
         # Kept here, not in the pydantic notes, whose attribute assignment costs a Python call per entry.
         self.records_read = 0
@@ -189,14 +191,14 @@ class EntryImporter:
             thread = self.threads[key] = ThreadRows(agent_id=agent, root_id=root)
         return thread
 
-    def _sidechain_key(self, entry: dict[str, Any], entry_id: str) -> str:
-        agent = entry.get("agentId")
+    def _sidechain_key(self, entry: Entry, entry_id: str) -> str:
+        agent = entry.agentId
         if isinstance(agent, str) and agent:
             key = f"agent:{agent}"
             if key not in self.threads:
                 self.threads[key] = ThreadRows(agent_id=agent, root_id=entry_id)
             return key
-        parent = entry.get("parentUuid")
+        parent = entry.parentUuid
         inherited = self.entry_thread.get(parent) if isinstance(parent, str) else None
         if inherited:
             return inherited
@@ -206,11 +208,13 @@ class EntryImporter:
 
     # -- entries -------------------------------------------------------------------
 
-    def add(self, entry: dict[str, Any], where: str) -> None:
+    def add(self, entry: Entry | dict[str, Any], where: str) -> None:
         # This runs once per line of the file: attributes used more than once are read once,
         # and the chain gets one tuple (``ChainIndex.links``).
+        if isinstance(entry, dict):
+            entry = entry_of(entry)
         self.records_read += 1
-        uuid = entry.get("uuid")
+        uuid = entry.uuid
         entry_thread = self.entry_thread
         if type(uuid) is not str or not uuid:
             uuid = None
@@ -221,7 +225,7 @@ class EntryImporter:
         plan = self.plan
         key = plan.keys.get(uuid) if plan is not None and uuid is not None else None
         if key is None:
-            key = _MAIN if entry.get("isSidechain") is not True else self._sidechain_key(entry, entry_id)
+            key = _MAIN if entry.isSidechain is not True else self._sidechain_key(entry, entry_id)
         elif key not in self.threads:
             self._thread(key)
         if uuid is not None:
@@ -234,7 +238,7 @@ class EntryImporter:
                     self.held[uuid] = (where, entry, key)
                     return
         if self.need_session:
-            session = entry.get("sessionId")
+            session = entry.sessionId
             if isinstance(session, str):
                 self.meta.session_id = session
                 self.need_session = False
@@ -243,9 +247,9 @@ class EntryImporter:
         if chain is not None and uuid is not None:
             self._link(chain, entry, uuid, made)
 
-    def _link(self, chain: ChainIndex, entry: dict[str, Any], uuid: str, made: int) -> None:
+    def _link(self, chain: ChainIndex, entry: Entry, uuid: str, made: int) -> None:
         """Record the entry's place in the ``parentUuid`` chain, and count jumps away from the previous line."""
-        parent = entry.get("parentUuid")
+        parent = entry.parentUuid
         if type(parent) is not str or not parent:
             parent = self._unlinked_parent(entry, made)
         # A tool result naming a line of the API message it answers is the parallel-call fork
@@ -254,7 +258,8 @@ class EntryImporter:
             self.jumps += 1
         api_id = None
         if made == ASSISTANT:
-            api_id = entry["message"].get("id")
+            # An assistant entry makes a message only from an object ``message``.
+            api_id = cast(ApiMessage, entry.message).id
             if type(api_id) is not str:
                 # As the thread reads it: an id that is no string joins nothing (and keys no table).
                 api_id = None
@@ -269,69 +274,69 @@ class EntryImporter:
         self.last_uuid = uuid
 
     @staticmethod
-    def _unlinked_parent(entry: dict[str, Any], made: int) -> str | None:
+    def _unlinked_parent(entry: Entry, made: int) -> str | None:
         """The parent of an entry whose ``parentUuid`` is null: a compaction's logical parent, or none."""
-        logical = entry.get("logicalParentUuid")
+        logical = entry.logicalParentUuid
         if isinstance(logical, str) and logical:
             return logical
-        return PREV if made == BOUNDARY or entry.get("isCompactSummary") is True else None
+        return PREV if made == BOUNDARY or entry.isCompactSummary is True else None
 
-    def _entry(self, entry: dict[str, Any], where: str, entry_id: str, key: str) -> int:
+    def _entry(self, entry: Entry, where: str, entry_id: str, key: str) -> int:
         """Turn one entry into rows of its thread; returns what it made, for the chain."""
-        cwd = entry.get("cwd")
+        cwd = entry.cwd
         if type(cwd) is str:
             self.cwd[key] = cwd
-        kind = entry.get("type")
+        kind = entry.type
         if kind == "assistant":
             return self._assistant(entry, where, entry_id, key)
         if kind == "user":
             return self._user(entry, where, entry_id, key)
         return self._other(entry, kind, entry_id, key)
 
-    def _other(self, entry: dict[str, Any], kind: Any, entry_id: str, key: str) -> int:
+    def _other(self, entry: Entry, kind: Any, entry_id: str, key: str) -> int:
         if kind == "system":
             return self._system(entry, entry_id, key)
         if isinstance(kind, str) and kind in _TITLES:
-            title = entry.get(_TITLES[kind])
+            title = getattr(entry, _TITLES[kind])
             # Claude Code rewrites its titles as a session goes on; an old-style summary is set once.
             if isinstance(title, str) and title and (kind != "summary" or kind not in self.titles):
                 self.titles[kind] = title
         self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
         return OTHER
 
-    def _assistant(self, entry: dict[str, Any], where: str, entry_id: str, key: str) -> int:
-        message = entry.get("message")
-        if not isinstance(message, dict):
+    def _assistant(self, entry: Entry, where: str, entry_id: str, key: str) -> int:
+        message = entry.message
+        if type(message) is not ApiMessage:
             self.notes.skip("assistant:no_message")
             return OTHER
-        if entry.get("isApiErrorMessage") is True:
+        if entry.isApiErrorMessage is True:
             self.notes.skip("api_error_message")
             return OTHER
-        blocks = block_dicts(native_content(message.get("content")), self.notes, where)
+        blocks = block_dicts(native_content(message.content), self.notes, where)
         if self.meta.model is None:
-            model = message.get("model")
+            model = message.model
             if isinstance(model, str) and model != "<synthetic>":
                 self.meta.model = model
         if not blocks:
             self.notes.skip("empty_message")
             return OTHER
-        api_id = message.get("id")
-        usage = message.get("usage")
-        cost = entry.get(COST_KEY)
+        api_id = message.id
+        usage = message.usage
+        cost = entry.costUSD
         if cost is not None and isinstance(usage, dict):
             # Some Claude Code versions write the request's cost on the entry (costUSD): it travels with the usage.
             usage[COST_KEY] = cost
         self.threads[key].add_assistant(
-            blocks, entry_id, api_id if isinstance(api_id, str) else None, entry.get("timestamp"), usage if isinstance(usage, dict) else None
+            blocks, entry_id, api_id if isinstance(api_id, str) else None, entry.timestamp, usage if isinstance(usage, dict) else None
         )
         return ASSISTANT
 
-    def _user(self, entry: dict[str, Any], where: str, entry_id: str, key: str) -> int:
-        message = entry.get("message")
-        if not isinstance(message, dict):
+    def _user(self, entry: Entry, where: str, entry_id: str, key: str) -> int:
+        message = entry.message
+        if type(message) is not ApiMessage:
             self.notes.skip("user:no_message")
             return OTHER
-        content = native_content(message.get("content"))
+        content = native_content(message.content)
         blocks = block_dicts(content, self.notes, where)
         thread = self.threads[key]
         if key != _MAIN and not thread.rows_made and thread.root_text is None:
@@ -339,16 +344,16 @@ class EntryImporter:
         if not blocks:
             self.notes.skip("empty_message")
             return OTHER
-        ts = entry.get("timestamp")
-        if entry.get("isCompactSummary") is True:
+        ts = entry.timestamp
+        if entry.isCompactSummary is True:
             thread.add_boundary(entry_id, ts, "import", 0)
             thread.add_user(blocks, entry_id, ts, tag="summary")
             return USER
-        result = entry.get("toolUseResult")
-        if type(result) is dict and "agentId" in result:
-            self._link_agent(result, blocks, key)
+        result = entry.toolUseResult
+        if type(result) is ToolUseResult and result.agentId is not UNSET:
+            self._link_agent(result.agentId, blocks, key)
         tag: MessageTag | None = None
-        if entry.get("isMeta") is True:
+        if entry.isMeta is True:
             self.counts["meta"] += 1
             tag = None if any(b["type"] == "tool_result" for b in blocks) else "placeholder"
         elif blocks[0]["type"] == "text" and harness_text(blocks):
@@ -356,24 +361,23 @@ class EntryImporter:
             tag = "placeholder"
         return RESULTS if thread.add_user(blocks, entry_id, ts, tag) else USER
 
-    def _link_agent(self, result: dict[str, Any], blocks: list[dict[str, Any]], key: str) -> None:
+    def _link_agent(self, agent: Any, blocks: list[dict[str, Any]], key: str) -> None:
         # Claude Code 2.x names the subagent a Task/Agent call ran in its result's toolUseResult.
-        agent = result["agentId"]
         if key == _MAIN and isinstance(agent, str) and blocks[0]["type"] == "tool_result":
             self.agent_calls.setdefault(agent, blocks[0]["tool_use_id"])
 
-    def _system(self, entry: dict[str, Any], entry_id: str, key: str) -> int:
+    def _system(self, entry: Entry, entry_id: str, key: str) -> int:
         """Compaction boundaries and local command output make messages; other subtypes are counted."""
-        subtype = entry.get("subtype")
-        ts = entry.get("timestamp")
+        subtype = entry.subtype
+        ts = entry.timestamp
         if subtype == "compact_boundary":
-            raw = entry.get("compactMetadata")
+            raw = entry.compactMetadata
             meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
             pre = meta.get("preTokens")
             trigger = meta.get("trigger")
             self.threads[key].add_boundary(entry_id, ts, trigger if isinstance(trigger, str) else "import", pre if type(pre) is int and pre >= 0 else 0)
             return BOUNDARY
-        text = entry.get("content")
+        text = entry.content
         if subtype == "local_command" and isinstance(text, str) and text.strip():
             # Claude Code's normalizeMessagesForAPI sends local_command system messages as user
             # messages and drops every other system subtype (as public ports of it show).

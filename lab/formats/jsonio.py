@@ -11,6 +11,9 @@ values ``json.loads`` gives (integers of any size included, which orjson would
 silently turn into floats). Whatever it refuses (``NaN``, lone surrogates, a
 BOM, blank lines, broken JSON) is handed to the stdlib ``json`` path, which
 decides: it accepts what ``json.loads`` always accepted and words the errors.
+``iter_jsonl_as`` decodes each line into a reader's msgspec Struct instead, so
+the keys it never reads are skipped unbuilt; a line the Struct cannot take
+comes through as the dict the plain reader gives.
 
 Live files: a log an agent is still writing usually ends in a line cut off
 mid-record. Readers given ``notes`` stop before such a line with a warning, so
@@ -26,12 +29,13 @@ text, plus the first JSONL records or, for small files, the whole document.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 
@@ -44,6 +48,7 @@ __all__ = [
     "HEAD_BYTES",
     "SMALL_DOCUMENT_BYTES",
     "iter_jsonl",
+    "iter_jsonl_as",
     "iter_jsonl_lines",
     "iter_log_lines",
     "TRUNCATED",
@@ -71,6 +76,18 @@ _LINE_BUFFER = 64 * 1024
 # The fast parser: untyped, so it yields the dict/list/str/int/float/bool/None values json.loads
 # does. It reads bytes and checks UTF-8 itself, so a line is never decoded to str first.
 _FAST = msgspec.json.Decoder()
+# A reader's Struct; ``iter_jsonl_as`` makes one typed decoder per Struct and keeps it.
+_S = TypeVar("_S", bound=msgspec.Struct)
+_TYPED: dict[type[msgspec.Struct], msgspec.json.Decoder[Any]] = {}
+
+
+def _typed_decoder(shape: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:
+    decoder = _TYPED.get(shape)
+    if decoder is None:
+        decoder = _TYPED[shape] = msgspec.json.Decoder(shape)
+    return decoder
+
+
 # What the fast parser raises for input it refuses (ValidationError, for numbers out of float
 # range, is a subclass); RecursionError for nesting beyond its limit.
 _REFUSED = (msgspec.DecodeError, RecursionError)
@@ -162,13 +179,31 @@ def iter_jsonl(path: str | os.PathLike[str], *, notes: ImportNotes | None = None
     return _iter_lines(path, objects=True, notes=notes)
 
 
-def _iter_lines(path: str | os.PathLike[str], *, objects: bool, notes: ImportNotes | None) -> Iterator[tuple[int, Any]]:
+def iter_jsonl_as(
+    path: str | os.PathLike[str], shape: type[_S], *, notes: ImportNotes | None = None
+) -> Iterator[tuple[int, _S | dict[str, Any]]]:
+    """``iter_jsonl``, each record decoded straight into the msgspec Struct ``shape`` when it fits.
+
+    Why: a reader that looks at a few of a record's keys pays, with plain dicts, for building every
+    value it never reads; decoding into a Struct of only those fields lets msgspec skip the rest in
+    C. A line the Struct cannot take (``msgspec.ValidationError``: not an object, a field of another
+    shape, a number out of range) or that the strict parser refuses is read as ``iter_jsonl`` reads
+    it and yielded as that dict, so the caller still gets everything the line holds. Skipped values
+    are checked as JSON but never built, so bytes that are not UTF-8 inside a skipped field pass
+    unread, where the dict reader stops at them.
+    """
+    return _iter_lines(path, objects=True, notes=notes, shape=shape)
+
+
+def _iter_lines(
+    path: str | os.PathLike[str], *, objects: bool, notes: ImportNotes | None, shape: type[msgspec.Struct] | None = None
+) -> Iterator[tuple[int, Any]]:
     # One generator for every reader: importers pay a Python frame switch per line for every
     # wrapping generator, which is measurable next to the parser on short lines.
     p = check_file(path)
     file = str(p)
     seen_any = False
-    decode = _FAST.decode
+    decode = _FAST.decode if shape is None else _typed_decoder(shape).decode
     with _open(p, _LINE_BUFFER) as fh:
         for line_no, raw in enumerate(fh, start=1):
             # The fast path: a line the strict parser takes whole (surrounding JSON whitespace and
@@ -176,17 +211,23 @@ def _iter_lines(path: str | os.PathLike[str], *, objects: bool, notes: ImportNot
             try:
                 value = decode(raw)
             except _REFUSED:
-                try:
-                    value = _slow_line(raw, file, line_no)
-                except TranscriptError as exc:
-                    if notes is None or not seen_any or not exc.reason.startswith(TRUNCATED):
-                        raise
-                    notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
-                    return
-                if value is _BLANK:
-                    continue
+                value = _UNREAD
+                if shape is not None:
+                    # The typed reader's dict path: the line as the plain reader reads it.
+                    with contextlib.suppress(*_REFUSED):
+                        value = _FAST.decode(raw)
+                if value is _UNREAD:
+                    try:
+                        value = _slow_line(raw, file, line_no)
+                    except TranscriptError as exc:
+                        if notes is None or not seen_any or not exc.reason.startswith(TRUNCATED):
+                            raise
+                        notes.warnings.append(f"{exc.where}: last line cut off mid-record (log still being written?); ignored")
+                        return
+                    if value is _BLANK:
+                        continue
             seen_any = True
-            if objects and type(value) is not dict:
+            if objects and type(value) is not dict and type(value) is not shape:
                 raise TranscriptError(
                     f"line holds {_kind(value)}, not an object",
                     file=file,
@@ -200,6 +241,8 @@ def _iter_lines(path: str | os.PathLike[str], *, objects: bool, notes: ImportNot
 
 # What ``_slow_line`` returns for a line holding nothing but whitespace.
 _BLANK: Any = object()
+# A refused line not parsed yet.
+_UNREAD: Any = object()
 
 
 def _slow_line(raw: bytes, file: str, line_no: int) -> Any:

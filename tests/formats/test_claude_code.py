@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
 from lab.formats import claude_code, claude_code_import, dump
+from lab.formats.claude_code_entry import Entry, entry_of
 from tests.conftest import corpus_path
 
 GRPC = corpus_path("claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl")
@@ -522,6 +524,86 @@ def test_a_block_of_the_wrong_shape_is_never_trusted(block: dict[str, Any], tmp_
         _load(tmp_path, [_user("go", uuid="u-first")])
     assert err.value.where == "message u-first"
     assert "failed validation" in err.value.reason
+
+
+# -- the typed line reader (claude_code_entry.Entry) ------------------------------------------------
+
+_SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+_CORPUS_FILES = {"grpc": "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl", "attio": "claude-code/attio-mcp-server-session.jsonl"}
+
+
+def _source(source: str, tmp_path: Path) -> Path:
+    from tests.conftest import corpus_file
+
+    if source == "generated":
+        return _generated(tmp_path)
+    if source in _CORPUS_FILES:
+        return corpus_file(_CORPUS_FILES[source])
+    return _SAMPLES / source
+
+
+_SOURCES = ["generated", "grpc", "attio", "claude-code-compacted.jsonl", "claude-code-preview-xss.jsonl", "generated-claude-code.jsonl"]
+
+
+@pytest.mark.parametrize("source", _SOURCES)
+def test_lines_decoded_into_entries_import_as_the_same_lines_read_as_dicts(source: str, tmp_path: Path) -> None:
+    # The fast path (each line straight into an Entry, unread fields skipped) against the plain one
+    # (json.loads of each line, the dict made into an Entry): the same transcript, notes and meta.
+    path = _source(source, tmp_path)
+    fast = claude_code.read(path)
+    with open(path, encoding="utf-8") as fh:
+        records = [(f"line {n}", json.loads(line)) for n, line in enumerate(fh, start=1) if line.strip()]
+    plain = claude_code.read_entries(records, file=str(path))
+    assert fast.messages
+    assert fast.model_dump() == plain.model_dump()
+    _same_models(fast, plain)
+
+
+@pytest.mark.parametrize("source", _SOURCES)
+def test_every_line_decodes_to_the_entry_its_dict_makes(source: str, tmp_path: Path) -> None:
+    path = _source(source, tmp_path)
+    decode = msgspec.json.Decoder(Entry).decode
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    assert lines
+    for line in lines:
+        assert decode(line) == entry_of(json.loads(line))
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["agentId", "id", "x"]), inner, max_size=3),
+    max_leaves=8,
+)
+_entry_keys = st.sampled_from([*Entry.__struct_fields__, "version", "gitBranch", "requestId", "mcpMeta"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=st.dictionaries(_entry_keys, _json_values, max_size=8))
+def test_any_record_decodes_to_its_entry_or_goes_the_dict_way(record: dict[str, Any]) -> None:
+    # Whatever a record holds, the Struct decode gives what entry_of makes of its dict, or refuses the
+    # line (ValidationError), which sends it down the dict path: nothing it holds is lost either way.
+    raw = json.dumps(record).encode()
+    try:
+        decoded = msgspec.json.decode(raw, type=Entry)
+    except msgspec.ValidationError:
+        return
+    assert decoded == entry_of(json.loads(raw))
+
+
+def test_a_line_the_entry_cannot_take_still_imports(tmp_path: Path) -> None:
+    # A number out of float range in a field the importer reads: msgspec refuses it, json reads it as inf.
+    u = _user("go")
+    a = _entry("assistant", [{"type": "text", "text": "ok"}], parent=u["uuid"], costUSD=0.5)
+    a["message"]["usage"] = {"input_tokens": 3, "output_tokens": 1}
+    lines = [json.dumps(u), json.dumps(a).replace('"costUSD": 0.5', '"costUSD": 1e400')]
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(lines[1].encode(), type=Entry)
+    t = claude_code.read(p)
+    assert [message_text(m) for m in t.messages] == ["go", "ok"]
+    usage = t.messages[1].usage
+    assert usage is not None and usage.input_tokens == 3 and usage.cost_usd is None  # inf is no cost
 
 
 # --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------

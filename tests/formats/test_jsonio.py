@@ -7,13 +7,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lab.core.messages import ImportNotes
 from lab.errors import TranscriptError
-from lab.formats.jsonio import HEAD_BYTES, gc_paused, iter_jsonl, iter_jsonl_lines, iter_log_lines, leading_char, make_probe, read_json
+from lab.formats.jsonio import HEAD_BYTES, gc_paused, iter_jsonl, iter_jsonl_as, iter_jsonl_lines, iter_log_lines, leading_char, make_probe, read_json
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -392,3 +393,65 @@ def test_an_import_runs_in_the_cores_one_gc_pause() -> None:
     from lab.core import gcpause
 
     assert gc_paused is gcpause.gc_paused
+
+
+# --- typed lines (iter_jsonl_as) --------------------------------------------------------------
+
+
+class _Shape(msgspec.Struct):
+    a: Any = None
+    n: int = 0
+
+
+def test_a_line_that_fits_the_struct_is_decoded_into_it(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"a": [1, {"x": 2}], "skipped": {"big": "value"}, "n": 3}\n\n{"n": 4}\n')
+    assert list(iter_jsonl_as(p, _Shape)) == [(1, _Shape(a=[1, {"x": 2}], n=3)), (3, _Shape(n=4))]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param('{"a": 1, "n": "three"}', id="field-of-another-type"),
+        pytest.param('{"a": 1, "n": 1e400}', id="number-out-of-range"),
+        pytest.param('{"a": NaN, "n": 1}', id="what-only-json-reads"),
+        pytest.param('{"a": "\\ud800", "n": 1}', id="lone-surrogate"),
+    ],
+)
+def test_a_line_the_struct_cannot_take_is_the_dict_iter_jsonl_gives(tmp_path: Path, line: str) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"n": 1}\n' + line + "\n")
+    got = list(iter_jsonl_as(p, _Shape))
+    assert got[0] == (1, _Shape(n=1))
+    assert got[1][0] == 2 and type(got[1][1]) is dict
+    assert _same(got[1][1], list(iter_jsonl(p))[1][1])
+
+
+def test_a_bom_first_line_is_read_as_the_plain_reader_reads_it(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", b'\xef\xbb\xbf{"n": 1}\n{"n": 2}\n')
+    assert [v for _, v in iter_jsonl_as(p, _Shape)] == [{"n": 1}, _Shape(n=2)]
+
+
+def test_the_typed_reader_keeps_the_plain_readers_errors(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="line holds an array, not an object"):
+        list(iter_jsonl_as(_write(tmp_path / "a.jsonl", '{"n": 1}\n[1]\n'), _Shape))
+    with pytest.raises(TranscriptError, match="not JSON") as err:
+        list(iter_jsonl_as(_write(tmp_path / "b.jsonl", '{"n": 1}\n{"n": nope}\n{"n": 2}\n'), _Shape))
+    assert err.value.where == "line 2"
+    with pytest.raises(TranscriptError, match="not UTF-8"):
+        list(iter_jsonl_as(_write(tmp_path / "c.jsonl", b'{"a": "\xff"}\n'), _Shape))
+    with pytest.raises(TranscriptError, match="empty file"):
+        list(iter_jsonl_as(_write(tmp_path / "d.jsonl", "\n\n"), _Shape))
+
+
+def test_the_typed_reader_ends_at_a_cut_last_line_with_a_warning(tmp_path: Path) -> None:
+    p = _write(tmp_path / "a.jsonl", '{"n": 1}\n{"n": 2, "a": "half a rec')
+    notes = ImportNotes()
+    assert list(iter_jsonl_as(p, _Shape, notes=notes)) == [(1, _Shape(n=1))]
+    assert notes.warnings == ["line 2: last line cut off mid-record (log still being written?); ignored"]
+    with pytest.raises(TranscriptError, match="truncated last line"):
+        list(iter_jsonl_as(p, _Shape))
+
+
+def test_bytes_that_are_not_utf8_in_a_skipped_field_are_never_read(tmp_path: Path) -> None:
+    # What the typed reader gives up for its speed: a value it skips is checked as JSON, not built.
+    p = _write(tmp_path / "a.jsonl", b'{"n": 1, "other": "\xff"}\n')
+    assert list(iter_jsonl_as(p, _Shape)) == [(1, _Shape(n=1))]
