@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +9,6 @@ from streamlit.testing.v1 import AppTest
 
 from lab.core.providers import ProviderSettings
 from lab.core.presets import preset
-from lab.ui import files
 from lab.ui.state import STATS_COUNTERS, summarizer_fingerprint
 from tests.app.conftest import TIMEOUT, load_sample, metrics, new_app, no_exception, widget_keys
 from tests.conftest import CORPUS_FILES, SAMPLES
@@ -112,47 +109,6 @@ class TestGenerator:
         bare_app.button[[b.label for b in bare_app.button].index("Generate session")].click().run()
         no_exception(bare_app)
         assert any("typical_output_chars must be <= max_output_chars" in e.value for e in bare_app.error)
-
-
-class TestFiles:
-    @pytest.mark.parametrize(
-        ("name", "safe"),
-        [("../../etc/passwd", "passwd"), ("a\\..\\b.json", "b.json"), ("..", "upload"), ("my file (1).jsonl", "my_file_1_.jsonl"), ("\x00evil\n.json", "evil_.json")],
-        ids=["dotdot", "backslash", "only-dots", "spaces", "control"],
-    )
-    def test_sanitize_name(self, name: str, safe: str) -> None:
-        assert files.sanitize_name(name) == safe
-
-    def test_upload_is_confined_to_its_folder(self, tmp_path: Path) -> None:
-        path = files.save_upload(tmp_path / "up", "../../escape.json", b"{}")
-        assert path.parent == tmp_path / "up" and path.read_bytes() == b"{}"
-
-    def test_import_error_names_the_file_as_uploaded(self, tmp_path: Path) -> None:
-        path = files.save_upload(tmp_path, "x.jsonl", _bad_jsonl())
-        with pytest.raises(Exception) as err:
-            files.import_file(path, shown_as="x (copy).jsonl")
-        assert str(err.value).startswith("x (copy).jsonl: line 3")
-        assert str(tmp_path) not in str(err.value)
-
-    def test_session_dir_removed_with_its_owner(self, tmp_path: Path) -> None:
-        holder = files.SessionDir(tmp_path)
-        path = holder.path
-        assert path.is_dir() and path.parent == tmp_path
-        del holder
-        import gc
-
-        gc.collect()
-        assert not path.exists()
-
-    def test_sweep_removes_only_old_session_dirs(self, tmp_path: Path) -> None:
-        old, new, other = tmp_path / "s-old", tmp_path / "s-new", tmp_path / "keep"
-        for d in (old, new, other):
-            d.mkdir()
-        two_days_ago = time.time() - 2 * 86400
-        os.utime(old, (two_days_ago, two_days_ago))
-        os.utime(other, (two_days_ago, two_days_ago))
-        assert files.sweep_old_dirs(tmp_path) == [old]
-        assert not old.exists() and new.exists() and other.exists()
 
 
 def _show_session_dir() -> None:

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.errors import TranscriptError
-from lab.formats import sessions
-from lab.formats.session_choice import SessionInfo
 from lab.ui import files
-from lab.ui.keys import digest
 from tests.app.conftest import metrics, no_exception, switch_to
 from tests.app.test_session_stores import _session_folder, _upload, _zip_folder
 from tests.formats.test_goose_db import GooseDb, _conversation, _from_fixture, _m
 from tests.formats.test_opencode_storage import DOC, _storage, _other
-from tests.formats.test_sessions import CHAT, _output, _record
 
 PICK = "session.pick"
 HOSTILE = "[click me](javascript:alert(1)) <script>x</script> $x$ **bold**"
@@ -180,54 +174,3 @@ class TestErrors:
         assert len(bare_app.error) == 1
         bare_app.button(key="session.load_sample").click().run()
         assert metrics(bare_app)["Messages"] == "81" and not bare_app.error
-
-
-# --- the functions behind the page (lab.ui.files) ------------------------------------------------------
-
-
-class TestStoreSessions:
-    def test_lists_then_reads_another_session_of_a_db(self, tmp_path: Path) -> None:
-        db = _goose(tmp_path)
-        t, fmt, listed = files.import_upload(db.path, shown_as="mine.db")
-        assert fmt == "goose_db" and [s.id for s in listed] == [s.id for s in sessions(db.path)] == ["20260101_1", "20250101_1"]
-        store = files.store_sessions(db.path, "mine.db", digest(db.path.read_bytes()), t, listed)
-        assert store.shown == "20260101_1" and store.transcript_label() == "mine.db · session 20260101_1"
-        other, fmt = files.read_stored_session(store, "20250101_1")
-        assert fmt == "goose_db" and len(other.messages) == 2
-        assert store.transcript_key("20250101_1") != store.transcript_key("20260101_1")
-
-    @pytest.mark.parametrize(
-        "records", [["a", "b", "c"], ["a", "a", None]], ids=["by-instance-id", "by-index"]
-    )
-    def test_the_default_read_is_marked_where_the_reader_names_no_id(self, tmp_path: Path, records: list[str | None]) -> None:
-        # An OpenHands output.jsonl reads its first record by default, listed last; aider its last session, listed first.
-        for path in (_output(tmp_path, [_record(iid, f"task {n}") for n, iid in enumerate(records)]), CHAT):
-            t, _, listed = files.import_upload(path)
-            store = files.store_sessions(path, path.name, "d", t, listed)
-            assert len(store.ids) >= 2
-            assert files.import_file(path, session=store.shown)[0].messages == t.messages
-            assert all(files.import_file(path, session=other)[0].messages != t.messages for other in store.ids if other != store.shown)
-
-    def test_a_one_session_file_lists_nothing(self, tmp_path: Path) -> None:
-        db, twin = _from_fixture(tmp_path)
-        assert files.import_upload(db.path)[2] == []
-        assert files.import_upload(twin)[2] == []  # a session JSONL: a format of one session per file
-
-    def test_an_id_not_listed_or_a_replaced_file_is_an_error_naming_the_upload(self, tmp_path: Path) -> None:
-        db = _goose(tmp_path)
-        t, _, listed = files.import_upload(db.path, shown_as="mine.db")
-        store = files.store_sessions(db.path, "mine.db", digest(db.path.read_bytes()), t, listed)
-        with pytest.raises(TranscriptError, match="no session 'nope' in the upload") as e:
-            files.read_stored_session(store, "nope")
-        assert e.value.file == "mine.db"
-        db.path.write_bytes(b"other bytes")
-        with pytest.raises(TranscriptError, match="no longer there"):
-            files.read_stored_session(store, "20250101_1")
-
-    def test_labels_are_one_line_and_say_what_is_unknown(self, tmp_path: Path) -> None:
-        odd = SessionInfo(id="a\nb", title="  ", messages=1234, updated=None, format="goose_db", kind="sub_agent")
-        plain = SessionInfo(id="s1", title="t" * 200, messages=1, updated="2026-01-01T10:00:00+00:00", format="goose_db")
-        store = files.StoreSessions(path=str(tmp_path / "x"), name="x.db", digest="d", sessions=(plain, odd), shown="a\nb")
-        assert store.label("a\nb") == "(untitled) [sub_agent] · a b · 1,234 messages · no time recorded"
-        assert store.label("s1") == "t" * 79 + "… · s1 · 1 messages · updated 2026-01-01 10:00:00"
-        assert store.describe() == "x.db holds 2 sessions, newest first; showing session 2 of 2: " + store.label("a\nb")
