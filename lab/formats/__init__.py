@@ -48,9 +48,10 @@ from . import agent_sdk  # noqa: F401  (registers)
 from . import http_log  # noqa: F401  (registers)
 from . import aider, cline  # noqa: F401  (register)
 from . import opencode, goose  # noqa: F401  (register)
-from . import opencode_storage  # OpenCode's on-disk storage, read through opencode's mapping
+from . import opencode_storage  # noqa: F401  (registers its session reader; read by path, lab.formats.by_path)
 from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it reuses)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
+from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
 from .jsonio import check_file
@@ -81,13 +82,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
     folder = Path(path)
     if session is not None and not archive.is_archive(folder):
         return read_session(folder, format, session)
-    # Folders first, then files by detection; every result is checked (see detect's docstring).
-    if folder.is_dir() and format in (None, openhands_v1.NAME) and openhands_v1.event_files(folder):
-        return accept(openhands_v1.read_folder(folder), openhands_v1.NAME, file=str(folder))
-    if folder.is_dir() and format in (None, cline.NAME) and cline.task_files(folder):
-        return accept(cline.read_folder(folder), cline.NAME, file=str(folder))
-    if format in (None, opencode.NAME) and opencode_storage.is_storage(folder):
-        return accept(opencode_storage.read_folder(folder), opencode.NAME, file=str(folder))
+    # Folders and stores first (lab.formats.by_path), then files by detection; every result is checked.
+    found = path_format(folder, format)
+    if found is not None:
+        return accept(read_by_path(found, folder), found, file=str(folder))
     if archive.is_archive(folder):
         return archive.load_archive(folder, lambda entry: load(entry, format, session=session))
     p = check_file(path)

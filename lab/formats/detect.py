@@ -5,7 +5,8 @@ The order, in one place (``lab.formats.load`` follows it):
 1. A folder is a conversation folder or nothing: an OpenHands V1 conversation
    (``events/event-*.json``), else a Cline / Roo Code task folder, else OpenCode
    storage (``opencode_storage.locate``, which also claims, by path, a session
-   info file ``storage/session/<project>/<id>.json`` and ``opencode.db``).
+   info file ``storage/session/<project>/<id>.json`` and ``opencode.db``); the
+   list and its order live in ``lab.formats.by_path``.
 2. A file is probed once (``jsonio.make_probe``: its first 64 KiB, first JSONL
    records or whole small document) and every registered format scores it,
    0..100 (each importer's module docstring lists its scores). A sniffer that

@@ -122,16 +122,11 @@ def _format_of(path: Path, format: str | None) -> str:
         if format not in FORMATS:
             raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
         return format
-    # Imported here: these readers import this module to register, so it cannot import them first.
-    from . import cline, opencode, opencode_storage, openhands_v1
+    # Imported here: the readers it tries import this module to register, so it cannot import them first.
+    from .by_path import path_format
 
-    if path.is_dir() and openhands_v1.event_files(path):
-        return openhands_v1.NAME
-    if path.is_dir() and cline.task_files(path):
-        return cline.NAME
-    if opencode_storage.is_storage(path):
-        return opencode.NAME
-    return ranked_candidates(check_file(path))[0][0]
+    found = path_format(path)
+    return found if found is not None else ranked_candidates(check_file(path))[0][0]
 
 
 def _reader(path: Path, format: str | None, asked: str) -> SessionReader:

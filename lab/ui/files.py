@@ -160,12 +160,13 @@ def import_upload(path: Path, *, shown_as: str | None = None, unpack_to: Path | 
 def _import(
     path: Path, shown_as: str | None, unpack_to: Path | None, session: str | None, *, listing: bool
 ) -> tuple[Transcript, str, list[SessionInfo]]:
-    from ..formats import archive, detect, opencode_storage
+    from ..formats import archive, detect
+    from ..formats.by_path import path_format
 
     try:
         if archive.is_archive(path):
             return _import_archive(path, shown_as, unpack_to, session, listing)
-        if path.is_dir() or opencode_storage.is_storage(path):
+        if path.is_dir() or path_format(path) is not None:
             t = _guarded(path, None, session)
             if shown_as is not None:
                 t.notes.warnings[:] = [w.replace(str(path), shown_as) for w in t.notes.warnings]
