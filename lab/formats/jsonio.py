@@ -30,6 +30,7 @@ text, plus the first JSONL records or, for small files, the whole document.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -78,14 +79,11 @@ _LINE_BUFFER = 64 * 1024
 _FAST = msgspec.json.Decoder()
 # A reader's Struct; ``iter_jsonl_as`` makes one typed decoder per Struct and keeps it.
 _S = TypeVar("_S", bound=msgspec.Struct)
-_TYPED: dict[type[msgspec.Struct], msgspec.json.Decoder[Any]] = {}
 
 
+@functools.cache
 def _typed_decoder(shape: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:
-    decoder = _TYPED.get(shape)
-    if decoder is None:
-        decoder = _TYPED[shape] = msgspec.json.Decoder(shape)
-    return decoder
+    return msgspec.json.Decoder(shape)
 
 
 # What the fast parser raises for input it refuses (ValidationError, for numbers out of float

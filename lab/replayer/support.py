@@ -13,7 +13,6 @@ time for the messages that changed, not for the whole context.
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 from collections.abc import Sequence
@@ -210,9 +209,9 @@ class ByIdentity(Generic[V]):
 # Owners (counters) whose identity caches are kept for the next replay; see ``shared_by_identity``.
 MAX_SHARED_OWNERS = 4
 _SHARED_OWNERS: SharedLRU[dict[str, ByIdentity]] = SharedLRU(MAX_SHARED_OWNERS)
-_COUNTERS: dict[str, TokenCounter] = {}
+# One counter per name: the registry's names are few, so none is dropped in practice.
+_COUNTERS: SharedLRU[TokenCounter] = SharedLRU(64)
 _UNSHARED_COUNTERS = frozenset({"anthropic"})
-_SHARED_LOCK = threading.Lock()
 
 
 def shared_by_identity(owner: object, kind: str) -> ByIdentity:
@@ -241,20 +240,13 @@ def shared_counter(name: str) -> TokenCounter:
     """
     if name in _UNSHARED_COUNTERS:
         return get_counter(name)
-    with _SHARED_LOCK:
-        hit = _COUNTERS.get(name)
-    if hit is None:
-        made = get_counter(name)
-        with _SHARED_LOCK:
-            hit = _COUNTERS.setdefault(name, made)
-    return hit
+    return _COUNTERS.get(name, lambda: get_counter(name))
 
 
 def clear_shared() -> None:
     """Forget the shared counters and identity caches, the Compactor's shared counts and dedup's decoded calls."""
     _SHARED_OWNERS.clear()
-    with _SHARED_LOCK:
-        _COUNTERS.clear()
+    _COUNTERS.clear()
     clear_shared_counts()
     clear_decoded()
 
