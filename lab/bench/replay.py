@@ -31,6 +31,11 @@
   with recall and without: everything replays share is built again, the
   index included) and further replays with the history kept (a slider's
   next move, a sweep's next trial).
+
+Every replay timed here plays every request (``resume=False``): a repeat of the
+same config would otherwise resume from the previous run's last checkpoint
+(``lab.replayer.resume``), and the figures are of the engine, not of that
+shortcut, which the "app" section measures where users meet it.
 """
 
 from __future__ import annotations
@@ -83,7 +88,7 @@ def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str]
             continue
         for window in windows:
             for name in preset_names():
-                seconds, report = _cpu(partial(replay, transcript, name, window=window))
+                seconds, report = _cpu(partial(replay, transcript, name, window=window, resume=False))
                 per = seconds * 1000 / report.requests if report.requests else 0.0
                 rows.append({"transcript": path.name, "bytes": path.stat().st_size, "preset": name, "window": window,
                              "requests": report.requests, "seconds": seconds, "ms_per_request": per})
@@ -103,7 +108,7 @@ def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
     clock = time.process_time
     marks: list[float] = []
     start = clock()
-    replay(transcript, preset_name, window=window, progress=lambda done, total: marks.append(clock()))
+    replay(transcript, preset_name, window=window, progress=lambda done, total: marks.append(clock()), resume=False)
     seconds = clock() - start
     per = tuple(b - a for a, b in pairwise([start, *marks]))
     return Timing(seconds=seconds, requests=len(marks), per_request=per)
@@ -248,7 +253,7 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
         for name in names:
             if forget_each:
                 clear_cache()
-            total += _cpu(partial(replay, t, name, window=window, recall=recall))[0]
+            total += _cpu(partial(replay, t, name, window=window, recall=recall, resume=False))[0]
         return total
 
     best: dict[str, float] = {}

@@ -38,6 +38,7 @@ from .messages import Boundary, Message, ToolSpec, Usage
 from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold
 from .ptl import error_text, is_prompt_too_long
 from .stages.recovery import RecoveryStage
+from .stages.watermark import WatermarkDecision
 from .store import MemoryStore, SpillStore
 from .summarizers.base import Summarizer
 from .summarizers.rules import first_user_request
@@ -59,6 +60,9 @@ class CompactionOutcome:
     strategy: str | None
     freed_by_stage: dict[str, int] = field(default_factory=dict)
     trigger: str = "auto"
+    # The auto path's watermark decision (its estimate, threshold and reason); None on the other
+    # paths, and when the summary behind a "compact" decision raised.
+    gate: WatermarkDecision | None = None
 
     @property
     def tokens_freed(self) -> int:
@@ -181,6 +185,7 @@ class Compactor:
         self._keep_anchor_if_unchanged(msgs, cheap.messages, cheap.unchanged)
         events = list(cheap.events)
         gated_events: tuple[Event, ...]
+        gate: WatermarkDecision | None = None
         try:
             # The gate and the summary keep no memos: a failure here leaves the incremental memory sound.
             gated = fold(self._gated, cheap.messages, ctx)
@@ -192,6 +197,7 @@ class Compactor:
             ran_summary = True
         else:
             gated_messages, gated_events, boundary = gated.messages, gated.events, gated.boundary or cheap.boundary
+            gate = gated.decision
             unchanged = min(cheap.unchanged, gated.unchanged)
             ran_summary = any(e.stage == "watermark" and e.success for e in gated.events)
         events.extend(gated_events)
@@ -203,7 +209,7 @@ class Compactor:
             self._reset_anchor()
         self.state.last_request_time = ctx.now
         out = track.commit(gated_messages, unchanged)
-        return self._outcome(out, events, boundary, "auto", tokens_before, track.sendable[-1], success=not ran_summary or summary_ok)
+        return self._outcome(out, events, boundary, "auto", tokens_before, track.sendable[-1], success=not ran_summary or summary_ok, gate=gate)
 
     def compact(self, messages: Sequence[Message], instructions: str | None = None, *, now: float | None = None) -> CompactionOutcome:
         """Manual compaction: an unconditional summary, optionally steered by ``instructions``."""
@@ -374,7 +380,8 @@ class Compactor:
         self.state.anchor_messages = 0
 
     @staticmethod
-    def _outcome(after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, tokens_before: int, tokens_after: int, *, success: bool) -> CompactionOutcome:
+    def _outcome(after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, tokens_before: int, tokens_after: int, *, success: bool,
+                 gate: WatermarkDecision | None = None) -> CompactionOutcome:
         freed: dict[str, int] = {}
         strategy: str | None = None
         for e in events:
@@ -392,4 +399,5 @@ class Compactor:
             strategy=strategy,
             freed_by_stage=freed,
             trigger=trigger,
+            gate=gate,
         )

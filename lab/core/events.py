@@ -104,6 +104,20 @@ class CompactorState:
     # prefix sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
     tracks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    def fork(self) -> CompactorState:
+        """An independent copy of the decisions, to go on from (a replay resumed at a checkpoint).
+
+        Every container is copied, so neither copy's later requests reach the other's; the
+        incremental bookkeeping is left out (``tracks``), which only costs the copy's first
+        request a run from scratch, with the same result.
+        """
+        copied: dict[str, Any] = {
+            name: value.copy() if isinstance(value, (dict, set, list)) else value
+            for name, value in self.__dict__.items()
+            if name != "tracks"
+        }
+        return CompactorState(**copied)
+
 
 @dataclass
 class StageContext:

@@ -59,6 +59,8 @@ class FoldResult(NamedTuple):
     boundary: Boundary | None
     # How many leading messages of the result are the input's own objects.
     unchanged: int = 0
+    # The gate's answer, when a gate was consulted.
+    decision: WatermarkDecision | None = None
 
 
 def build_stages(config: CompactionConfig, names: Sequence[str] = tuple(STAGES)) -> list[Stage]:
@@ -84,6 +86,7 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
     unchanged = len(current)
     events: list[Event] = []
     boundary: Boundary | None = None
+    decision: WatermarkDecision | None = None
     for stage in stages:
         decide = getattr(stage, "decide", None)
         if decide is not None:
@@ -104,4 +107,4 @@ def fold(stages: Sequence[Stage], messages: Sequence[Message], ctx: StageContext
         events.extend(result.events)
         if result.boundary is not None:
             boundary = result.boundary
-    return FoldResult(current, tuple(events), boundary, unchanged)
+    return FoldResult(current, tuple(events), boundary, unchanged, decision)

@@ -227,6 +227,13 @@ class MemoryStore:
     def keys(self) -> list[str]:
         return sorted(self._files)
 
+    def fork(self) -> MemoryStore:
+        """An independent store holding the same files now (a replay resumed at a checkpoint writes on its own)."""
+        copy = MemoryStore(self._clock)
+        copy._files = dict(self._files)
+        copy._touched = dict(self._touched)
+        return copy
+
     def write(self, session_id: str, tool_use_id: str, content: str, header: dict) -> str:
         session = safe_name(session_id)
         key = f"{_MEM_PREFIX}{session}/{spill_file_name(tool_use_id, content)}"

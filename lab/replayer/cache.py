@@ -141,6 +141,14 @@ class PromptCache:
         self._prev_time: float | None = None
         self._prev_written = False
 
+    def fork(self) -> PromptCache:
+        """An independent cache holding what this one holds now (a replay resumed at a checkpoint goes on from it)."""
+        copy = PromptCache.__new__(PromptCache)
+        copy.__dict__.update(self.__dict__)
+        # _prev is replaced on every step, never changed in place; the running sums are changed in place.
+        copy._prev_sums = list(self._prev_sums)
+        return copy
+
     def _expired(self, now: float) -> bool:
         return self._prev_time is None or not self._prev_written or now - self._prev_time > self.settings.ttl_seconds
 

@@ -51,16 +51,24 @@ as running state over the prefix the two share (``SentSums``, ``Validator``,
 session of N requests costs time linear in N. ``incremental=False``
 recomputes all of it from scratch for every request, the reference every row
 field must match byte for byte.
+
+A replay with the lab's own store and summarizer also leaves a trace (each
+request's watermark decision, and a checkpoint of its state every few
+requests), and a later replay of the same transcript under a config that
+differs only in the watermark's threshold resumes from the last checkpoint
+before the two configs part (``resume.py``): a threshold knob's move replays
+only the requests after that point, and gives the same report a full replay
+does. ``resume=False`` plays every request.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, NamedTuple
 from collections.abc import Callable, Sequence
 
-from ..core.compactor import CompactionOutcome, Compactor
+from ..core.compactor import CompactionOutcome, Compactor, shared_counts
 from ..core.config import CompactionConfig
 from ..core.events import Event
 from ..core.gcpause import gc_paused
@@ -79,6 +87,7 @@ from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
 from .recall import totals as recall_totals
 from .report import Report, Row, cost_check, recorded_totals
+from .resume import Checkpoint, Trace, clear_traces, find, interval_for, remember, resume_key
 from .settings import PricingConfig, ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, shared_targets
 from .support import (
@@ -114,6 +123,18 @@ _NOT_COMPACTIONS = ("watermark", "active")
 Progress = Callable[[int, int], Any]
 
 
+class _Resumed(NamedTuple):
+    """The request loop's variables where it starts (``_Run._resume``)."""
+
+    rows: list[Row]
+    contexts: list[tuple[Message, ...]]
+    context: list[Message]
+    consumed: int
+    raw_tokens: int
+    usage: Usage | None
+    first: int
+
+
 @dataclass
 class _Step:
     """What the Compactor did for one request, merged over its calls."""
@@ -144,6 +165,7 @@ def replay(
     incremental: bool = True,
     recorded_compactions: RecordedMode | None = None,
     recall: bool = True,
+    resume: bool = True,
 ) -> Report:
     """Replay ``transcript`` under ``config`` and report every request; see the module docstring.
 
@@ -160,6 +182,8 @@ def replay(
     ``recorded_compactions``: overrides ``settings.recorded_compactions`` ("undo" replays the raw
     history as if the original agent had never compacted, "keep" honours its compactions; see ``recorded.py``).
     ``recall=False``: skip needed-later recall (``recall.py``; its fields stay empty), for the bench's ratio.
+    ``resume=False``: replay every request even when an earlier replay of the same transcript, under a config
+    differing only in the watermark's threshold, could be resumed (``resume.py``; the report is the same).
     """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
@@ -172,18 +196,29 @@ def replay(
     cfg = with_session_cwd(cfg, t, notes)
     # No counter given: the one instance per name every such replay shares (its caches are found again).
     counter = counter if counter is not None else shared_counter(cfg.counter)
-    store = store if store is not None else MemoryStore()
+    # Against the file as the agent sent it (its own compactions kept); its counts are the replay's too
+    # (the Compactor's shared per-message counts, share_counts below).
+    fit = fit_usage(given.messages, shared_counts(counter))
+    hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
+    # Only the lab's own store and summarizer can be resumed: a caller's may hold state no checkpoint saw.
+    traced = incremental and store is None and summarizer is None
+    key = resume_key(cfg, rs.model_dump_json(), counter, (anchor, recall, retention_each, hidden)) if traced else None
+    start = find(given, key, t.messages, cfg.watermark, cfg.window) if key is not None and resume else None
+    if start is not None:
+        store, state = start[1].store.fork(), start[1].state.fork()
+    else:
+        store, state = (store if store is not None else MemoryStore()), None
     recorder = RecordingSummarizer(default_summarizer(cfg, summarizer, notes))
     # share_counts: the counter's per-message counts outlive this replay, for the next one of the same messages.
-    compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools, share_counts=True)
-    # Against the file as the agent sent it (its own compactions kept); its counts are the replay's too.
-    fit = fit_usage(given.messages, compactor.counts)
-    hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
+    compactor = Compactor(cfg, counter, store, recorder, session_id=t.meta.session_id or "replay", tools=t.tools, share_counts=True, state=state)
+    trace = Trace(key, t.messages, cfg.watermark, cfg.window, 0) if key is not None else None
     # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
     # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
     with gc_paused():
         run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden)
-        report = run.go(notes)
+        report = run.go(notes, trace, start)
+    if trace is not None:
+        remember(given, trace)
     report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
     report.recorded = found
@@ -200,7 +235,8 @@ def replay(
 def clear_caches() -> None:
     """Forget everything replays share between them, so the next replay of any transcript starts cold: the
     per-message counts, compositions, prompt-cache keys and decoded calls (``support.clear_shared``), the
-    retention targets, and recall's histories and mention memos. Results never change; only the time does."""
+    retention targets, recall's histories and mention memos, and the traces replays resume from. Results never
+    change; only the time does."""
     from .recall import clear_cache as clear_recall
     from .retention import clear_shared_targets
     from .support import clear_shared
@@ -208,6 +244,7 @@ def clear_caches() -> None:
     clear_shared()
     clear_shared_targets()
     clear_recall()
+    clear_traces()
 
 
 class _Run:
@@ -282,18 +319,46 @@ class _Run:
             if e.effective and e.strategy and e.stage not in _NOT_COMPACTIONS and e.strategy != "reapply":
                 self.compactions[e.strategy] = self.compactions.get(e.strategy, 0) + 1
 
-    def go(self, notes: list[str]) -> Report:
+    def _checkpoint(self, k: int, context: list[Message], consumed: int, raw_tokens: int, usage: Usage | None) -> Checkpoint:
+        assert isinstance(self.store, MemoryStore)  # a traced replay's store is its own MemoryStore
+        return Checkpoint(k, list(context), consumed, raw_tokens, usage, dict(self.compactions), dict(self._hidden_written),
+                          self.compactor.state.fork(), self.store.fork(), len(self.recorder.results), self.recorder.calls,
+                          self.cache.fork(), self.raw_cache.fork(), replace(self.clock))
+
+    def _resume(self, trace: Trace | None, start: tuple[Trace, Checkpoint] | None, points: int) -> _Resumed:
+        """Where the request loop starts: at request 0, or at ``start``'s checkpoint with the state it holds
+        (the Compactor's and the store's were forked into place already) and the base's rows before it."""
+        if trace is not None:
+            trace.interval = interval_for(points)
+        if start is None:
+            return _Resumed([], [], [], 0, 0, None, 0)
+        base, at = start
+        self.compactions = dict(at.compactions)
+        self._hidden_written = dict(at.hidden_written)
+        self.recorder.results = list(base.summaries[: at.summaries])
+        self.recorder.calls = at.summary_calls
+        self.cache, self.raw_cache, self.clock = at.cache.fork(), at.raw_cache.fork(), replace(at.clock)
+        if trace is not None:
+            # The base's decisions before the checkpoint are this replay's too ("below" or "disabled" there, at the
+            # same estimates), and so are its earlier checkpoints: the state before each is the same.
+            trace.gates = base.gates[: at.k]
+            trace.checkpoints = [c for c in base.checkpoints if c.k <= at.k]
+        if self.progress is not None and at.k:
+            self.progress(at.k, points)
+        # The rows before the checkpoint are the base's, but for the one field the threshold decides.
+        rows = [r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in base.rows[: at.k]]
+        return _Resumed(rows, base.contexts[: at.k], list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
+
+    def go(self, notes: list[str], trace: Trace | None = None, start: tuple[Trace, Checkpoint] | None = None) -> Report:
         t, cfg, compactor = self.t, self.cfg, self.compactor
         raw = t.messages
         pricing = self.settings.pricing
         points = request_points(raw)
-        rows: list[Row] = []
-        contexts: list[tuple[Message, ...]] = []
-        context: list[Message] = []
-        consumed = 0
-        raw_tokens = 0
-        usage: Usage | None = None
-        for k, p in enumerate(points):
+        rows, contexts, context, consumed, raw_tokens, usage, first = self._resume(trace, start, len(points))
+        for k in range(first, len(points)):
+            p = points[k]
+            if trace is not None and k % trace.interval == 0 and not (trace.checkpoints and trace.checkpoints[-1].k >= k):
+                trace.checkpoints.append(self._checkpoint(k, context, consumed, raw_tokens, usage))
             new = raw[consumed:p]
             raw_tokens += self.counts.sum(sendable(new))
             now = self.clock.at(k, raw, consumed, p)
@@ -311,6 +376,8 @@ class _Run:
                 outcome = compactor.process_request(working, now=now, usage=usage if cfg.watermark.use_usage_anchor else None)
             except StageError as e:
                 raise StageError(f"request {k} (message {p}): {e}") from e
+            if trace is not None:
+                trace.gates.append(outcome.gate)
             step.take(outcome)
             working = outcome.messages
             self.sums.update(working)
@@ -405,6 +472,9 @@ class _Run:
             if self.progress is not None:
                 self.progress(k + 1, len(points))
         final = tuple(context + list(raw[consumed:]))
+        if trace is not None:
+            trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.results
+            trace.complete = True
         return self._report(rows, contexts, final, raw_tokens, notes)
 
     def _report(self, rows: list[Row], contexts: list[tuple[Message, ...]], final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:

@@ -96,6 +96,16 @@ class TestProcessRequest:
         assert anthropic_problems(out.messages) == [] and openai_problems(out.messages) == []
         assert c.state.breaker_failures == 0
 
+    def test_the_outcome_carries_the_gates_decision(self) -> None:
+        c = Compactor(small_window(spill={"enabled": False}))
+        quiet = c.process_request([system(), user(REQUEST), assistant("looking")])
+        assert quiet.gate is not None and quiet.gate.reason == "below" and not quiet.gate.compact
+        assert quiet.gate.threshold == int(0.85 * 8_000) and quiet.gate.estimate == quiet.tokens_after
+        loud = c.process_request(session(8, 6000))
+        assert loud.gate is not None and loud.gate.reason == "above" and loud.gate.estimate > loud.gate.threshold
+        # Only the auto path consults the gate.
+        assert c.dispatch(session(2, 100)).gate is None and c.compact(session(8, 6000)).gate is None
+
     def test_outcome_effective_means_tokens_went_down(self) -> None:
         o = CompactionOutcome([], (), None, 10, 10, True, None)
         assert not o.effective
