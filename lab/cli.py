@@ -145,7 +145,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r[:4], widths, strict=True))) + "  " + r[4])
     fmt = listed[0].format if listed else args.format or "?"
-    print(f"{len(listed)} session(s) ({fmt}), newest first; read one with --session ID (import, export, tokens, replay)")
+    print(f"{len(listed)} session(s) ({fmt}), newest first; read one with --session ID (import, export, tokens, replay, compare)")
     return 0
 
 

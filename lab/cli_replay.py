@@ -3,7 +3,7 @@
     replay PATH [--session ID] (--config F | --preset P) [--settings S] [--window N] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
            --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai]
-    compare PATH_OR_DIR (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
+    compare PATH_OR_DIR [--session ID] (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] --out TABLE.csv|.parquet|.json
 
 REPORT.json holds the config, the replay settings, every row and the totals. REQUESTS.jsonl has
 one line per request: the exact context that would be sent, as a provider
@@ -127,7 +127,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out must end in .csv, .parquet or .json, got {out.name!r}")
     table = compare_folder(args.path, configs, processes=args.processes or 2, window=args.window,
                            settings=with_hidden(resolve_settings(settings, args.recorded_compactions), args.hidden_tokens),
-                           ray=args.ray, probe=probe_spec(args))
+                           ray=args.ray, probe=probe_spec(args), session=args.session)
     table.write(out)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
@@ -186,6 +186,7 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
 
     sp = add("compare", _cmd_compare, "Replay a transcript or a folder under several configs and write one table.")
     sp.add_argument("path", help="A transcript file or a folder of them.")
+    add_session_option(sp)
     sp.add_argument("--preset", action="append", help="A preset to compare (repeatable).")
     sp.add_argument("--config", action="append", help="A config file to compare (repeatable); labelled by its file name.")
     add_settings_option(sp)

@@ -306,16 +306,26 @@ class TestSessions:
         code, stdout, _ = _run(args, capsys)
         assert code == 0 and "requests: 1;" in stdout
 
+    def test_compare_reads_the_session_asked(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        db = _goose_db(tmp_path)
+        table = tmp_path / "table.json"
+        code, stdout, _ = _run(["compare", str(db), "--session", "20260101_1", "--preset", "minicode", "--preset", "mewcode",
+                                "--processes", "1", "--out", str(table)], capsys)
+        rows = json.loads(table.read_text())["rows"]
+        assert code == 0 and "compared 1 transcript(s) x 2 config(s)" in stdout
+        assert {r["transcript"] for r in rows} == {f"{db.name} [20260101_1]"} and {r["requests"] for r in rows} == {3}
+
     @pytest.mark.parametrize(
         ("args", "says"),
         [
             (["tokens", "DB", "--session", "nope"], "no session 'nope' in this Goose database"),
+            (["compare", "DB", "--session", "nope", "--preset", "minicode", "--out", "OUT"], "no session 'nope' in this Goose database"),
             (["import", "SAMPLE", "--session", "0", "--out", "OUT"], "holds one session"),
             (["replay", "SAMPLE", "--session", "0", "--preset", "minicode", "--report", "OUT"], "holds one session"),
             (["sessions", "SAMPLE"], "holds one session"),
             (["sessions", "MISSING"], "no such file"),
         ],
-        ids=["unknown-id", "one-session-import", "one-session-replay", "one-session-list", "missing"],
+        ids=["unknown-id", "unknown-id-compare", "one-session-import", "one-session-replay", "one-session-list", "missing"],
     )
     def test_errors_are_one_line(self, args: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         subst = {"DB": str(_goose_db(tmp_path)), "SAMPLE": str(SAMPLE), "OUT": str(tmp_path / "out.json"), "MISSING": str(tmp_path / "none.db")}

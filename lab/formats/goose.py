@@ -209,12 +209,13 @@ class _Session:
             args = value.get("arguments")
             tool_input = args if isinstance(args, dict) else ({} if args is None else {"value": args})
             name = str(value["name"])
-        elif call.get("status") == "error" or not value:
-            # The model's call did not parse: Goose answers it with an error result, so it stays a call.
+        else:
+            # The model's call did not parse (or, damaged, lost its name): Goose answers it with an error
+            # result, so it stays a call, and the rest of the session still imports.
+            if call.get("status") != "error" and value:
+                self.notes.warnings.append(f"{loc.where}: {kind} without a tool name: kept as an {_INVALID_CALL} call")
             tool_input = {"error": str(call.get("error") or "invalid tool call")}
             name = _INVALID_CALL
-        else:
-            raise loc.error(f"{kind} without a tool name", expected="toolCall: {status: 'success', value: {name, arguments}}")
         use = self.b.use(_str(item.get("id")), name, tool_input, key=key)
         self.uses.add(_str(item.get("id")) or use.id)
         return use

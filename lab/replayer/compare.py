@@ -237,12 +237,15 @@ def compare_folder(
     ray: str | None = None,
     progress: Progress | None = None,
     probe: ProbeSpec | None = None,
+    session: str | None = None,
 ) -> CompareTable:
     """Replay every transcript of a folder under every config: one row per transcript x config.
 
     Each file is read once, here; the grid runs through ``run_grid``: ``processes`` local workers
     (1: in this process), or Ray tasks with ``ray="auto"`` or a cluster address (``processes`` unused).
-    ``settings`` / ``recorded_compactions``: as in ``compare``, one for every row.
+    ``settings`` / ``recorded_compactions``: as in ``compare``, one for every row. ``session``: compare
+    that session of a ``source`` holding several (a Goose or OpenCode store, an aider history; ids from
+    ``lab.formats.sessions``); an id it does not hold raises, as ``load`` does.
     """
     from .runner import run_grid  # runner builds its rows with summary_row from this module
 
@@ -250,10 +253,20 @@ def compare_folder(
         raise ConfigError(f"processes must be >= 1, got {processes!r}")
     labelled = _labelled(configs, window)
     rs = resolve_settings(settings, recorded_compactions)
-    files = folder_files(source)
-    base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
-    names = [str(f.relative_to(base)) if base is not None else str(f) for f in files]
-    loaded = [_load(f) for f in files]
+    if session is not None:
+        if not isinstance(source, (str, os.PathLike)):
+            raise ConfigError("session picks one session of one file or folder, not of a list of them")
+        from ..formats import load
+
+        # Read here, not caught: a session the source does not hold is the caller's mistake, said at once.
+        files = [Path(source)]
+        names = [f"{Path(source).name} [{session}]"]
+        loaded: list[tuple[Transcript | None, str | None]] = [(load(source, session=session), None)]
+    else:
+        files = folder_files(source)
+        base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
+        names = [str(f.relative_to(base)) if base is not None else str(f) for f in files]
+        loaded = [_load(f) for f in files]
     readable = [k for k, (t, _) in enumerate(loaded) if t is not None]
     transcripts = [t for t, _ in loaded if t is not None]
     grid = run_grid(transcripts, [cfg for _, cfg in labelled], names=[names[k] for k in readable],

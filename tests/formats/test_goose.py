@@ -188,12 +188,17 @@ def test_degenerate_files_are_refused_clearly(tmp_path: Path, content: str) -> N
     assert err.value.reason and "could not import as" not in str(err.value)
 
 
-def test_a_tool_request_without_a_name_names_its_line(tmp_path: Path) -> None:
-    bad = {"type": "toolRequest", "id": "t1", "toolCall": {"status": "success", "value": {"arguments": {}}}}
-    p = _jsonl(tmp_path, [_m("user", [_t("go")]), _m("assistant", [bad])])
-    with pytest.raises(TranscriptError) as err:
-        load(p, format="goose")
-    assert "line 2" in str(err.value)
+def test_a_tool_request_without_a_name_is_kept_as_an_invalid_call_with_a_warning(tmp_path: Path) -> None:
+    bad = {"type": "toolRequest", "id": "t1", "toolCall": {"status": "success", "value": {"arguments": {"x": 1}}}}
+    answer = {"type": "toolResponse", "id": "t1", "toolResult": {"status": "error", "error": "no such tool"}}
+    p = _jsonl(tmp_path, [_m("user", [_t("go")]), _m("assistant", [bad]), _m("user", [answer]), _m("assistant", [_t("sorry")])])
+    t = load(p, format="goose")
+    use = next(b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock))
+    assert use.name == "invalid_tool_call" and use.id == "t1"
+    pairs = tool_pairs(t.messages)
+    assert list(pairs) == ["t1"] and None not in pairs["t1"]
+    assert any("line 2" in w and "without a tool name" in w for w in t.notes.warnings)
+    assert t.messages[-1].role == "assistant"
 
 
 # Forced on the session JSONL, the message-per-line readers meet Goose's tool requests as blocks of a kind they
