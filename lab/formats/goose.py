@@ -28,7 +28,8 @@ Mapping:
   ``image`` -> an image placeholder; ``toolRequest`` and
   ``frontendToolRequest`` -> tool_use (``id``, ``toolCall.value.name`` and
   ``arguments``; a call Goose could not parse, ``toolCall.status: error``,
-  becomes a call of ``invalid_tool_call`` holding the error);
+  becomes a call of ``invalid_tool_call`` holding the error, and so does a
+  damaged one without a name, with a warning);
   ``toolResponse`` -> its tool_result, the text of ``toolResult.value`` (the
   legacy list of content or a ``CallToolResult``'s ``content``; items whose
   ``annotations.audience`` leaves out the assistant are for the user only and
