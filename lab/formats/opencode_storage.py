@@ -21,7 +21,8 @@ messages by ``(time_created, id)`` and parts by id.
 
 Accepted (``locate``): a session's message folder ``storage/message/<sessionID>`` (its parts in
 the sibling ``storage/part/``); a session info file ``storage/session/<project>/<sessionID>.json``;
-the storage root, or the data dir holding ``storage/`` or a database; the database file. From a
+the storage root, or the data dir holding ``storage/`` or a database; the database file (by its
+tables, or by its name unless it holds Goose's ``sessions``/``messages``, which are Goose's format). From a
 root, data dir or database the most recently updated session is read (subagent sessions, which
 have a ``parentID``, only when there is no other), with a warning naming how many there were and
 what to pass for another. ``list_sessions(path)`` lists the sessions with messages and
@@ -107,25 +108,32 @@ def session_folder(path: Path) -> Path | None:
     return None
 
 
-def _has_tables(path: Path) -> bool:
-    """Whether a SQLite file holds OpenCode's tables (and not Goose's, whose sessions.db is its own format)."""
+def _tables_of(path: Path) -> str | None:
+    """Whose tables a SQLite file holds: "opencode", "goose" (its sessions.db is its own format), "other",
+    or None when the file cannot be read."""
     try:
         with read_only(path, what="the SQLite file", expected=_EXPECTED) as con:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except TranscriptError:
-        return False  # a damaged file is not claimed by its content; by its name it is, and reading it says why
-    return {"session", "message", "part"} <= tables and not {"sessions", "messages"} <= tables
+        return None
+    if {"sessions", "messages"} <= tables:
+        return "goose"
+    return "opencode" if {"session", "message", "part"} <= tables else "other"
 
 
 def database(path: Path) -> Path | None:
-    """OpenCode's SQLite database: ``path`` itself (by its name, or a renamed copy by its tables), or the one
-    in the data dir ``path`` (``opencode.db`` first)."""
+    """OpenCode's SQLite database: ``path`` itself (a renamed copy by its tables; by its name unless it holds
+    Goose's tables), or the one in the data dir ``path`` (``opencode.db`` first)."""
     if path.is_file():
-        return path if is_sqlite(path) and (DB_NAME.fullmatch(path.name) or _has_tables(path)) else None
+        if not is_sqlite(path):
+            return None
+        holds = _tables_of(path)
+        # A damaged or unknown file named like OpenCode's is claimed, so reading it says what it lacks.
+        return path if holds == "opencode" or (holds != "goose" and DB_NAME.fullmatch(path.name)) else None
     if path.is_dir():
         found = sorted((p for p in path.glob("opencode*.db") if DB_NAME.fullmatch(p.name)), key=lambda p: (p.name != "opencode.db", p.name))
         for p in found:
-            if p.is_file() and is_sqlite(p):
+            if p.is_file() and is_sqlite(p) and _tables_of(p) != "goose":
                 return p
     return None
 

@@ -198,6 +198,13 @@ def test_a_session_reads_as_its_jsonl_reads(tmp_path: Path, schema: str) -> None
     assert [m.usage for m in t.messages if m.role == "assistant"][-1] == Usage(input_tokens=2200, output_tokens=110)
 
 
+def test_a_goose_database_named_like_opencode_s_is_read_as_goose_s(tmp_path: Path) -> None:
+    db, _ = _from_fixture(tmp_path)
+    named = db.path.rename(tmp_path / "opencode.db")
+    t = load(named)
+    assert t.meta.source_format == "goose_db" and t.messages == goose_db.read_db(named).messages
+
+
 def test_tool_pairs_stay_intact(tmp_path: Path) -> None:
     db, _ = _from_fixture(tmp_path)
     t = goose_db.read_db(db.path)

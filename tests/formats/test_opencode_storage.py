@@ -315,6 +315,15 @@ def test_only_opencode_storage_is_claimed(tmp_path: Path) -> None:
     con.close()
     assert opencode_storage.database(other_db) is None
     root = _storage(tmp_path / "data")
+    # Named like OpenCode's but holding Goose's tables, it is Goose's (read by the file detection), alone or in a data dir.
+    goose_named = tmp_path / "goose" / "opencode.db"
+    goose_named.parent.mkdir()
+    other_db.rename(goose_named)
+    assert opencode_storage.database(goose_named) is None and opencode_storage.locate(goose_named.parent) is None
+    # Named like OpenCode's and holding neither, it is claimed, so reading it says what it lacks.
+    unknown = tmp_path / "opencode-dev.db"
+    sqlite3.connect(unknown).execute("CREATE TABLE t (x)").connection.close()
+    assert opencode_storage.database(unknown) == unknown
     assert opencode_storage.locate(root / "message" / SID) == opencode_storage.Source("storage", root, SID)
     assert opencode_storage.locate(tmp_path / "data") == opencode_storage.Source("storage", root)
 
