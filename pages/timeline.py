@@ -6,10 +6,9 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.replayer.overhead import describe_fit
 from lab.replayer.prices import describe_settings, explain_pricing
 from lab.replayer.report import cost_check
-from lab.ui import state, widgets
+from lab.ui import session_view, state, widgets
 from lab.ui.alerts import show_alerts
 
 # Quick knobs beside the chart; the Pipeline page has every setting.
@@ -38,14 +37,10 @@ with st.expander("Tune (the same settings as the Pipeline page)"):
 
 show_alerts(report)
 # What the provider counted beyond this file (the recorded usage's fit): loud when it is a real share of the window.
-hidden_line = describe_fit(report.usage_fit, report.window, applied=report.hidden_tokens)
-if hidden_line is not None:
-    text = hidden_line[0].upper() + hidden_line[1:] + ". Replay settings on the Pipeline page: hidden tokens."
-    hidden = max(0, int((report.usage_fit or {}).get("hidden_tokens", 0)))
-    if hidden >= 0.1 * report.window and not report.hidden_tokens:
-        st.info(text)
-    else:
-        st.caption(text)
+notice = session_view.fit_notice(report.usage_fit, report.window, applied=report.hidden_tokens)
+if notice is not None:
+    said, loud = notice
+    (st.info if loud else st.caption)(said + " Replay settings on the Pipeline page: hidden tokens.")
 
 last = len(report.rows) - 1
 k = min(state.selected_request(), last)

@@ -19,7 +19,7 @@ the page's own (``session.*``), so its AppTests and a user's state carry over.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -154,12 +154,14 @@ def window_proposal() -> None:
             st.rerun()
 
 
-def fit_notice(fit: UsageFit | None, window: int) -> tuple[str, bool] | None:
-    """The usage fit as a sentence, and whether it is loud (its hidden tokens are a real share of ``window``)."""
-    line = describe_fit(fit, window)
-    if fit is None or line is None:
+def fit_notice(fit: UsageFit | dict[str, Any] | None, window: int, *, applied: int = 0) -> tuple[str, bool] | None:
+    """The usage fit (a report's ``usage_fit`` too) as a sentence, and whether it is loud: its hidden tokens
+    are a real share of ``window`` and the replay did not count them (``applied``, as ``describe_fit``)."""
+    line = describe_fit(fit, window, applied=applied)
+    if line is None:
         return None
-    return line[0].upper() + line[1:] + ".", fit.hidden_tokens >= _LOUD_HIDDEN_SHARE * window
+    hidden = 0 if fit is None else int(fit.get("hidden_tokens", 0)) if isinstance(fit, dict) else fit.hidden_tokens
+    return line[0].upper() + line[1:] + ".", not applied and hidden >= _LOUD_HIDDEN_SHARE * window
 
 
 def usage_fit() -> None:

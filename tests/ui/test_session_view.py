@@ -43,6 +43,15 @@ class TestFitNotice:
         assert is_loud is loud
         assert text.startswith("The recorded usage of 12 requests says") and text.endswith(".")
 
+    def test_a_report_s_fit_and_counted_hidden_tokens(self) -> None:
+        # The Timeline passes the report's dict and the hidden tokens the replay counted: counted, it is quiet.
+        as_dict = _fit(50_000).to_dict()
+        assert fit_notice(as_dict, 200_000) == fit_notice(_fit(50_000), 200_000)
+        said, loud = fit_notice(as_dict, 200_000, applied=50_000) or ("", True)
+        assert not loud and "this replay counts 50,000 hidden tokens" in said
+        # Hidden tokens given by hand, with no fit, are still said.
+        assert fit_notice(None, 200_000, applied=7_000) == ("Every request was taken to carry 7,000 tokens beyond this file (replay settings: hidden_tokens).", False)
+
 
 class TestRecordedLine:
     def test_undone_names_agents_and_places(self) -> None:
