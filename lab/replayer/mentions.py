@@ -18,6 +18,14 @@ what came before it:
                             ``AutoFieldMetaclass``)
     Lookup(wanted).held(t)  ``wanted & tokens(t)``, without building the token
                             set: what a replay asks of every message
+    mentions_of_each(rs)    ``mentions_of`` of many responses at once: what a
+                            transcript's index (``recall.History``) asks, each
+                            response tokenized once (its texts, its calls'
+                            strings and commands together), the tokens of all
+                            of them classified in one call
+    call_texts(calls)       a call's strings and what it names beside their
+                            tokens (path keys, ``shell_parts``), so that what
+                            a call holds can be looked up rather than read
 
 A token is a run of word characters joined by ``.``, ``/``, ``-``, ``~``,
 ``@`` or ``+`` that starts and ends with a word character (or ``~``); a
@@ -30,6 +38,15 @@ texts, URLs, and commands (a tool call's command, whitespace collapsed).
 
 ``kind(m)`` says what a mention is, from its text alone. Everything here is
 a pure function of its input: the same text always gives the same set.
+
+Speed, where a first replay spends it: a transcript's index tokenizes every
+response and looks up its few hundred wanted strings in every other text.
+Texts read together are joined (``JOIN``) so that one pass finds what one pass
+per text would; classification is one C-level regex match per distinct token
+of a transcript, cheapest alternatives first; error lines are looked for only
+at the lines that hold a hint (``str.find``, not a regex scan of the text);
+``Lookup`` matches over a text's shadow, where a token or a part always lies
+between spaces, and settles most occurrences by their two neighbours.
 """
 
 from __future__ import annotations
@@ -51,11 +68,15 @@ __all__ = [
     "tokens",
     "tokens_of",
     "mentions_of",
+    "mentions_of_each",
+    "call_texts",
+    "JOIN",
     "Lookup",
     "mentions",
     "tool_mentions",
     "classify",
     "shell_mentions",
+    "shell_parts",
     "command_text",
     "error_lines",
     "error_line",
@@ -120,6 +141,10 @@ _NAMED: set[str] = set()
 _NOISE: set[str] = set()
 # command -> (what it names, its unfiltered tokens): a second caller wanting the tokens too pays nothing.
 _SHELL: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+# A command's line before any heredoc -> its programs' file arguments (shlex's share of the cost): recall's
+# index reads them with the command's tokens, retention asks ``shell_mentions`` of that same line.
+_ARGS: dict[str, frozenset[str]] = {}
+_KIND: dict[str, str] = {}
 
 
 def clear_cache() -> None:
@@ -127,11 +152,21 @@ def clear_cache() -> None:
     _NAMED.clear()
     _NOISE.clear()
     _SHELL.clear()
+    _ARGS.clear()
+    _KIND.clear()
 
 
 def tokens(text: str) -> set[str]:
     """Every token of ``text`` (see the module docstring), the set mentions are looked up in."""
     return tokens_of([text])
+
+
+# Texts read together are joined by a blank line, so that one pass over the whole finds exactly what one
+# pass per text would: tokens, URLs and diff headers never span a line break, and an error line spans one
+# only after a bare ``error``/``FAILED`` word ending its line, where the blank line leaves that word alone
+# (too short to be an error line) instead of gluing the next text's first line to it. (A diff's headers
+# count only in a text that holds a diff: ``_extras`` reads those per text.)
+JOIN = "\n\n"
 
 
 # The tokenizer at C speed. Every ASCII character that cannot be in a token becomes a space (one
@@ -151,8 +186,9 @@ _RUN_REST = re.compile(r"[\w.~@+/-]*")
 _SEPARATE_UTF8 = bytes(c if c >= 0x80 or chr(c) in _TOKEN_CHARS else 0x20 for c in range(256))
 
 
-def _words(text: str) -> tuple[set[str], set[str]]:
-    """(the tokens of ``text``, the parts of its tokens); the empty string may be among them."""
+def _words(text: str) -> tuple[set[str], str]:
+    """(the tokens of ``text``, parts included, the empty string perhaps among them; a string that holds
+    each of them, one per line, or the text itself)."""
     if len(text) < _SHORT:
         whole = set(_TOKEN.findall(text))
     elif text.isascii():
@@ -162,23 +198,33 @@ def _words(text: str) -> tuple[set[str], set[str]]:
         whole = set(map(str.strip, filter(str.isascii, runs), repeat(_EDGES)))
         whole.update(_TOKEN.findall("\n".join(filterfalse(str.isascii, runs))))
     if "." not in text and "/" not in text:
-        return whole, set()
+        return whole, text
     # Every token split at its joins (one per line, the joins made spaces): a token without joins gives
     # itself, already in ``whole``. Cheaper than picking the joined ones out, a Python step per token.
-    return whole, set("\n".join(whole).replace(".", " ").replace("/", " ").split())
+    joined = "\n".join(whole)
+    whole.update(joined.replace(".", " ").replace("/", " ").split())
+    return whole, joined
 
 
-def _extras(text: str, lines: bool, links: bool) -> list[str]:
-    """What a text holds beside its tokens: the paths of a diff's headers, and (when asked) its URLs and error lines."""
+def _extras(text: str, lines: bool, links: bool, words: str | None = None, parts: Sequence[str] | None = None) -> list[str]:
+    """What a text holds beside its tokens: the paths of a diff's headers, and (when asked) its URLs and error lines.
+
+    ``words``, a string holding every token of the text, stands in for it where only a word is looked for:
+    an error line's words hold one of the hints, which are letters, so each lies inside a token. ``parts``
+    are the texts ``text`` joins (``JOIN``): a diff's headers count only in a text that holds a diff, which
+    a header line of another text must not borrow, so they are then read per part.
+    """
     out: list[str] = []
     if "+++ " in text or "diff --git" in text:
-        for groups in _DIFF_PATH.findall(text):
-            for g in groups:
-                if g:
-                    out += _TOKEN.findall(g)
+        for part in parts if parts is not None else (text,):
+            if "+++ " in part or "diff --git" in part:
+                for groups in _DIFF_PATH.findall(part):
+                    for g in groups:
+                        if g:
+                            out += _TOKEN.findall(g)
     if links and "://" in text:
         out += urls(text)
-    if lines and _has_error_hint(text):
+    if lines and _has_error_hint(words if words is not None else text):
         out += error_lines(text)
     return out
 
@@ -199,47 +245,177 @@ class Lookup:
     so the answer is exactly the token set's. A wanted string that is not one run of token characters can
     never be a token and is left out. The text's URLs and error lines are only looked for when some wanted
     string could be one.
+
+    The pass runs over the text's shadow (``_shadow``: one character for one, every character but an ASCII
+    letter, digit, ``_`` or ``~`` a space) looking for each string's shadow between two spaces. A token or
+    a part always lies between characters the shadow makes spaces (a separator, a join, a non-ASCII
+    character, the text's ends), so no occurrence that counts is missed, and occurrences inside a longer
+    word never come up. The automaton then starts every match at one node, the space, instead of at a
+    root with a child per first letter, which it would look through at every character. Most occurrences
+    are then settled by their two neighbours alone: a string that starts and ends with a word character
+    (or ``~``), between characters that cannot be in a token, is a whole run and so a token; one without
+    ``.`` or ``/`` is also a part between those joins; a join glued to a word character beyond it makes
+    the occurrence part of a longer piece. Only the rest walk out to the run's ends.
     """
 
-    __slots__ = ("wanted", "_single", "_lines", "_links", "_automaton")
+    __slots__ = ("wanted", "_single", "_lines", "_links", "_automaton", "_bare", "_how")
 
     def __init__(self, wanted: Iterable[str]) -> None:
         self.wanted = frozenset(wanted)
-        self._single = frozenset(w for w in self.wanted if _RUN.fullmatch(w))
-        self._links = any("://" in w for w in self.wanted)
+        self._single = frozenset(filter(_RUN.fullmatch, self.wanted))
+        # Joined by line breaks, which no "://" can straddle.
+        self._links = "://" in "\n".join(self.wanted)
         # Every error line matches _ERROR from its start (error_lines keeps only lines with a space).
-        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted)
+        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted - self._single)
         self._automaton: ahocorasick.Automaton | None = None
-        if self._single:
+        # Strings whose shadow is all spaces (non-ASCII digits, say) would match at every run of spaces:
+        # those few are searched for in the text itself.
+        self._bare: ahocorasick.Automaton | None = None
+        keys: dict[str, list[str]] = {}
+        # How each string's occurrences are settled: (ends, glued) of ``_neighbours``, and whether the
+        # string is its own shadow (a match is then the string itself).
+        self._how: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}
+        bare: list[str] = []
+        single = sorted(self._single)
+        # One shadow for all of them: the strings never hold a line break, which the shadow keeps.
+        shadows = _shadow_lines("\n".join(single)).split("\n") if single else []
+        for w, shadow in zip(single, shadows, strict=True):
+            if shadow.isspace():
+                bare.append(w)
+            else:
+                keys.setdefault(f" {shadow} ", []).append(w)
+                self._how[w] = (*_neighbours(w), shadow == w)
+        if keys:
             automaton = ahocorasick.Automaton()
-            for w in self._single:
-                automaton.add_word(w, w)
+            # A node looks its children up one by one, in the order they were added, and most of the pass is
+            # spent at the node after a space. So a second space comes first there (the path of a key that
+            # can never match, \x01 being no shadow's), then the likeliest first letters of a word.
+            automaton.add_word("  \x01", None)
+            for key in sorted(keys, key=lambda k: (_FIRST_LETTERS.find(k[1]) % 99, k)):
+                # Different strings can share a shadow (a.b and a-b): a tuple of them, each checked.
+                found = keys[key]
+                automaton.add_word(key, found[0] if len(found) == 1 else tuple(found))
             automaton.make_automaton()
             self._automaton = automaton
+        if bare:
+            automaton = ahocorasick.Automaton()
+            for w in bare:
+                automaton.add_word(w, w)
+            automaton.make_automaton()
+            self._bare = automaton
 
     def held(self, text: str) -> set[str]:
         found: set[str] = set()
+        size = len(text)
+        settle = _Run(text)
         if self._automaton is not None:
-            reverse: str | None = None
-            size = len(text)
-            for end, w in self._automaton.iter(text):
+            how = self._how
+            # The shadow is padded with a space at each end, so a match ending at ``end`` (its closing
+            # space) holds the string at text[end - 1 - len(w) : end - 1].
+            for end, w in self._automaton.iter(f" {_shadow(text)} "):
                 if w in found:
                     continue
-                start = end + 1 - len(w)
-                stop = _RUN_REST.match(text, end + 1).end()  # type: ignore[union-attr]
-                begin = start
-                if start and _RUN_REST.match(text, start - 1, start).end() == start:  # type: ignore[union-attr]
-                    # The run starts further left: found by matching the reversed text, in C.
-                    if reverse is None:
-                        reverse = text[::-1]
-                    begin = size - _RUN_REST.match(reverse, size - start).end()  # type: ignore[union-attr]
-                token = text[begin:stop].strip(_EDGES)
-                if token == w or (("." in token or "/" in token) and w in token.replace(".", " ").replace("/", " ").split()):
+                if w.__class__ is tuple:
+                    for one in w:
+                        if one not in found and settle.at(one, *how[one], end - 1):
+                            found.add(one)
+                    continue
+                ends, glued, plain = how[w]
+                # The commonest case inline: the string itself, between two separators.
+                stop = end - 1
+                start = stop - len(w)
+                if (plain or text.startswith(w, start)) and (
+                    ((text[start - 1] if start else " ") in ends and (text[stop] if stop < size else " ") in ends)
+                    or settle.at(w, ends, glued, True, stop)
+                ):
+                    found.add(w)
+        if self._bare is not None:
+            for end, w in self._bare.iter(text):
+                if w not in found and settle.holds(w, end + 1 - len(w), end + 1):
                     found.add(w)
         extras = _extras(text, self._lines, self._links)
         if extras:
             found.update(self.wanted.intersection(extras))
         return found
+
+
+class _Run:
+    """The tokenizer's rule applied to the one run of token characters around an occurrence in ``text``."""
+
+    __slots__ = ("text", "size", "_reverse")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.size = len(text)
+        self._reverse: str | None = None
+
+    def at(self, w: str, ends: frozenset[str], glued: frozenset[str], plain: bool, stop: int) -> bool:
+        """Whether the occurrence of ``w``'s shadow ending at ``stop`` is ``w``, and a token or a part (see ``Lookup``)."""
+        text = self.text
+        start = stop - len(w)
+        if not plain and not text.startswith(w, start):
+            return False
+        size = self.size
+        # The text's own edges count as a space.
+        left = text[start - 1] if start else " "
+        right = text[stop] if stop < size else " "
+        if left in ends and right in ends:
+            return True
+        if (left in glued and start > 1 and text[start - 2] in _WORD) or (right in glued and stop + 1 < size and text[stop + 1] in _WORD):
+            # Glued to more of its run: never that run's token, nor one of its parts.
+            return False
+        return self.holds(w, start, stop)
+
+    def holds(self, w: str, start: int, stop: int) -> bool:
+        """Whether ``w``, found at ``text[start:stop]``, is the token of the run around it or one of its parts."""
+        text = self.text
+        stop = _RUN_REST.match(text, stop).end()  # type: ignore[union-attr]
+        begin = start
+        if start and _RUN_REST.match(text, start - 1, start).end() == start:  # type: ignore[union-attr]
+            # The run starts further left: found by matching the reversed text, in C.
+            if self._reverse is None:
+                self._reverse = text[::-1]
+            begin = self.size - _RUN_REST.match(self._reverse, self.size - start).end()  # type: ignore[union-attr]
+        token = text[begin:stop].strip(_EDGES)
+        return token == w or (("." in token or "/" in token) and w in token.replace(".", " ").replace("/", " ").split())
+
+
+# ASCII characters that cannot be in a token (every other one can), and those with a part's joins; the
+# ASCII token characters that are not joins.
+_BREAKS = frozenset(chr(c) for c in range(128)) - _TOKEN_CHARS
+_PART_BREAKS = _BREAKS | {".", "/"}
+_WORD = _TOKEN_CHARS - set(_EDGES)
+# A text's shadow: ASCII word characters kept, every other character a space, one for one (a non-ASCII
+# character is first encoded as one "?").
+_SHADOW = bytes(c if chr(c) in _WORD else 0x20 for c in range(256))
+_SHADOW_LINES = bytes(c if chr(c) in _WORD or c == 0x0A else 0x20 for c in range(256))
+# Word-initial characters, commonest first (English and code); one missing sorts last.
+_FIRST_LETTERS = "stcpafdimrebhlnowugvk_1TSCDFPRAIMEBNLHOWGUVK0x2yjzq3456789XYZJQ~"
+
+
+def _shadow(text: str) -> str:
+    return text.encode("ascii", "replace").translate(_SHADOW).decode("ascii")
+
+
+def _shadow_lines(text: str) -> str:
+    """``_shadow`` with its line breaks kept."""
+    return text.encode("ascii", "replace").translate(_SHADOW_LINES).decode("ascii")
+
+
+def _neighbours(w: str) -> tuple[frozenset[str], frozenset[str]]:
+    """How an occurrence of ``w`` is settled by its neighbours alone (see ``Lookup``): (the neighbours that make
+    it a token or a part, the joins that glue it to more of its run when a word character lies beyond them)."""
+    if "." in w or "/" in w:
+        # Never a part: only the whole stripped run can be w.
+        glued = frozenset(_EDGES)
+        ends = _BREAKS
+    else:
+        glued = frozenset("-@+")
+        ends = _PART_BREAKS
+    if w[0] in _EDGES or w[-1] in _EDGES:
+        # Stripped from a run's ends, or a part such as ``-b`` of ``a.-b``: only the whole run can tell.
+        ends = frozenset()
+    return ends, glued
 
 
 def urls(text: str) -> list[str]:
@@ -249,12 +425,40 @@ def urls(text: str) -> list[str]:
 def error_lines(text: str) -> list[str]:
     """Lines that report an error: ``XError: ...`` (a traceback's last line), ``error: ...``, ``FAILED ...``."""
     out: list[str] = []
-    for line in _ERROR.findall(text):
+    for line in _error_matches(text):
         line = line.strip()[:MAX_LINE].rstrip()
         # "Error" alone, or a prose sentence that merely starts with the word, names nothing.
         if len(line) >= 8 and " " in line and (":" in line or line.startswith("FAILED")):
             out.append(line)
     return out
+
+
+def _error_matches(text: str) -> list[str]:
+    """``_ERROR.findall(text)``, the regex tried only at the starts of the lines that hold a hint.
+
+    Every match starts a line holding one of ``_ERROR_HINTS`` (each of its words holds one), and ends at the
+    end of a line, so trying those starts in order, past the end of the last match, finds the same matches
+    as the regex's own scan, which tries every position; ``str.find`` finds the hints at a fraction of that.
+    """
+    starts: set[int] = set()
+    for hint in _ERROR_HINTS:
+        at = text.find(hint)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            # One per line is enough.
+            at = text.find("\n", at)
+            if at < 0:
+                break
+            at = text.find(hint, at)
+    found: list[str] = []
+    end = 0
+    for start in sorted(starts):
+        if start >= end:
+            match = _ERROR.match(text, start)
+            if match is not None:
+                found.append(match.group(1))
+                end = match.end()
+    return found
 
 
 def error_line(text: str) -> str | None:
@@ -293,7 +497,9 @@ def is_multiword(mention: str) -> bool:
 
 _EXT_ALT = "|".join(sorted(_EXTENSIONS, key=lambda e: (-len(e), e)))
 _PATH_RE = (
-    rf"[\w~@+/.-]*[\w~-]\.(?i:{_EXT_ALT})"  # a file name with a known extension
+    # A file name with a known extension. An extension holds no dot, so only the last dot can start one:
+    # the lookahead spares the alternation's hundred tries at every other dot of a dotted name.
+    rf"[\w~@+/.-]*[\w~-]\.(?=[^.]*\Z)(?i:{_EXT_ALT})"
     r"|[^/]*/[^/]*/.*"  # two or more slashes
     # One slash between two plain words is prose ("client/server") more often than a folder.
     r"|(?=[^/]*/[^/]*$).*[._~\d-].*"
@@ -309,7 +515,8 @@ _NUMBER_RE = r"\d{5,}"
 _ID_RE = rf"{_UUID.pattern}|{_HEX.pattern}"
 # One C-level fullmatch per token decides whether it is worth naming; kind() asks the parts again. Prose
 # words (``the``, ``Let``) and small numbers, most tokens of a text, match no part: they fail at the start.
-_MENTION = re.compile(rf"(?![A-Z]?[a-z]*\Z|\d{{1,4}}\Z)(?=.{{3,{MAX_LINE}}}\Z)(?:{_PATH_RE}|{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE})", re.S)
+# A fullmatch holds whichever part matches, so the parts are tried cheapest first, the extensions last.
+_MENTION = re.compile(rf"(?![A-Z]?[a-z]*\Z|\d{{1,4}}\Z)(?=.{{3,{MAX_LINE}}}\Z)(?:{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE}|{_PATH_RE})", re.S)
 _IS_PATH = re.compile(_PATH_RE, re.S)
 _IS_IDENT = re.compile(_IDENT_RE)
 _IS_NUMBER = re.compile(_NUMBER_RE)
@@ -346,19 +553,31 @@ def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
     hit = _SHELL.get(command)
     if hit is None:
         toks = tokens(command)
-        found = classify(toks)
-        line = command_text(command)
-        if len(line) >= _MIN_CHARS:
-            found.add(line)
-        # Only the command line itself: a heredoc's body is text, already tokenized above.
-        for segment in _SEGMENT.split(command.split("<<", 1)[0]):
-            found.update(_shell_args(segment))
+        found = classify(toks) | shell_parts(command)
         if len(_SHELL) >= MAX_CACHED:
             _SHELL.clear()
         hit = _SHELL[command] = (frozenset(found), frozenset(toks))
     if raw is not None:
         raw |= hit[1]
     return set(hit[0])
+
+
+def shell_parts(command: str) -> set[str]:
+    """What a shell command names beside its tokens: its line (``command_text``) and its programs' file arguments."""
+    found: set[str] = set()
+    line = command_text(command)
+    if len(line) >= _MIN_CHARS:
+        found.add(line)
+    # Only the command line itself: a heredoc's body is text, its tokens the command's own.
+    head = command.split("<<", 1)[0]
+    args = _ARGS.get(head)
+    if args is None:
+        args = frozenset(a for segment in _SEGMENT.split(head) for a in _shell_args(segment))
+        if len(_ARGS) >= MAX_CACHED:
+            _ARGS.clear()
+        _ARGS[head] = args
+    found |= args
+    return found
 
 
 def _program(segment: str) -> str:
@@ -423,60 +642,124 @@ def tool_mentions(block: ToolUseBlock, raw: set[str] | None = None) -> set[str]:
 
 def mentions_of(texts: Sequence[str], calls: Iterable[ToolUseBlock], raw: set[str]) -> set[str]:
     """What a response names in ``texts`` (each as ``mentions`` reads it) and ``calls`` (each as
-    ``tool_mentions`` reads it) together. ``raw`` receives every unfiltered token.
+    ``tool_mentions`` reads it) together. ``raw`` receives every unfiltered token."""
+    ((named, toks),) = mentions_of_each([(texts, calls)])
+    raw |= toks
+    return named
 
-    All plain strings go through one tokenizer call and one classification: a response holds many short
-    strings, and a call per string (or per block) costs more than its tokens do. Tokens never span the
-    newline that joins them; the extras are looked for per string.
+
+def mentions_of_each(responses: Iterable[tuple[Sequence[str], Iterable[ToolUseBlock]]]) -> list[tuple[set[str], set[str]]]:
+    """``mentions_of`` of each response ``(texts, calls)``: (what it names, every token it holds).
+
+    A response's strings go through one tokenizer call (a response holds many short strings, and a call per
+    string costs more than its tokens do), and the tokens of all the responses through one classification:
+    classify is per token, so each response names exactly its own tokens worth naming, for one call per
+    transcript instead of one per response. A command without a heredoc is read on its own and kept as
+    ``shell_mentions`` keeps it, since retention asks that of the same command line: its second reading
+    costs nothing.
     """
-    found: set[str] = set()
-    strings = list(texts)
+    read: list[tuple[set[str], set[str]]] = []
+    fresh: dict[str, tuple[set[str], set[str]]] = {}
+    for texts, calls in responses:
+        strings = list(texts)
+        commands: list[str] = []
+        beside: set[str] = set()
+        for call in calls:
+            _input_texts(call.input, None, strings, commands, beside)
+        known: list[frozenset[str]] = []
+        for command in commands:
+            hit = _SHELL.get(command)
+            if hit is not None:
+                known.append(hit[1])
+                beside |= hit[0]
+            elif "<<" in command:
+                # Retention reads only the line before the heredoc: nothing to keep for it.
+                strings.append(command)
+                beside |= shell_parts(command)
+            else:
+                own = fresh.get(command)
+                if own is None:
+                    own = fresh[command] = (tokens(command), shell_parts(command))
+                known.append(own[0])  # type: ignore[arg-type]
+                beside |= own[1]
+        toks = tokens_of(strings) if strings else set()
+        toks.update(*known)
+        read.append((toks, beside))
+    named = classify(set().union(*(toks for toks, _ in read)))
+    for command, (toks, parts) in fresh.items():
+        if len(_SHELL) >= MAX_CACHED:
+            _SHELL.clear()
+        _SHELL[command] = (frozenset(named.intersection(toks).union(parts)), frozenset(toks))
+    return [(named.intersection(toks).union(beside), toks) for toks, beside in read]
+
+
+def call_texts(calls: Iterable[ToolUseBlock]) -> tuple[list[str], set[str]]:
+    """(every string of the calls' inputs, commands included; what the calls name beside those strings' tokens).
+
+    Beside its tokens a call names its path keys' tokens and what ``shell_parts`` reads in its commands, so
+    the wanted strings a call holds are the wanted tokens of its strings and the wanted ones of ``beside``:
+    found by looking them up, without tokenizing the call.
+    """
+    strings: list[str] = []
+    commands: list[str] = []
+    beside: set[str] = set()
     for call in calls:
-        _input_mentions(call.input, None, found, raw, strings)
-    if strings:
-        toks = tokens_of(strings)
-        raw |= toks
-        found |= classify(toks)
-    return found
+        _input_texts(call.input, None, strings, commands, beside)
+    for command in commands:
+        beside |= shell_parts(command)
+    return strings + commands, beside
 
 
-def tokens_of(texts: list[str]) -> set[str]:
-    """Every token of ``texts`` (``tokens`` of each, united): tokens never span the newline that joins them."""
-    found, parts = _words("\n".join(texts))
-    found |= parts
-    for text in texts:
-        found.update(_extras(text, True, True))
+def tokens_of(texts: Sequence[str]) -> set[str]:
+    """Every token of ``texts`` (``tokens`` of each, united), read in one pass over the texts joined by ``JOIN``."""
+    text = JOIN.join(texts)
+    found, words = _words(text)
+    found.update(_extras(text, True, True, words, texts))
     found.discard("")
     return found
 
 
-def _input_mentions(value: object, key: str | None, found: set[str], raw: set[str], texts: list[str]) -> None:
+def _input_texts(value: object, key: str | None, strings: list[str], commands: list[str], beside: set[str]) -> None:
     if isinstance(value, str):
         if key in COMMAND_KEYS:
-            found |= shell_mentions(value, raw)
+            commands.append(value)
             return
-        texts.append(value)
+        strings.append(value)
         if key in PATH_KEYS:
-            found.update(t for t in _TOKEN.findall(value) if len(t) >= 3)
+            beside.update(t for t in _TOKEN.findall(value) if len(t) >= 3)
     elif isinstance(value, dict):
         for k, v in value.items():
-            _input_mentions(v, str(k), found, raw, texts)
+            # A string value, the commonest, is read here: a call less per string.
+            if isinstance(v, str) and k not in COMMAND_KEYS and k not in PATH_KEYS and isinstance(k, str):
+                strings.append(v)
+            else:
+                _input_texts(v, str(k), strings, commands, beside)
     elif isinstance(value, (bool, int, float)) or value is None:
         # Flags and counts (replace_all, limit, timeout) name nothing; asked first, as the ABC check is slow.
         return
     elif isinstance(value, (list, tuple)):
         if key in COMMAND_KEYS and value and all(isinstance(v, str) for v in value):
-            found |= shell_mentions(shlex.join(value), raw)
+            commands.append(shlex.join(value))
             return
         for v in value:
-            _input_mentions(v, key, found, raw, texts)
+            _input_texts(v, key, strings, commands, beside)
     elif isinstance(value, Mapping):
         for k, v in value.items():
-            _input_mentions(v, str(k), found, raw, texts)
+            _input_texts(v, str(k), strings, commands, beside)
 
 
 def kind(mention: str) -> str:
     """What a mention is, from its text: one of ``KINDS``."""
+    # Memoized: a replay's rows list the same lost mentions again and again.
+    found = _KIND.get(mention)
+    if found is None:
+        if len(_KIND) >= MAX_CACHED:
+            _KIND.clear()
+        found = _KIND[mention] = _kind(mention)
+    return found
+
+
+def _kind(mention: str) -> str:
     if "://" in mention:
         return "url"
     if " " in mention:

@@ -31,8 +31,12 @@ responses name, and where each mention occurs in its raw history, depend on
 the transcript alone: a ``History`` holds them, built on the first replay of
 those messages and shared by every later one (a compare's configs, a sweep's
 trials, a slider's moves; ``History.of`` keeps the last few). Building it
-scans every assistant message whole and looks up only the wanted tokens of
-every other message (``mentions.Lookup``), once per text. Per replay, only
+reads every assistant message once, its texts and its calls' strings in one
+tokenizer call, and classifies the transcript's tokens in one call
+(``mentions.mentions_of_each``); everything else (thinking, results, a user's
+texts) is looked up for the wanted tokens only (``mentions.Lookup``), once
+per text. A first replay pays for the build: it is most of recall's cost
+there (the bench's "lone first replay" figure). Per replay, only
 the messages a stage wrote (stubs, summaries) are looked up, and the
 context's hits are a multiset kept over the prefix two successive contexts
 share (``incremental=False`` recomputes the union from scratch every
@@ -43,7 +47,7 @@ the histories and the mention memos (the bench's "first replay" figure).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -52,7 +56,7 @@ from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
 from ..errors import StoreError
-from .mentions import Lookup, is_multiword, kind, mentions_of, tokens_of
+from .mentions import Lookup, call_texts, kind, mentions_of, mentions_of_each, tokens_of
 from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row
 from .support import ByIdentity
@@ -70,8 +74,8 @@ MAX_TEXTS = 50_000
 _HISTORIES: SharedLRU[History] = SharedLRU(MAX_HISTORIES)
 
 
-def scan(message: Message) -> tuple[set[str], set[str]]:
-    """(what the message names as a response: text and tool calls, not thinking; every token it holds)."""
+def _blocks(message: Message) -> tuple[list[str], list[str], list[ToolUseBlock]]:
+    """(what a message says as a response: an assistant's texts; what else it holds: results, thinking, a user's texts; its calls)."""
     said: list[str] = []
     other: list[str] = []
     calls: list[ToolUseBlock] = []
@@ -85,6 +89,12 @@ def scan(message: Message) -> tuple[set[str], set[str]]:
             other.append(b.thinking)
         elif isinstance(b, ToolUseBlock):
             calls.append(b)
+    return said, other, calls
+
+
+def scan(message: Message) -> tuple[set[str], set[str]]:
+    """(what the message names as a response: text and tool calls, not thinking; every token it holds)."""
+    said, other, calls = _blocks(message)
     # Per message, not per block: one tokenizer call for what it says, one for the rest.
     held: set[str] = tokens_of(other) if other else set()
     named = mentions_of(said, calls, held) if said or calls else set()
@@ -153,43 +163,56 @@ class History:
 
     def __init__(self, raw: Sequence[Message]) -> None:
         self.raw: tuple[Message, ...] = tuple(raw)
-        # Every mention any response names: the only strings worth indexing anywhere. Each assistant
-        # message is scanned once: what it names, and what it holds.
-        self.responses: list[frozenset[str]] = []
-        held: list[set[str] | None] = []
-        for m in self.raw:
+        # Each response is read once (``mentions_of_each``: the transcript's tokens classified at once): what
+        # it names, and every token it holds beside its thinking.
+        said: list[tuple[int, list[str]]] = []
+        read: list[tuple[Sequence[str], Sequence[ToolUseBlock]]] = []
+        for i, m in enumerate(self.raw):
             if m.role == "assistant":
-                named, toks = scan(m)
-                self.responses.append(frozenset(named))
-                held.append(toks)
-            else:
-                self.responses.append(frozenset())
-                held.append(None)
+                texts, other, calls = _blocks(m)
+                said.append((i, other))
+                read.append((texts, calls))
+        named = mentions_of_each(read)
+        # Every mention any response names: the only strings worth indexing anywhere.
+        self.responses: list[frozenset[str]] = [frozenset()] * len(self.raw)
+        for (i, _), (names, _) in zip(said, named, strict=True):
+            self.responses[i] = frozenset(names)
         self.wanted: frozenset[str] = frozenset().union(*self.responses)
         self.lookup = Lookup(self.wanted)
-        self.multiword = sorted(w for w in self.wanted if is_multiword(w))
+        self.multiword = sorted(w for w in self.wanted if " " in w or "://" in w)  # is_multiword, inline
         self._texts: dict[str, frozenset[str]] = {}
-        self._hits: ByIdentity[frozenset[str]] = ByIdentity()
+        # By the raw messages' identities: ``raw`` keeps each alive, so no other object can have its id.
+        self._hits: dict[int, frozenset[str]] = {}
+        hits = self._hits
+        # What a response holds is what it names, its wanted tokens, and the wanted tokens of its thinking
+        # (looked up, never tokenized: they name nothing).
+        for (i, other), (names, toks) in zip(said, named, strict=True):
+            hit = self.wanted.intersection(toks).union(names)
+            for text in other:
+                hit |= self.text_hits(text)
+            hits.setdefault(id(self.raw[i]), hit)
         # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p"
-        # are one bisect each.
-        self.occurs: dict[str, list[int]] = {}
-        for i, (m, own) in enumerate(zip(self.raw, held, strict=True)):
-            hit = self._hits.get(m)
-            if hit is None:
-                hit = self._hits.put(m, frozenset(self.wanted.intersection(own)) if own is not None else self.compute_hits(m))
-            for x in hit:
-                self.occurs.setdefault(x, []).append(i)
+        # are one lookup and one bisect.
+        occurs: defaultdict[str, list[int]] = defaultdict(list)
+        for i, m in enumerate(self.raw):
+            known = hits.get(id(m))
+            if known is None:
+                known = hits[id(m)] = self.compute_hits(m)
+            for x in known:
+                occurs[x].append(i)
+        self.occurs: dict[str, list[int]] = dict(occurs)
+        self._first = {x: occ[0] for x, occ in self.occurs.items()}
         lead = self.raw[: system_prompt_length(self.raw)]
         self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
 
     def raw_hits(self, message: Message) -> frozenset[str] | None:
         """The wanted mentions a message of this raw history holds; None for any other message object."""
-        return self._hits.get(message)
+        return self._hits.get(id(message))
 
     def hits(self, message: Message) -> frozenset[str]:
         """The wanted mentions any message holds: cached for the raw history's own messages."""
-        hit = self._hits.get(message)
+        hit = self._hits.get(id(message))
         return hit if hit is not None else self.compute_hits(message)
 
     def compute_hits(self, message: Message) -> frozenset[str]:
@@ -201,18 +224,26 @@ class History:
         return frozenset(found)
 
     def _wanted_in(self, message: Message) -> set[str]:
-        # What ``scan`` would say, without building the message's token set: a message that calls no tool
-        # names nothing beyond the tokens of its texts, so only the wanted ones are looked for.
-        if message.role == "assistant" or any(isinstance(b, ToolUseBlock) for b in message.content):
-            return set(self.wanted.intersection(scan(message)[1]))
+        # What ``scan`` would say, without building the message's token set: only the wanted tokens of its
+        # texts are looked for, and of its calls' strings, plus the wanted ones among what its calls name
+        # beside their tokens (a command line, a shell argument).
         found: set[str] = set()
+        calls: list[ToolUseBlock] = []
         for b in message.content:
-            if isinstance(b, TextBlock):
-                found |= self.text_hits(b.text)
-            elif isinstance(b, ToolResultBlock):
+            if isinstance(b, ToolResultBlock):
                 found |= self.text_hits(b.content)
+            elif isinstance(b, TextBlock):
+                found |= self.text_hits(b.text)
             elif isinstance(b, ThinkingBlock):
                 found |= self.text_hits(b.thinking)
+            elif isinstance(b, ToolUseBlock):
+                calls.append(b)
+        if calls:
+            strings, beside = call_texts(calls)
+            # Each string on its own: a text's diff headers count only with its own diff (see mentions.JOIN).
+            for text in strings:
+                found |= self.text_hits(text)
+            found |= self.wanted.intersection(beside)
         return found
 
     def text_hits(self, text: str) -> frozenset[str]:
@@ -230,8 +261,7 @@ class History:
         return set().union(*self.responses[point:end])
 
     def seen_before(self, mention: str, point: int) -> bool:
-        occ = self.occurs.get(mention)
-        return occ is not None and occ[0] < point
+        return self._first.get(mention, point) < point
 
     def last_before(self, mention: str, point: int) -> int:
         """The last position before ``point`` holding a mention ``seen_before`` it."""

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ToolUseBlock
 from lab.replayer.mentions import (
+    MAX_LINE,
     Lookup,
+    call_texts,
+    classify,
     clear_cache,
     command_text,
     error_line,
@@ -19,12 +22,27 @@ from lab.replayer.mentions import (
     exit_code,
     kind,
     mentions,
+    mentions_of,
+    mentions_of_each,
     shell_mentions,
     tokens,
+    tokens_of,
     tool_mentions,
     urls,
 )
-from lab.replayer.mentions import _ERROR_HINTS, _PLAIN_WORDS
+from lab.replayer.mentions import (
+    _ERROR,
+    _ERROR_HINTS,
+    _EXT_ALT,
+    _ID_RE,
+    _IDENT_RE,
+    _IS_PATH,
+    _MENTION,
+    _NUMBER_RE,
+    _PLAIN_WORDS,
+    _STOPWORDS,
+    _error_matches,
+)
 
 
 def _bash(command: str) -> ToolUseBlock:
@@ -233,3 +251,121 @@ def test_extraction_never_raises_and_is_deterministic(text: str) -> None:
     assert mentions(text) <= tokens(text)
     for m in first[1]:
         assert kind(m) in ("path", "identifier", "error", "url", "command", "id", "number")
+
+
+# --- the fast paths equal what they stand in for ---------------------------------------------------
+
+# The classifier as it was before its parts were reordered and the extension test confined to the last
+# dot: the same language, so the same answer for every token.
+_OLD_PATH = (
+    rf"[\w~@+/.-]*[\w~-]\.(?i:{_EXT_ALT})"
+    r"|[^/]*/[^/]*/.*"
+    r"|(?=[^/]*/[^/]*$).*[._~\d-].*"
+)
+_OLD_MENTION = re.compile(rf"(?![A-Z]?[a-z]*\Z|\d{{1,4}}\Z)(?=.{{3,{MAX_LINE}}}\Z)(?:{_OLD_PATH}|{_IDENT_RE}|{_NUMBER_RE}|{_ID_RE})", re.S)
+_token_piece = st.sampled_from(
+    list("abfXYZ_019./-~@+: \nſKé١") + [".py", ".PY", ".Json", ".tsx", "src/", "a.b.c", "__init__", "deadbeef12", "12345",
+                                      "CamelCase", "snake_case", "1.2.840", ".d.ts", "ſh", ".ſh", "e.g"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_token_piece, max_size=12).map("".join))
+def test_the_classifier_says_what_the_old_one_said(token: str) -> None:
+    assert bool(_MENTION.fullmatch(token)) == bool(_OLD_MENTION.fullmatch(token))
+    assert bool(_IS_PATH.fullmatch(token)) == bool(re.fullmatch(_OLD_PATH, token, re.S))
+    clear_cache()
+    assert classify({token}) == ({token} if (_OLD_MENTION.fullmatch(token) or " " in token or "://" in token) and token not in _STOPWORDS else set())
+
+
+_line_piece = st.sampled_from(list("aE: \n\t>|_.") + ["Error", "error", "FAILED", "FAIL", "fatal", "ERROR", "Exit", "Warning", "ValueError: x y",
+                                                       "rror", "xception", "Interrupt", "ailure", "ATAL", "\n\n", "  > "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_line_piece, max_size=40).map("".join))
+def test_error_lines_found_from_their_hints_are_the_regex_scans(text: str) -> None:
+    assert _error_matches(text) == _ERROR.findall(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_any_text, max_size=5), st.data())
+def test_texts_read_together_hold_what_each_holds(texts: list[str], data: st.DataObject) -> None:
+    # JOIN keeps an error word ending one text from taking the next text's first line, and a diff header
+    # counts only beside its own text's diff.
+    texts = [*data.draw(st.permutations([*texts, "FAILED", "tail words: here", "error", "x", "--- a/x.py", "a +++ b"]))]
+    each = set().union(*(tokens(t) for t in texts))
+    assert tokens_of(texts) == each
+    assert "x.py" not in each and "FAILED\ntail words: here" not in each
+    assert tokens_of(["+++ b/a.py\n--- a/x.py"]) >= {"a.py", "x.py"}
+
+
+def test_strings_that_share_a_shadow_or_have_none_are_each_checked() -> None:
+    text = "see a-b, not a.c; an id ١٢٣٤٥٦ and x.-b then q.r"
+    wanted = {"a.b", "a-b", "a.c", "a-c", "١٢٣٤٥٦", "١٢٣٤٥", "-b", "q.r", "q-r"}
+    assert Lookup(wanted).held(text) == wanted & tokens(text) == {"a-b", "a.c", "١٢٣٤٥٦", "-b", "q.r"}
+
+
+_call = st.sampled_from([
+    {"command": "cat a/b.py && grep -rn foo_bar src/"},
+    {"command": "cat > fix.py << 'EOF'\nfrom app.models import load_config\nEOF"},
+    {"command": ["python", "-m", "pytest", "tests/test_x.py::test_y"]},
+    {"file_path": "/repo/src/app.py", "old_string": "def load_config():", "new_string": "def load_config(path):"},
+    {"todos": [{"content": "Fix AutoFieldMeta.__subclasscheck__", "status": "pending"}], "limit": 3, "flag": True},
+    {"cmd": "sed -n 1,20p x.py", "path": "lab/x.py"},
+])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(_any_text, max_size=2), st.lists(_call, max_size=3)), max_size=4), st.booleans())
+def test_responses_read_together_name_what_each_names(responses: list[tuple[list[str], list[dict]]], warm: bool) -> None:
+    clear_cache()
+    if warm:
+        # Commands already kept by shell_mentions (as retention leaves them) are read from that memo.
+        shell_mentions("cat a/b.py && grep -rn foo_bar src/")
+    read = [(texts, [ToolUseBlock(id=f"c{i}", name="t", input=inp) for i, inp in enumerate(calls)]) for texts, calls in responses]
+    together = mentions_of_each(read)
+    clear_cache()
+    alone = []
+    for texts, calls in read:
+        raw: set[str] = set()
+        alone.append((mentions_of(texts, calls, raw), raw))
+    assert together == alone
+    # And each is what reading every string of it on its own says.
+    for (named, raw), (texts, calls) in zip(together, read, strict=True):
+        held: set[str] = set().union(*(tokens(t) for t in texts))
+        says = set().union(*(classify(tokens(t)) for t in texts))
+        for call in calls:
+            _read_alone(call.input, None, says, held)
+        assert (named, raw) == (says, held)
+    # What a call names beside its strings' tokens, and those strings, are what tool_mentions reads.
+    for _, calls in read:
+        strings, beside = call_texts(calls)
+        raw = set()
+        assert tool_mentions_all(calls, raw) == (classify(tokens_of(strings)) | beside if strings else beside)
+        assert raw == (tokens_of(strings) if strings else set())
+
+
+def _read_alone(value: object, key: str | None, says: set[str], held: set[str]) -> None:
+    # What a call's input names, string by string, spelled as plainly as possible.
+    if isinstance(value, str):
+        if key in ("command", "cmd"):
+            says |= shell_mentions(value, held)
+            return
+        held |= tokens(value)
+        says |= classify(tokens(value))
+        if key in ("file_path", "path", "filename", "file", "notebook_path", "target_file", "absolute_path"):
+            says |= {t for t in re.findall(r"[\w~](?:[\w.~@+/-]*[\w~])?", value) if len(t) >= 3}
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _read_alone(v, str(k), says, held)
+    elif isinstance(value, list):
+        if key in ("command", "cmd") and value and all(isinstance(v, str) for v in value):
+            says |= shell_mentions(shlex.join(value), held)
+            return
+        for v in value:
+            _read_alone(v, key, says, held)
+
+
+def tool_mentions_all(calls: list[ToolUseBlock], raw: set[str]) -> set[str]:
+    return set().union(*(tool_mentions(c, raw) for c in calls))

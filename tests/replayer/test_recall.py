@@ -249,3 +249,52 @@ def test_a_messages_scan_is_the_union_of_its_blocks(parts: list[tuple[str, str]]
     held |= named
     message = Message(id="m", role=role, content=blocks)  # type: ignore[arg-type]
     assert scan(message) == (named, held)
+
+
+# --- a history built in one pass says what scanning each message says -----------------------------
+
+_block = st.tuples(st.sampled_from(["text", "thinking", "call", "shell", "heredoc", "result"]), _blob)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["assistant", "user"]), st.lists(_block, min_size=1, max_size=4), st.booleans()), max_size=8))
+def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, list[tuple[str, str]], bool]]) -> None:
+    from lab.core.messages import ToolUseBlock
+    from lab.replayer.recall import History, _text, clear_cache
+
+    raw: list[Message] = [system("You are an agent. Keep src/app.py tidy.")]
+    for i, (role, parts, summary) in enumerate(spec):
+        blocks: list = []
+        for j, (kind, text) in enumerate(parts):
+            if kind == "text":
+                blocks.append(TextBlock(text=text))
+            elif kind == "thinking":
+                blocks.append(ThinkingBlock(thinking=text))
+            elif kind == "result":
+                blocks.append(ToolResultBlock(tool_use_id=f"t{i}_{j}", content=text))
+            else:
+                command = f"cat > x.py << 'EOF'\n{text}\nEOF" if kind == "heredoc" else text
+                blocks.append(ToolUseBlock(id=f"t{i}_{j}", name="Bash" if kind != "call" else "Edit",
+                                           input={"command": command} if kind != "call" else {"file_path": "src/app.py", "new_string": text}))
+        raw.append(Message(id=f"m{i}", role=role, content=tuple(blocks), tag="summary" if summary and role == "user" else None))  # type: ignore[arg-type]
+    raw.append(raw[-1])  # the same message object twice
+    clear_cache()
+    history = History(raw)
+    named = [frozenset(scan(m)[0]) if m.role == "assistant" else frozenset() for m in raw]
+    assert history.responses == named and history.wanted == frozenset().union(*named)
+
+    def expected(m: Message) -> frozenset[str]:
+        found = history.wanted & scan(m)[1]
+        if m.role != "assistant" and m.tag == "summary":
+            found |= {w for w in history.wanted if (" " in w or "://" in w) and w in _text(m)}
+        return frozenset(found)
+
+    for i, m in enumerate(raw):
+        assert history.hits(m) == history.raw_hits(m) == expected(m), i
+        # A stage's copy is looked up afresh, to the same answer.
+        copy = m.model_copy()
+        assert history.raw_hits(copy) is None and history.hits(copy) == expected(m), i
+    assert history.occurs == {x: [i for i, m in enumerate(raw) if x in expected(m)] for x in history.wanted if any(x in expected(m) for m in raw)}
+    for x in history.wanted:
+        for point in range(len(raw) + 1):
+            assert history.seen_before(x, point) == any(x in expected(m) for m in raw[:point])
