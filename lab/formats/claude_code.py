@@ -45,12 +45,15 @@ messages, ``claude_code_thread`` merges the entries of one thread,
 ``claude_code_chain`` follows the uuid tree, ``claude_code_content`` handles
 blocks and harness text, ``claude_code_entry`` is the Struct of the fields an
 entry is read for. Entries are streamed, each line decoded straight into that
-Struct (the fields nothing reads are skipped unbuilt; a line it cannot take is
+Struct (the fields nothing reads are skipped unbuilt, the common content blocks
+decoded into Parts the block models are built from; a line it cannot take is
 read as a dict and made into the same ``Entry``), and an import runs with the
 garbage collector paused (``jsonio.gc_paused``); ``python -m lab bench`` prints
-what it costs against ``json.loads`` of the same lines. A JSONL session still
-being written, its last line cut off mid-record, imports up to that line with
-a warning.
+what it costs against ``json.loads`` of the same lines. The first pass looks no
+uuid up line by line (``EntryImporter``'s ``optimistic``): a file in which a uuid
+repeats, which it notices at the end, is read again with that check. A JSONL
+session still being written, its last line cut off mid-record, imports up to
+that line with a warning.
 """
 
 from __future__ import annotations
@@ -112,16 +115,20 @@ def _jsonl(path: Path) -> Feed:
         # the file again, so each pass's notes get the warning of a cut-off last line.
         add = importer.add
         for line_no, entry in iter_jsonl_as(path, Entry, notes=importer.notes):
-            add(entry, f"line {line_no}")
+            add(entry, line_no)
 
     return feed
 
 
 def _import(feed: Feed, file: str) -> Transcript:
-    """Read the entries once, and again when the chain drops or reorders some."""
+    """Read the entries once, and again when a uuid repeats, or when the chain drops or reorders some."""
     with gc_paused():
-        first = EntryImporter(file)
+        first = EntryImporter(file, optimistic=True)
         feed(first)
+        if first.repeated_uuids():
+            # The optimistic pass let a repeated uuid through: read again, skipping repeats line by line.
+            first = EntryImporter(file)
+            feed(first)
         plan = first.chain_plan()
         if not plan.needed:
             return first.finish(plan)

@@ -16,6 +16,10 @@ kinds it reads, so what the model saw stays in the history:
   media type and decoded size, or the document's own text. Their base64 never
   reaches a transcript.
 
+``result_text`` is the text a ``tool_result`` block's content becomes, after
+that rewriting, whatever its shape: what the importer makes of the content of
+a block it builds straight from its decoded Part.
+
 ``harness_text`` tells the user entries Claude Code writes itself (local
 command caveats and output, ``!`` shell input and output, system reminders,
 task notifications, interruption notices) from the user's own words; the
@@ -37,11 +41,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from .anthropic_blocks import base64_size
+from ..core.messages import Block, ImageBlock, TextBlock
+from .anthropic_blocks import base64_size, tool_result_text
 
-__all__ = ["native_content", "harness_text"]
+__all__ = ["native_content", "harness_text", "result_text"]
 
 # Kinds ``block_dicts`` reads as they are.
 _NATIVE = frozenset({"text", "thinking", "tool_use", "tool_result", "image"})
@@ -180,14 +186,20 @@ def native_content(content: Any) -> Any:
     return content
 
 
-def harness_text(blocks: list[dict[str, Any]]) -> bool:
+def result_text(content: Any) -> str:
+    """A tool_result's content (text, a list of parts, anything) as the text ``block_dicts`` gives after ``native_content``."""
+    if type(content) is str:
+        return content
+    # native_content's rewrite of the parts, which leaves every other kind as it is.
+    return tool_result_text([_part(p) for p in content] if type(content) is list else content)
+
+
+def harness_text(blocks: Sequence[Block]) -> bool:
     """Whether a user message's blocks are text Claude Code wrote, not the user (see the module doc)."""
-    texts = [b["text"] for b in blocks if b["type"] == "text"]
-    if not texts or len(texts) != sum(1 for b in blocks if b["type"] != "image"):
+    texts = [b.text for b in blocks if type(b) is TextBlock]
+    if not texts or len(texts) != sum(1 for b in blocks if type(b) is not ImageBlock):
         return False
     for text in texts:
-        if not isinstance(text, str):
-            return False
         head = text.lstrip()
         if not head.startswith(_HARNESS_PREFIXES):
             return False

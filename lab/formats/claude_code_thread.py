@@ -5,31 +5,38 @@ API message id, and may write the tool results between them (``A(use1)
 U(result1) A(use2) U(result2)``). ``ThreadRows`` merges the entries of one API
 message back into one assistant message, and the tool-result entries that
 answer it into one user message, which is what the API saw. A message is
-assembled as the dict of its ``Message`` fields (a row) and handed on as soon
-as no later entry can change it.
+assembled as the dict of its ``Message`` fields (a row), its content the list
+of its block models (each built once, when its entry is read), and built into
+its ``Message`` soon after no later entry can change it.
 
-``ToolIds`` collects the tool ids of a thread's final messages, to flag what
-``tool_pairs`` would: results that answer nothing, calls nobody answered.
+``ToolIds`` collects the tool ids of a thread's messages, in message order, to
+flag what ``tool_pairs`` would: results that answer nothing, calls nobody
+answered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from ..core.messages import Boundary, ImportNotes, MessageTag
+from ..core.messages import Block, Boundary, ImportNotes, MessageTag, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["Blocks", "Row", "SUBAGENT_TOOLS", "ThreadRows", "ToolIds", "all_results", "parse_ts"]
 
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 
-Blocks = list[dict[str, Any]]
-# A message being assembled: the dict of its ``Message`` fields. Until it is validated,
-# ``timestamp`` holds the entry's raw value and ``usage`` the raw API usage object (only the first
-# timestamp and the last usage of a merged message count), and ``id`` may collide with another's.
+Blocks = list[Block]
+# A message being assembled: the dict of its ``Message`` fields. Until it is built, ``content`` is
+# a list, ``timestamp`` holds the entry's raw value and ``usage`` the entry's ``UsageCounts`` (only
+# the first timestamp and the last usage of a merged message count), and ``id`` may collide with another's.
 Row = dict[str, Any]
+# Final rows built at a time: few enough that their values are still in the CPU's caches, enough
+# that the call per batch is paid rarely.
+_BATCH = 32
+# The boundary marker's text block, built as validation builds it from its field dict.
+_text_block = TextBlock.trusted_builder("type", "text")
 
 
 def _row(role: str, blocks: Blocks, entry_id: str, ts: Any, *, usage: Any = None, tag: MessageTag | None = None, boundary: Boundary | None = None) -> Row:
@@ -38,7 +45,7 @@ def _row(role: str, blocks: Blocks, entry_id: str, ts: Any, *, usage: Any = None
 
 def all_results(blocks: Blocks) -> bool:
     for b in blocks:
-        if b["type"] != "tool_result":
+        if type(b) is not ToolResultBlock:
             return False
     return bool(blocks)
 
@@ -58,18 +65,78 @@ def parse_ts(value: Any) -> datetime | None:
         return None
 
 
+class ToolIds:
+    """Tool ids of one thread's messages, in message order, to flag what ``tool_pairs`` would.
+
+    The importer appends the ids of each entry's blocks as it reads them (the values are in
+    the CPU's caches then; read back from the built blocks, they missed it on nearly every
+    block), repeats and all. Entry order is message order but for one case: an assistant entry
+    merged back across tool results that holds a tool_result itself; ``ThreadRows`` then clears
+    ``ordered``, and the ids are read from the messages.
+
+    ``flag`` deduplicates them at the end (``dict.fromkeys`` keeps each id's first sighting, as
+    ``tool_pairs`` reads them), unless there is nothing to flag, which the ids seen so far tell
+    cheaply: every result answered a call still open when it came (``clean``) and no call is left
+    open. Then every result id is a call's and every call id a result's, whatever the order, and
+    the session's ids, cold by the end of a large import, are not read again.
+    """
+
+    def __init__(self) -> None:
+        self.uses: list[str] = []
+        self.results: list[str] = []
+        # (prompt, tool_use id) of subagent calls, in order.
+        self.prompts: list[tuple[str, str]] = []
+        self.ordered = True
+        # Calls no result has answered yet (a handful at a time), and whether every result so far answered one.
+        self.open: dict[str, None] = {}
+        self.clean = True
+
+    def scan(self, blocks: Sequence[Block]) -> None:
+        """Append the tool ids of built blocks (the importer's general reader, and messages read back)."""
+        for b in blocks:
+            if isinstance(b, ToolUseBlock):
+                self.uses.append(b.id)
+                self.open[b.id] = None
+                if b.name in SUBAGENT_TOOLS and isinstance(b.input.get("prompt"), str):
+                    self.prompts.append((b.input["prompt"].strip(), b.id))
+            elif isinstance(b, ToolResultBlock):
+                self.results.append(b.tool_use_id)
+                if self.open.pop(b.tool_use_id, False) is not None:
+                    self.clean = False
+
+    def flag(self, notes: ImportNotes, label: str) -> None:
+        if self.clean and not self.open:
+            return
+        # The first sighting of an id decides its place in either list, as in tool_pairs.
+        uses = dict.fromkeys(self.uses)
+        results = dict.fromkeys(self.results)
+        orphans = [i for i in results if i not in uses]
+        notes.orphan_tool_results.extend(orphans)
+        notes.unanswered_tool_uses.extend(i for i in uses if i not in results)
+        if orphans:
+            notes.warnings.append(f"{label}: {len(orphans)} tool result(s) answer no tool_use in the file")
+
+
 @dataclass
 class ThreadRows:
+    """The rows of one thread, in conversation order, handed on as they become final."""
+
     # Rows a later entry may still change: the last row that is not plain tool results, and the
     # plain tool-result row after it (a later assistant entry of the same API message merges
-    # across it). Every earlier row is final and has gone to ``sink``.
+    # across it). Every earlier row is final: in ``done``, or built into ``messages`` already.
     open_rows: list[Row] = field(default_factory=list)
     # One per open row: the API message id of an assistant row, True for a plain user row of tool
     # results only (only ever extended with more results, so it stays one), None for anything else.
     links: list[str | bool | None] = field(default_factory=list)
-    # Final rows of a thread whose messages are built at the end (sidechains).
+    # Final rows not built yet.
     done: list[Row] = field(default_factory=list)
-    sink: Callable[[Row], None] | None = None
+    # The thread's messages, built from its final rows by ``build(messages, rows)`` a batch at a time
+    # as they become final: while their values are still in the CPU's caches, which was measurably
+    # cheaper than building them at the end. Without ``build``, the final rows stay in ``done``.
+    messages: list[Any] = field(default_factory=list)
+    build: Callable[[list[Any], list[Row]], object] | None = None
+    # The tool ids of the thread's blocks, appended by the importer as it reads them.
+    ids: ToolIds = field(default_factory=ToolIds)
     rows_made: int = 0
     root_text: str | None = None
     agent_id: str | None = None
@@ -85,34 +152,62 @@ class ThreadRows:
 
     def close(self) -> None:
         """Hand every open row on as final."""
-        sink = self.sink or self.done.append
-        for row in self.open_rows:
-            sink(row)
+        done = self.done
+        done.extend(self.open_rows)
         self.open_rows.clear()
         self.links.clear()
+        if self.build is not None and len(done) >= _BATCH:
+            self.flush()
 
-    def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: Any, usage: dict[str, Any] | None) -> None:
+    def flush(self) -> None:
+        """Build the final rows into ``messages`` (``close`` does, a batch at a time)."""
+        if self.build is not None and self.done:
+            self.build(self.messages, self.done)
+            self.done.clear()
+
+    def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: Any, usage: Any) -> None:
+        links = self.links
         if api_id:
             # Walk back over the tool results already written for this API message.
-            links = self.links
             i = len(links) - 1
             while i >= 0 and links[i] is True:
                 i -= 1
             if i >= 0 and links[i] == api_id:
                 row = self.open_rows[i]
                 row["content"].extend(blocks)
+                if i < len(links) - 1 and any(type(b) is ToolResultBlock for b in blocks):
+                    # Results put before the later results of the rows walked over: see ToolIds.
+                    self.ids.ordered = False
                 if usage is not None:
                     row["usage"] = usage
                 return
-        self._append(_row("assistant", blocks, entry_id, ts, usage=usage), api_id)
+        # ``_append``, inlined (an assistant row is never plain tool results): once per message.
+        if links:
+            self.close()
+        self.open_rows.append({"role": "assistant", "content": blocks, "id": entry_id, "timestamp": ts, "usage": usage, "tag": None, "boundary": None})
+        links.append(api_id)
+        self.rows_made += 1
 
     def add_user(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None = None) -> bool:
         """Add a user entry's blocks; returns whether they are plain tool results."""
-        results_only = tag is None and all_results(blocks)
-        if results_only and self.links and self.links[-1] is True:
-            self.open_rows[-1]["content"].extend(blocks)
-            return True
-        self._append(_row("user", blocks, entry_id, ts, tag=tag), True if results_only else None)
+        # ``all_results`` and ``_append``, inlined: this runs for every user line.
+        results_only = False
+        if tag is None:
+            for b in blocks:
+                if type(b) is not ToolResultBlock:
+                    break
+            else:
+                results_only = bool(blocks)
+        links = self.links
+        if results_only:
+            if links and links[-1] is True:
+                self.open_rows[-1]["content"].extend(blocks)
+                return True
+        elif links:
+            self.close()
+        self.open_rows.append({"role": "user", "content": blocks, "id": entry_id, "timestamp": ts, "usage": None, "tag": tag, "boundary": None})
+        links.append(results_only or None)
+        self.rows_made += 1
         return results_only
 
     def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int) -> None:
@@ -120,33 +215,5 @@ class ThreadRows:
             return
         kind: Literal["manual", "auto", "import"] = "manual" if trigger == "manual" else "auto" if trigger == "auto" else "import"
         boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=parse_ts(ts), tokens_before=tokens_before)
-        text = {"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"}
+        text = _text_block({"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"})
         self._append(_row("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary), None)
-
-
-class ToolIds:
-    """Tool ids seen in one thread's messages, in message order, to flag what ``tool_pairs`` would."""
-
-    def __init__(self) -> None:
-        self.uses: dict[str, None] = {}
-        self.results: dict[str, None] = {}
-        # (prompt, tool_use id) of subagent calls, in order.
-        self.prompts: list[tuple[str, str]] = []
-
-    def scan(self, blocks: Blocks) -> None:
-        for b in blocks:
-            kind = b["type"]
-            if kind == "tool_use":
-                self.uses[b["id"]] = None
-                if b["name"] in SUBAGENT_TOOLS and isinstance(b["input"].get("prompt"), str):
-                    self.prompts.append((b["input"]["prompt"].strip(), b["id"]))
-            elif kind == "tool_result":
-                self.results[b["tool_use_id"]] = None
-
-    def flag(self, notes: ImportNotes, label: str) -> None:
-        # The first sighting of an id decides its place in either list, as in tool_pairs.
-        orphans = [i for i in self.results if i not in self.uses]
-        notes.orphan_tool_results.extend(orphans)
-        notes.unanswered_tool_uses.extend(i for i in self.uses if i not in self.results)
-        if orphans:
-            notes.warnings.append(f"{label}: {len(orphans)} tool result(s) answer no tool_use in the file")

@@ -225,7 +225,8 @@ def _iter_lines(
                     if value is _BLANK:
                         continue
             seen_any = True
-            if objects and type(value) is not dict and type(value) is not shape:
+            # The typed reader's Struct first: nearly every line of such a file decodes into it.
+            if type(value) is not shape and objects and type(value) is not dict:
                 raise TranscriptError(
                     f"line holds {_kind(value)}, not an object",
                     file=file,

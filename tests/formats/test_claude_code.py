@@ -11,14 +11,14 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import claude_code, claude_code_import, dump
-from lab.formats.claude_code_entry import Entry, entry_of
+from lab.formats import claude_code, claude_code_entry, claude_code_import, dump
+from lab.formats.claude_code_entry import Entry, UsageCounts, entry_of
 from tests.conftest import corpus_path
 
 GRPC = corpus_path("claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl")
@@ -381,10 +381,14 @@ def test_timestamp_spellings_read_as_with_the_plus_zero_spelling(value: str) -> 
     assert repr(claude_code._ts(value)) == repr(_ts_plus_zero(value))
 
 
+# Content no Part takes (a stray string among the blocks): it goes the general way, through block_dicts.
+_GENERAL = ["go"]
+
+
 def test_a_message_that_fails_validation_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The importer checks every value before building a message, so only an importer bug gets here.
     monkeypatch.setattr(claude_code_import, "block_dicts", lambda content, notes, where: [{"type": "text", "text": 5}])
-    entries = [_user("go", uuid="u-first"), _user("again", uuid="u-second")]
+    entries = [_user(_GENERAL, uuid="u-first"), _user(_GENERAL, uuid="u-second")]
     with pytest.raises(TranscriptError) as err:
         _load(tmp_path, entries)
     assert err.value.where == "message u-first"
@@ -460,12 +464,27 @@ def test_the_chain_is_recorded_as_links_in_file_order() -> None:
 
 
 def _validated_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every row take the full pydantic validation, as the importer did before ``trusted``."""
+    """Make every block the general reader builds take the full pydantic validation, as before ``trusted``."""
 
     def refuse(b: dict[str, Any]) -> Any:
         raise claude_code_import._Unchecked
 
     monkeypatch.setattr(claude_code_import, "_BLOCKS", {kind: refuse for kind in claude_code_import._BLOCKS})
+
+
+def _general_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``entry_of`` leave every content list and usage as its dicts: the general reader reads them all."""
+    monkeypatch.setattr(claude_code_entry, "_content_of", lambda content: content)
+    monkeypatch.setattr(claude_code_entry, "_usage_of", lambda usage: usage)
+
+
+def _revalidated(t: Transcript) -> Transcript:
+    """The transcript with every message validated in full from the values it holds (its set fields)."""
+
+    def again(messages: list[Message]) -> list[Message]:
+        return [Message.model_validate(m.model_dump(exclude_unset=True)) for m in messages]
+
+    return t.model_copy(update={"messages": again(t.messages), "sidechains": {k: again(v) for k, v in t.sidechains.items()}})
 
 
 def _models(t: Transcript) -> list[Any]:
@@ -503,8 +522,13 @@ def test_trusted_models_equal_a_full_validation(source: str, tmp_path: Path, mon
     path = _generated(tmp_path) if source == "generated" else corpus_file({"grpc": "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl", "attio": "claude-code/attio-mcp-server-session.jsonl"}[source])
     trusted = claude_code.read(path)
     assert trusted.messages
+    # Every model equals the one validation makes of its values, set fields and all.
+    _same_models(trusted, _revalidated(trusted))
+    # And so do the general reader's, built from the same lines read as dicts.
+    records = [(f"line {n}", json.loads(line)) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if line.strip()]
+    _general_everywhere(monkeypatch)
     _validated_everywhere(monkeypatch)
-    _same_models(trusted, claude_code.read(path))
+    _same_models(trusted, claude_code.read_entries(records, file=str(path)))
 
 
 @pytest.mark.parametrize(
@@ -521,7 +545,7 @@ def test_a_block_of_the_wrong_shape_is_never_trusted(block: dict[str, Any], tmp_
     # What an importer bug could hand over: the full validation refuses it and names the message.
     monkeypatch.setattr(claude_code_import, "block_dicts", lambda content, notes, where: [dict(block)])
     with pytest.raises(TranscriptError) as err:
-        _load(tmp_path, [_user("go", uuid="u-first")])
+        _load(tmp_path, [_user(_GENERAL, uuid="u-first")])
     assert err.value.where == "message u-first"
     assert "failed validation" in err.value.reason
 
@@ -604,6 +628,206 @@ def test_a_line_the_entry_cannot_take_still_imports(tmp_path: Path) -> None:
     assert [message_text(m) for m in t.messages] == ["go", "ok"]
     usage = t.messages[1].usage
     assert usage is not None and usage.input_tokens == 3 and usage.cost_usd is None  # inf is no cost
+
+
+@pytest.mark.parametrize("source", _SOURCES)
+def test_blocks_made_from_parts_are_the_general_readers(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The Parts path (content and usage decoded into Structs, blocks built straight from them) against
+    # the general reader (native_content, block_dicts, usage_fields) on every line of the same file.
+    path = _source(source, tmp_path)
+    fast = claude_code.read(path)
+    with open(path, encoding="utf-8") as fh:
+        records = [(f"line {n}", json.loads(line)) for n, line in enumerate(fh, start=1) if line.strip()]
+    _general_everywhere(monkeypatch)
+    general = claude_code.read_entries(records, file=str(path))
+    assert fast.messages
+    _same_models(fast, general)
+
+
+_odd = st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.just(""), st.just(["x"]), st.just({"k": 1}))
+_text = st.sampled_from(["", "x", "hi there", "<command-name>/clear</command-name>", "p"])
+_parts_in_result = st.lists(st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": _text}), st.just({"type": "image", "source": {"type": "base64", "data": "AAAA"}}), st.just("s"), st.just({"type": "document", "source": {"type": "text", "data": "d"}})), max_size=2)
+# Blocks mostly of the shapes Parts take (so whole lists fit them), each field now and then of another
+# type, now and then another kind or a stray key: every way a line can go.
+_blocks = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(_text, _odd)}),
+        st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.one_of(_text, _odd)}, optional={"signature": st.one_of(_text, _odd)}),
+        st.fixed_dictionaries(
+            {"type": st.just("tool_use"), "id": st.one_of(st.sampled_from(["t1", "t2"]), _odd), "name": st.sampled_from(["Read", "Task"]), "input": st.one_of(st.just({"prompt": "p"}), st.just({}), _odd)}
+        ),
+        st.fixed_dictionaries(
+            {"type": st.just("tool_result"), "tool_use_id": st.one_of(st.sampled_from(["t1", "t2", "t9"]), _odd)},
+            optional={"content": st.one_of(_text, _parts_in_result, _odd), "is_error": _odd, "text": _text},
+        ),
+        st.fixed_dictionaries({"type": st.sampled_from(["image", "redacted_thinking", "mystery", "document"])}, optional={"source": st.just({"type": "base64", "data": "AA=="}), "data": st.just("x")}),
+    ),
+    max_size=3,
+)
+_counts = st.dictionaries(
+    st.sampled_from(["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "costUSD", "service_tier"]),
+    st.one_of(st.integers(0, 10**20), st.integers(0, 10**20), st.none(), st.booleans(), st.integers(-1, 0), st.floats(0, 5, allow_nan=False), st.just("3")),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+# A fitting tool_result whose is_error is 1 (only true makes an error); a subagent prompt found by a
+# tool_result's stray text key (parts_text reads any part's text).
+@example(lines=[("user", [{"type": "tool_result", "tool_use_id": "t1", "is_error": 1}], None, None, False)])
+@example(
+    lines=[
+        ("assistant", [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"prompt": "p"}}], None, None, False),
+        ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "r", "text": "p"}], None, None, True),
+    ]
+)
+@given(
+    lines=st.lists(
+        st.tuples(st.sampled_from(["user", "assistant"]), st.one_of(_blocks, st.sampled_from(["", "text"])), st.one_of(st.none(), _counts), st.sampled_from([None, 0.25, True]), st.booleans()),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_any_content_and_usage_import_as_the_general_reader_reads_them(lines: list[tuple[str, Any, Any, Any, bool]]) -> None:
+    # Whatever blocks and usage an entry holds, the lines decoded into Structs import as the general
+    # reader imports their dicts: what fits the Parts is built from them, the rest goes the dict way.
+    # Sidechain lines test the prompt a subagent's thread is named by (its first user entry's text).
+    import tempfile
+
+    entries = []
+    for i, (kind, content, usage, cost, side) in enumerate(lines):
+        extra: dict[str, Any] = {"isSidechain": True, "agentId": "ag"} if side else {}
+        e = _entry(kind, content, api_id=f"msg_{i // 2}", **extra)
+        if usage is not None:
+            e["message"]["usage"] = usage
+        if cost is not None:
+            e["costUSD"] = cost
+        entries.append(e)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "s.jsonl"
+        p.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+        fast = claude_code.read(p)
+    records = [(f"line {n}", e) for n, e in enumerate(entries, start=1)]
+    with pytest.MonkeyPatch.context() as mp:
+        _general_everywhere(mp)
+        general = claude_code.read_entries(records, file=str(p))
+    _same_models(fast, general)
+    assert fast.notes == general.notes
+
+
+@pytest.mark.parametrize(
+    ("usage", "cost", "expected"),
+    [
+        pytest.param({"input_tokens": 7, "cache_read_input_tokens": 2, "costUSD": 1}, None, (7, 0, 2, 0, 1.0), id="plain"),
+        pytest.param({"input_tokens": 3.0, "output_tokens": None, "cache_read_input_tokens": True, "cache_creation_input_tokens": -1}, None, (0, 0, 0, 0, None), id="not-counts"),
+        pytest.param({"input_tokens": 10**30, "costUSD": "0.5"}, None, (10**30, 0, 0, 0, None), id="huge-and-text-cost"),
+        pytest.param({"output_tokens": 4, "costUSD": 9}, 0.5, (0, 4, 0, 0, 0.5), id="entry-cost-wins"),
+        pytest.param({"output_tokens": 4}, True, (0, 4, 0, 0, None), id="a-bool-is-no-cost"),
+    ],
+)
+def test_usage_counts_read_as_usage_fields_reads_them(tmp_path: Path, usage: dict[str, Any], cost: Any, expected: tuple[Any, ...]) -> None:
+    a = _entry("assistant", [{"type": "text", "text": "ok"}])
+    a["message"]["usage"] = usage
+    if cost is not None:
+        a["costUSD"] = cost
+    got = _load(tmp_path, [_user("go"), a]).messages[1].usage
+    assert got is not None
+    assert (got.input_tokens, got.output_tokens, got.cache_read_tokens, got.cache_write_tokens, got.cost_usd) == expected
+    # Whether the usage fitted UsageCounts or stayed a dict, the entry made of its dict says which way it went.
+    fits = type(entry_of(a).message.usage) is UsageCounts  # type: ignore[union-attr]
+    assert fits == (not any(type(v) is not int or v < 0 for k, v in usage.items() if k != "costUSD") and type(usage.get("costUSD", 0)) is int)
+
+
+def test_a_repeated_uuid_sends_the_optimistic_pass_back(tmp_path: Path) -> None:
+    # The optimistic first pass looks no uuid up per line: it says afterwards that one repeated, and
+    # refuses to finish; the import then reads the file again with the per-line check.
+    u = _user("hi")
+    entries = [u, _entry("assistant", [{"type": "text", "text": "ok"}], parent=u["uuid"]), dict(u)]
+    optimistic = claude_code_import.EntryImporter("x", optimistic=True)
+    for i, e in enumerate(entries, start=1):
+        optimistic.add(e, i)
+    assert optimistic.repeated_uuids()
+    with pytest.raises(RuntimeError):
+        optimistic.finish()
+    checked = claude_code_import.EntryImporter("x")
+    for i, e in enumerate(entries, start=1):
+        checked.add(e, i)
+    assert not checked.repeated_uuids()
+    t = _load(tmp_path, entries)
+    assert [message_text(m) for m in t.messages] == ["hi", "ok"] and t.notes.skipped == {"duplicate": 1}
+    again = checked.finish()
+    assert again.messages == t.messages and again.notes == t.notes
+
+
+def test_message_ids_are_made_unique_in_build_order(tmp_path: Path) -> None:
+    # Only an id that is no entry's uuid (a line's place, a boundary's) can repeat another: each repeat
+    # takes the first free #2, #3..., in the order the messages are built.
+    def user(text: str, **kw: Any) -> dict[str, Any]:
+        return {"type": "user", "message": {"role": "user", "content": text}, "sessionId": "s", **kw}
+
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "x", "parentUuid": None, "compactMetadata": {"trigger": "auto"}}
+    entries = [user("a", uuid="line2"), user("b"), user("c", uuid="x-boundary"), boundary, user("d", uuid="line2#2")]
+    t = _load(tmp_path, entries)
+    assert [m.id for m in t.messages] == ["line2", "line2#2", "x-boundary", "x-boundary#2", "line2#2#2"]
+    assert [message_text(m) for m in t.messages][:2] == ["a", "b"]
+
+
+def test_tool_ids_put_out_of_entry_order_are_flagged_in_message_order(tmp_path: Path) -> None:
+    # An assistant entry merged back across a tool-result row that itself holds a tool_result: in the
+    # messages its result comes before the row's, so the ids are read from the messages, as tool_pairs does.
+    entries = [
+        _user("go"),
+        _use("t1", "msg_A"),
+        _result("ghost-b"),
+        _entry("assistant", [{"type": "tool_result", "tool_use_id": "ghost-a", "content": "?"}], api_id="msg_A"),
+        _result("t1"),
+    ]
+    t = _load(tmp_path, entries)
+    pairs = tool_pairs(t.messages)
+    assert t.notes.orphan_tool_results == [i for i, (use, _) in pairs.items() if use is None] == ["ghost-a", "ghost-b"]
+    assert t.notes.unanswered_tool_uses == []
+
+
+def test_an_import_leaves_no_reference_cycle(tmp_path: Path) -> None:
+    # The main thread's sink holds the message list, not the importer: once read, nothing of the
+    # import waits for the cyclic collector (which would have to walk all of it).
+    import gc
+    import weakref
+
+    made: list[weakref.ref[Any]] = []
+    real = claude_code_import.EntryImporter.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    entries = [_user("go"), _use("t1", "msg_A"), _result("t1")]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(claude_code_import.EntryImporter, "__init__", init)
+            t = _load(tmp_path, entries)
+        assert made and all(r() is None for r in made)
+    finally:
+        if enabled:
+            gc.enable()
+    assert len(t.messages) == 3
+
+
+def test_a_trusted_builder_makes_what_validation_makes() -> None:
+    from lab.core.messages import TextBlock, ToolResultBlock
+
+    build = ToolResultBlock.trusted_builder("type", "tool_use_id", "content", "is_error")
+    fields = {"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": False, "compacted": None, "spill_path": None, "original_chars": None}
+    a, b = build(dict(fields)), build(dict(fields))
+    v = ToolResultBlock.model_validate({"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": False})
+    assert a == v and hash(a) == hash(v) and a.model_fields_set == v.model_fields_set and list(a.__dict__) == list(v.__dict__)
+    # The models of one builder share their set-fields set; a copy gets its own before it changes.
+    c = a.model_copy(update={"compacted": "cleared"})
+    assert c.model_fields_set == v.model_fields_set | {"compacted"} and b.model_fields_set == v.model_fields_set
+    with pytest.raises(ValueError):
+        TextBlock.trusted_builder("type", "txt")
 
 
 # --- found by fuzzing (test_fuzz_importers.py) ------------------------------------------------------
