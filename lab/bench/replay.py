@@ -40,6 +40,7 @@ shortcut, which the "app" section measures where users meet it.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import tempfile
@@ -146,11 +147,15 @@ def _load() -> str:
 def bench_compare(sessions: int = COMPARE_SESSIONS, requests: int = 40) -> tuple[list[str], dict]:
     """``compare_folder`` over ``sessions`` generated files, 1 vs 2 processes; then grid throughput by where it runs."""
     from ..generator import GeneratorConfig, generate, write_lab_json
-    from ..replayer import compare_folder
+    from ..replayer import clear_caches, compare_folder
 
     walls: dict[int, float] = {}
     cpus: dict[int, float] = {}
     table = None
+    # Forked workers inherit this process's heap, and every page of it they touch is copied: start from what
+    # a fresh `python -m lab compare` holds, not from what the bench's earlier sections left in the caches.
+    clear_caches()
+    gc.collect()
     with tempfile.TemporaryDirectory(prefix="lab-bench-compare-") as tmp:
         folder = Path(tmp)
         for seed in range(sessions):

@@ -55,12 +55,13 @@ __all__ = ["GATE_FIELDS", "MAX_TRACES", "CHECKPOINTS", "Checkpoint", "Trace", "d
 
 # The watermark fields whose only effect is the auto threshold (``watermark.threshold``).
 GATE_FIELDS = ("ratio", "summary_reserve", "safety_margin", "min_window")
-# Traces kept per transcript (a few recent knob positions), and checkpoints per trace (their spacing follows).
-MAX_TRACES = 4
+# Traces kept per transcript (the last knob positions), and checkpoints per trace (their spacing follows). A trace
+# holds its replay's contexts, which outlive the report: few are kept, for the transcripts replayed last.
+MAX_TRACES = 2
 CHECKPOINTS = 32
 _MIN_INTERVAL = 8
 # Keyed by the transcript given to replay(): an entry holds it, so its id is not reused while kept.
-_TRACES: SharedLRU[list[Trace]] = SharedLRU(4)
+_TRACES: SharedLRU[list[Trace]] = SharedLRU(2)
 
 
 @dataclass
