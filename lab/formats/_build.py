@@ -48,7 +48,12 @@ __all__ = [
     "parts_text",
     "text_parts",
     "document_or_log",
+    "UNNAMED_TOOL",
 ]
+
+# What a tool call whose record lost its name is kept as: still a call, so its result keeps its pair and the
+# rest of the session imports; the reader says where, in a warning.
+UNNAMED_TOOL = "unnamed_tool"
 
 
 def text_parts(content: Any) -> list[str]:

@@ -57,7 +57,7 @@ from typing import Any
 
 from ..core.messages import Block, ImportNotes, ThinkingBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, document_or_log, parse_timestamp
 from .anthropic_blocks import convert_blocks, tool_result_text, usage_from
 from .registry import Format, Probe, register
 
@@ -239,7 +239,8 @@ class _Session:
     def _tool_use(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None, loc: Loc) -> None:
         name = _str(ev.get("name"))
         if name is None:
-            raise loc.at("name").error(f"{kind} event without a tool name", expected="'name': a string")
+            self.notes.warnings.append(f"{loc.where}: {kind} event without a tool name: kept as an {UNNAMED_TOOL} call")
+            name = UNNAMED_TOOL
         raw_input = ev.get("input")
         tool_input = raw_input if isinstance(raw_input, dict) else ({} if raw_input is None else {"value": raw_input})
         source_id = _str(ev.get("id"))

@@ -48,7 +48,7 @@ from typing import Any
 
 from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
 from .anthropic_blocks import image_marker
 from .jsonio import gc_paused, iter_jsonl, leading_char, read_json
 from .openhands import add_condensation
@@ -195,7 +195,8 @@ class _Session:
         call = _dict(ev.get("tool_call"))
         name = ev.get("tool_name") if isinstance(ev.get("tool_name"), str) and ev["tool_name"] else call.get("name")
         if not isinstance(name, str) or not name:
-            raise loc.at("tool_name").error("action event without a tool name", expected="'tool_name': a string")
+            self.notes.warnings.append(f"{loc.where}: action event without a tool name: kept as an {UNNAMED_TOOL} call")
+            name = UNNAMED_TOOL
         call_id = ev.get("tool_call_id") if isinstance(ev.get("tool_call_id"), str) else call.get("id")
         if "arguments" in call:
             inputs = parse_arguments(call["arguments"], self.notes, loc.at("tool_call").at("arguments"))
