@@ -54,7 +54,7 @@ from .anthropic_blocks import COST_KEY, block_dicts, cost_usd, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content, result_text
 from .claude_code_entry import PARTS, UNSET, ApiMessage, Entry, TextPart, ToolResultPart, ToolUsePart, ToolUseResult, UsageCounts, entry_of
-from .claude_code_thread import SUBAGENT_TOOLS, Blocks, Row, ThreadRows, ToolIds, parse_ts
+from .claude_code_thread import Blocks, Row, ThreadRows, ToolIds, parse_ts
 
 __all__ = ["EntryImporter"]
 
@@ -85,19 +85,11 @@ def _part_blocks(parts: list[Any], ids: ToolIds) -> Blocks:
     for p in parts:
         kind = type(p)
         if kind is ToolUsePart:
-            tool_id, name, tool_input = p.id, p.name, p.input
-            append(_tool_use_of({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}))
-            ids.uses.append(tool_id)
-            ids.open[tool_id] = None
-            if name in SUBAGENT_TOOLS:
-                prompt = tool_input.get("prompt")
-                if isinstance(prompt, str):
-                    ids.prompts.append((prompt.strip(), tool_id))
+            append(_tool_use_of({"type": "tool_use", "id": p.id, "name": p.name, "input": p.input}))
+            ids.use(p.id, p.name, p.input)
         elif kind is ToolResultPart:
             tool_id = p.tool_use_id
-            ids.results.append(tool_id)
-            if ids.open.pop(tool_id, False) is not None:
-                ids.clean = False
+            ids.result(tool_id)
             body = p.content
             append(
                 _tool_result_of(
@@ -387,17 +379,7 @@ class EntryImporter:
             key = side
         if self.need_session:
             self._session(entry)
-        # ``_entry``, inlined: one call less per line.
-        cwd = entry.cwd
-        if type(cwd) is str:
-            self.cwd[key] = cwd
-        kind = entry.type
-        if kind == "assistant":
-            made = self._assistant(entry, where, entry_id, key)
-        elif kind == "user":
-            made = self._user(entry, where, entry_id, key)
-        else:
-            made = self._other(entry, kind, entry_id, key)
+        made = self._entry(entry, where, entry_id, key)
         if uuid is not None:
             self._link(entry, uuid, made)
 
@@ -492,7 +474,7 @@ class EntryImporter:
         return PREV if made == BOUNDARY or entry.isCompactSummary is True else None
 
     def _entry(self, entry: Entry, where: Where, entry_id: str, key: str) -> int:
-        """Turn one entry into rows of its thread; returns what it made, for the chain (``add`` inlines it)."""
+        """Turn one entry into rows of its thread; returns what it made, for the chain."""
         cwd = entry.cwd
         if type(cwd) is str:
             self.cwd[key] = cwd

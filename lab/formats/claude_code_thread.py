@@ -91,18 +91,28 @@ class ToolIds:
         self.open: dict[str, None] = {}
         self.clean = True
 
+    def use(self, tool_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        """A call, as read (a subagent call's prompt kept, to name the sidechain it started)."""
+        self.uses.append(tool_id)
+        self.open[tool_id] = None
+        if name in SUBAGENT_TOOLS:
+            prompt = tool_input.get("prompt")
+            if isinstance(prompt, str):
+                self.prompts.append((prompt.strip(), tool_id))
+
+    def result(self, tool_id: str) -> None:
+        """A result, as read."""
+        self.results.append(tool_id)
+        if self.open.pop(tool_id, False) is not None:
+            self.clean = False
+
     def scan(self, blocks: Sequence[Block]) -> None:
         """Append the tool ids of built blocks (the importer's general reader, and messages read back)."""
         for b in blocks:
             if isinstance(b, ToolUseBlock):
-                self.uses.append(b.id)
-                self.open[b.id] = None
-                if b.name in SUBAGENT_TOOLS and isinstance(b.input.get("prompt"), str):
-                    self.prompts.append((b.input["prompt"].strip(), b.id))
+                self.use(b.id, b.name, b.input)
             elif isinstance(b, ToolResultBlock):
-                self.results.append(b.tool_use_id)
-                if self.open.pop(b.tool_use_id, False) is not None:
-                    self.clean = False
+                self.result(b.tool_use_id)
 
     def flag(self, notes: ImportNotes, label: str) -> None:
         if self.clean and not self.open:
@@ -181,33 +191,15 @@ class ThreadRows:
                 if usage is not None:
                     row["usage"] = usage
                 return
-        # ``_append``, inlined (an assistant row is never plain tool results): once per message.
-        if links:
-            self.close()
-        self.open_rows.append({"role": "assistant", "content": blocks, "id": entry_id, "timestamp": ts, "usage": usage, "tag": None, "boundary": None})
-        links.append(api_id)
-        self.rows_made += 1
+        self._append(_row("assistant", blocks, entry_id, ts, usage=usage), api_id)
 
     def add_user(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None = None) -> bool:
         """Add a user entry's blocks; returns whether they are plain tool results."""
-        # ``all_results`` and ``_append``, inlined: this runs for every user line.
-        results_only = False
-        if tag is None:
-            for b in blocks:
-                if type(b) is not ToolResultBlock:
-                    break
-            else:
-                results_only = bool(blocks)
-        links = self.links
-        if results_only:
-            if links and links[-1] is True:
-                self.open_rows[-1]["content"].extend(blocks)
-                return True
-        elif links:
-            self.close()
-        self.open_rows.append({"role": "user", "content": blocks, "id": entry_id, "timestamp": ts, "usage": None, "tag": tag, "boundary": None})
-        links.append(results_only or None)
-        self.rows_made += 1
+        results_only = tag is None and all_results(blocks)
+        if results_only and self.links and self.links[-1] is True:
+            self.open_rows[-1]["content"].extend(blocks)
+            return True
+        self._append(_row("user", blocks, entry_id, ts, tag=tag), True if results_only else None)
         return results_only
 
     def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int) -> None:
