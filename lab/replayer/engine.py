@@ -474,7 +474,6 @@ class _Run:
         final = tuple(context + list(raw[consumed:]))
         if trace is not None:
             trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.results
-            trace.complete = True
         return self._report(rows, contexts, final, raw_tokens, notes)
 
     def _report(self, rows: list[Row], contexts: list[tuple[Message, ...]], final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:

@@ -37,6 +37,7 @@ thresholds); ``clear_caches`` forgets the traces with the rest.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
@@ -99,7 +100,6 @@ class Trace:
     contexts: list[tuple[Message, ...]] = field(default_factory=list)
     summaries: list[Any] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
-    complete: bool = False
 
 
 def interval_for(requests: int) -> int:
@@ -112,13 +112,7 @@ def resume_key(cfg: CompactionConfig, settings_json: str, counter: object, flags
     dumped = cfg.model_dump(mode="json")
     dumped["watermark"] = {k: v for k, v in dumped["watermark"].items() if k not in GATE_FIELDS}
     # The counter object itself: compared by identity (or by value, for a counter that defines it), and kept alive.
-    return (repr(sorted(_flatten(dumped))), settings_json, counter, flags)
-
-
-def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
-    if isinstance(value, dict):
-        return [item for k, v in value.items() for item in _flatten(v, f"{prefix}{k}.")]
-    return [(prefix, repr(value))]
+    return (json.dumps(dumped, sort_keys=True), settings_json, counter, flags)
 
 
 def divergence(trace: Trace, watermark: WatermarkConfig, window: int) -> int:
@@ -144,7 +138,7 @@ def find(given: object, key: tuple[Any, ...], messages: Sequence[Message], water
     traces = _TRACES.get(id(given), list, holds=given)
     best: tuple[Trace, Checkpoint] | None = None
     for trace in traces:
-        if not trace.complete or trace.key != key or len(trace.messages) != len(messages):
+        if trace.key != key or len(trace.messages) != len(messages):
             continue
         if any(a is not b for a, b in zip(trace.messages, messages, strict=True)):
             continue
@@ -156,7 +150,7 @@ def find(given: object, key: tuple[Any, ...], messages: Sequence[Message], water
 
 
 def remember(given: object, trace: Trace) -> None:
-    """Keep ``trace`` for later replays of ``given`` (the last ``MAX_TRACES`` per transcript)."""
+    """Keep the trace of a finished replay of ``given`` for later ones (the last ``MAX_TRACES`` per transcript)."""
     traces = _TRACES.get(id(given), list, holds=given)
     traces.append(trace)
     del traces[:-MAX_TRACES]
