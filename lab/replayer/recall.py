@@ -56,7 +56,7 @@ from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
 from ..errors import StoreError
-from .mentions import Lookup, call_texts, kind, mentions_of, mentions_of_each, tokens_of
+from .mentions import Lookup, call_texts, is_multiword, kind, mentions_of, mentions_of_each, tokens_of
 from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row
 from .support import ByIdentity
@@ -179,7 +179,7 @@ class History:
             self.responses[i] = frozenset(names)
         self.wanted: frozenset[str] = frozenset().union(*self.responses)
         self.lookup = Lookup(self.wanted)
-        self.multiword = sorted(w for w in self.wanted if " " in w or "://" in w)  # is_multiword, inline
+        self.multiword = sorted(w for w in self.wanted if is_multiword(w))
         self._texts: dict[str, frozenset[str]] = {}
         # By the raw messages' identities: ``raw`` keeps each alive, so no other object can have its id.
         self._hits: dict[int, frozenset[str]] = {}
