@@ -36,7 +36,9 @@ tokenizer call, and classifies the transcript's tokens in one call
 (``mentions.mentions_of_each``); everything else (thinking, results, a user's
 texts) is looked up for the wanted tokens only (``mentions.Lookup``), once
 per text. A first replay pays for the build: it is most of recall's cost
-there (the bench's "lone first replay" figure). Per replay, only
+there (the bench's "lone first replay" figure). What each response needed
+(named, seen before, outside the system prompt) depends on the transcript
+alone too (``History.needed``). Per replay, only
 the messages a stage wrote (stubs, summaries) are looked up, and the
 context's hits are a multiset kept over the prefix two successive contexts
 share (``incremental=False`` recomputes the union from scratch every
@@ -110,6 +112,14 @@ def response_mentions(messages: Iterable[Message]) -> set[str]:
 def message_mentions(message: Message) -> set[str]:
     """Every token and mention one message holds, unfiltered: what a needed mention is looked up in."""
     return scan(message)[1]
+
+
+_NO_REFS: frozenset[str] = frozenset()
+
+
+def _may_point(message: Message) -> bool:
+    """Whether a message can point to a spill file: a compacted result, or a pipeline's text naming a path."""
+    return message.tag in _PIPELINE_TAGS or any(isinstance(b, ToolResultBlock) and b.compacted is not None for b in message.content)
 
 
 def _text(message: Message) -> str:
@@ -205,6 +215,11 @@ class History:
         lead = self.raw[: system_prompt_length(self.raw)]
         self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
+        self._needed: dict[tuple[int, int], tuple[str, ...]] = {}
+        # What a replay's running state asks of a raw message, in one lookup: (its hits, the spill paths it
+        # points to). Only for the sent ones that can point to none, whatever the replay has spilled: no
+        # compacted result, not written by a pipeline (a re-imported lab session may hold such messages).
+        self.entries: dict[int, tuple[frozenset[str], frozenset[str]]] = {id(m): (hits[id(m)], _NO_REFS) for m in self.raw if is_sent(m) and not _may_point(m)}
 
     def raw_hits(self, message: Message) -> frozenset[str] | None:
         """The wanted mentions a message of this raw history holds; None for any other message object."""
@@ -260,6 +275,17 @@ class History:
         """What the response ``raw[point:end]`` names."""
         return set().union(*self.responses[point:end])
 
+    def needed(self, point: int, end: int) -> tuple[str, ...]:
+        """What the response ``raw[point:end]`` names that it had seen before, outside the system prompt, sorted.
+
+        A transcript's alone, so kept for every replay of it.
+        """
+        key = (point, end)
+        found = self._needed.get(key)
+        if found is None:
+            found = self._needed[key] = tuple(sorted(x for x in self.used(point, end) if x not in self.system and self.seen_before(x, point)))
+        return found
+
     def seen_before(self, mention: str, point: int) -> bool:
         return self._first.get(mention, point) < point
 
@@ -293,6 +319,7 @@ class Recall:
         self.history = History.of(raw)
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
+        self._entries: ByIdentity[tuple[frozenset[str] | None, frozenset[str]]] = ByIdentity()
         self._context: list[Message] = []
         self._held = _Multiset()
         self._paths: Counter[str] = Counter()
@@ -357,30 +384,44 @@ class Recall:
             return held, reach
         seq = list(context)
         k = shared_prefix(self._context, seq)
+        raw_entries = self.history.entries
+        paths = self._paths
         for m in self._context[k:]:
-            if is_sent(m):
-                self._held.remove(self.hits(m))
-                for path in self._spill_refs(m):
-                    self._paths[path] -= 1
-                    if self._paths[path] == 0:
-                        self._reach.remove(self._spill_hits(path) or ())
+            hit, refs = raw_entries.get(id(m)) or self._entry(m)
+            if hit is None:
+                continue
+            self._held.remove(hit)
+            for path in refs:
+                paths[path] -= 1
+                if paths[path] == 0:
+                    self._reach.remove(self._spill_hits(path) or ())
         for m in seq[k:]:
-            if is_sent(m):
-                self._held.add(self.hits(m))
-                for path in self._spill_refs(m):
-                    self._paths[path] += 1
-                    if self._paths[path] == 1:
-                        # A file's mentions count once per live file, however many stubs point to it.
-                        self._reach.add(self._spill_hits(path) or ())
+            hit, refs = raw_entries.get(id(m)) or self._entry(m)
+            if hit is None:
+                continue
+            self._held.add(hit)
+            for path in refs:
+                paths[path] += 1
+                if paths[path] == 1:
+                    # A file's mentions count once per live file, however many stubs point to it.
+                    self._reach.add(self._spill_hits(path) or ())
         self._context = seq
         return self._held, self._reach
+
+    def _entry(self, message: Message) -> tuple[frozenset[str] | None, frozenset[str]]:
+        """(the wanted mentions a message holds, the spill paths it points to); (None, none) for a marker,
+        which is never sent. For the messages ``History.entries`` does not hold."""
+        entry = self._entries.get(message)
+        if entry is None:
+            entry = self._entries.put(message, (self.hits(message), self._spill_refs(message)) if is_sent(message) else (None, _NO_REFS))
+        return entry
 
     def step(self, point: int, end: int, context: Sequence[Message]) -> RecallStep:
         """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed)."""
         history = self.history
         held, reach = self._update(context)
-        needed = sorted(x for x in history.used(point, end) if x not in history.system and history.seen_before(x, point))
-        missing = [x for x in needed if x not in held]
+        needed = history.needed(point, end)
+        missing = held.missing(needed) if isinstance(held, _Multiset) else [x for x in needed if x not in held]
         if not missing:
             return RecallStep(needed=len(needed), kept=len(needed))
         at = bisect_left(history.boundaries, point) - 1
@@ -424,6 +465,11 @@ class _Multiset:
 
     def __contains__(self, x: object) -> bool:
         return self._added.get(x, 0) > self._removed.get(x, 0)  # type: ignore[call-overload]
+
+    def missing(self, items: Iterable[str]) -> list[str]:
+        """The items not in the multiset, in order: ``[x for x in items if x not in self]`` without a call per item."""
+        added, removed = self._added.get, self._removed.get
+        return [x for x in items if added(x, 0) <= removed(x, 0)]
 
 
 def totals(rows: Sequence[Row]) -> dict[str, object]:

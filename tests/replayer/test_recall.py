@@ -46,6 +46,30 @@ class TestByHand:
         step = r.step(4, 5, raw[:4])
         assert (step.needed, step.kept, step.recall) == (1, 1, 1.0)
 
+    def test_what_a_response_needed_is_the_transcripts_and_leaves_the_system_prompt_out(self) -> None:
+        raw = _raw(system_text="You are an agent. compute_total is yours.")
+        history = Recall(raw, None, {}).history
+        # Named, and seen before in the result; but the system prompt names it too.
+        assert history.needed(4, 5) == ()
+        raw = _raw()
+        history = Recall(raw, None, {}).history
+        assert history.needed(4, 5) == ("compute_total",)
+        assert history.needed(2, 3) == ()  # the path is named for the first time
+        # Kept for the next replay of the same messages.
+        assert Recall(raw, None, {}).history.needed(4, 5) is history.needed(4, 5)
+
+    def test_a_raw_message_with_a_compacted_result_is_read_for_its_spill_path(self) -> None:
+        raw = _raw()
+        store = MemoryStore()
+        path = store.write("s", "t1", CODE, {})
+        # A re-imported session can hold a stub the original pipeline wrote: it is no plain raw message.
+        stub = Message(role="user", content=(ToolResultBlock(tool_use_id="t1", content="[persisted]", compacted="spill", spill_path=path),), id="st")
+        raw = [*raw, stub, assistant("compute_total again.")]
+        r = Recall(raw, store, {"t1": path})
+        assert id(stub) not in r.history.entries and id(raw[3]) in r.history.entries
+        step = r.step(6, 7, [*raw[:3], stub])
+        assert (step.needed, step.kept, step.recoverable) == (1, 0, 1)
+
     def test_a_context_without_the_read_loses_it_to_the_config(self) -> None:
         raw = _raw()
         r = Recall(raw, None, {})
