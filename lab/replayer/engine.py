@@ -226,10 +226,19 @@ def replay(
     if fit is not None:
         report.usage_fit = fit.to_dict()
     # Both lines read the recorded-compaction fields set just above.
-    for line in (describe_fit(fit, cfg.window, applied=hidden), cost_check(report)):
+    for line in (describe_fit(fit, cfg.window, applied=hidden), _unseen_by_watermark(cfg, hidden), cost_check(report)):
         if line is not None:
             report.notes.append(line)
     return report
+
+
+def _unseen_by_watermark(cfg: CompactionConfig, hidden: int) -> str | None:
+    """A note when the config's watermark cannot see the hidden tokens: it counts the messages only."""
+    wm = cfg.watermark
+    if not hidden or not wm.enabled or wm.use_usage_anchor:
+        return None
+    return (f"this config's watermark counts the messages only: the {hidden:,} tokens every request carries beyond them are "
+            "invisible to it until the provider refuses a request (watermark.use_usage_anchor sees them in the reported usage)")
 
 
 def clear_caches() -> None:
@@ -256,7 +265,8 @@ class _Run:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
         self.settings = settings
         # Tokens every request carries beyond the file (ReplaySettings.hidden_tokens): the provider's window and
-        # bill count them, the Compactor never sees them. Billed as a cached prefix once written.
+        # bill count them, and so does the usage it reports, the one way a Compactor sees them (a usage
+        # anchor, MewCode's); its own counts never do. Billed as a cached prefix once written.
         self.hidden = hidden
         self._hidden_written = {"sent": False, "raw": False}
         self.retention_each, self.progress, self.anchor = retention_each, progress, anchor
@@ -284,10 +294,25 @@ class _Run:
         """The hidden prefix's dollars for one request: written when the cache has not got it, read after."""
         if not self.hidden:
             return 0.0
-        written = self._hidden_written[which] and not expired
+        cached = self._hidden_cached(which, expired)
         self._hidden_written[which] = True
-        rate = pricing.cache_read_per_mtok if written else pricing.cache_write_per_mtok
+        rate = pricing.cache_read_per_mtok if cached else pricing.cache_write_per_mtok
         return self.hidden * rate / 1_000_000
+
+    def _hidden_cached(self, which: str, expired: bool) -> bool:
+        """Whether this request reads the hidden prefix from the cache (else it writes it)."""
+        return self._hidden_written[which] and not expired
+
+    def _replayed_usage(self, cache_step: CacheStep, output: int, hidden_cached: bool) -> Usage:
+        """The usage the provider would report for this request: the hidden prefix included, as a real
+        provider counts the system prompt and tool schemas in its usage (MewCode's usage anchor sees them)."""
+        read, written = cache_step.cached, cache_step.written
+        if self.hidden:
+            if hidden_cached:
+                read += self.hidden
+            else:
+                written += self.hidden
+        return Usage(input_tokens=cache_step.uncached, output_tokens=output, cache_read_tokens=read, cache_write_tokens=written)
 
     def _recover(self, working: list[Message], sent_tokens: int, now: float, step: _Step) -> tuple[list[Message], bool, int, list[Event]]:
         """Play the provider's prompt-too-long until the context fits; returns (context, recovered, calls, failed events)."""
@@ -401,11 +426,13 @@ class _Run:
             bills = [m.usage for m in response if m.usage is not None and m.usage.cost_usd is not None]
             recall_fields = self.recall.step(p, q, working).fields() if self.recall is not None else {}
             output = self.counts.sum(response)
+            hidden_cached = False
             if failed:
                 cache_step = CacheStep(sent=sent_tokens, cached=0, written=0, uncached=0, expired=False, shared=0)
                 cost = 0.0
             else:
                 cache_step = self.cache.step(sent, now, sent=sent_tokens)
+                hidden_cached = self._hidden_cached("sent", cache_step.expired)
                 cost = request_cost(cache_step, output, pricing) + self._hidden_cost("sent", cache_step.expired, pricing)
             raw_step = self.raw_cache.step_append(raw_tokens, now)
             s_in, s_out, s_cost = summary_numbers(self.recorder.results[calls_before:], pricing)
@@ -468,7 +495,7 @@ class _Run:
             elif self.anchor == "recorded" and last.usage is not None:
                 usage = last.usage
             else:
-                usage = Usage(input_tokens=cache_step.uncached, output_tokens=output, cache_read_tokens=cache_step.cached, cache_write_tokens=cache_step.written)
+                usage = self._replayed_usage(cache_step, output, hidden_cached)
             if self.progress is not None:
                 self.progress(k + 1, len(points))
         final = tuple(context + list(raw[consumed:]))

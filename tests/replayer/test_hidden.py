@@ -27,3 +27,24 @@ def test_hidden_tokens_can_come_from_the_recorded_usage() -> None:
     assert report.usage_fit is not None and abs(report.hidden_tokens - 30_000) <= 2
     # Without usage to fit, the setting's own number is used.
     assert replay(Transcript(messages=_session(12)), "minicode", settings=ReplaySettings(hidden_from_usage=True, hidden_tokens=5)).hidden_tokens == 5
+
+
+def _first_compaction(report) -> int | None:  # type: ignore[no-untyped-def]
+    return next((r.index for r in report.rows if any(e["stage"] == "summary" for e in r.events)), None)
+
+
+def test_the_reported_usage_carries_the_hidden_tokens_so_a_usage_anchor_sees_them() -> None:
+    t = Transcript(messages=_session(40))
+    plain = replay(t, "mewcode", window=64_000)
+    hidden = replay(t, "mewcode", window=64_000, settings=ReplaySettings(hidden_tokens=20_000))
+    # MewCode anchors its estimate on the provider's usage, which counts the hidden part: it compacts sooner.
+    first_plain, first_hidden = _first_compaction(plain), _first_compaction(hidden)
+    assert first_hidden is not None and (first_plain is None or first_hidden < first_plain)
+    assert not any("counts the messages only" in n for n in hidden.notes)
+
+
+def test_a_watermark_that_counts_only_the_messages_is_told_it_cannot_see_them() -> None:
+    t = Transcript(messages=_session(12))
+    report = replay(t, "minicode", window=200_000, settings=ReplaySettings(hidden_tokens=30_000))
+    assert any("counts the messages only: the 30,000 tokens" in n for n in report.notes)
+    assert not any("counts the messages only" in n for n in replay(t, "minicode", window=200_000).notes)
