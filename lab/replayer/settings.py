@@ -91,7 +91,8 @@ class ReplaySettings(_Settings):
         ge=0,
         le=2_000_000,
         description="Tokens every request carries that the transcript does not hold (system prompt, tool definitions): the provider's "
-        "window and bill count them, the Compactor does not see them. 0: the file is the whole prompt.",
+        "window, bill and reported usage count them; the Compactor sees them only through a usage anchor (watermark.use_usage_anchor), "
+        "never in its own counts. 0: the file is the whole prompt.",
     )
     hidden_from_usage: bool = Field(
         False,
