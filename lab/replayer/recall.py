@@ -385,15 +385,15 @@ class Recall:
         seq = list(context)
         k = shared_prefix(self._context, seq)
         raw_entries = self.history.entries
-        paths = self._paths
+        live = self._paths
         for m in self._context[k:]:
             hit, refs = raw_entries.get(id(m)) or self._entry(m)
             if hit is None:
                 continue
             self._held.remove(hit)
             for path in refs:
-                paths[path] -= 1
-                if paths[path] == 0:
+                live[path] -= 1
+                if live[path] == 0:
                     self._reach.remove(self._spill_hits(path) or ())
         for m in seq[k:]:
             hit, refs = raw_entries.get(id(m)) or self._entry(m)
@@ -401,8 +401,8 @@ class Recall:
                 continue
             self._held.add(hit)
             for path in refs:
-                paths[path] += 1
-                if paths[path] == 1:
+                live[path] += 1
+                if live[path] == 1:
                     # A file's mentions count once per live file, however many stubs point to it.
                     self._reach.add(self._spill_hits(path) or ())
         self._context = seq
