@@ -225,7 +225,7 @@ def replay(
     report.hidden_tokens = hidden
     if fit is not None:
         report.usage_fit = fit.to_dict()
-    # Both lines read the recorded-compaction fields set just above.
+    # The fit and cost lines read the recorded-compaction fields set just above.
     for line in (describe_fit(fit, cfg.window, applied=hidden), _unseen_by_watermark(cfg, hidden), cost_check(report)):
         if line is not None:
             report.notes.append(line)
