@@ -347,19 +347,22 @@ class Recall:
         (MewCode's "[saved to] PATH"), and known paths a summary's text names."""
         hit = self._refs.get(message)
         if hit is None:
-            refs: set[str] = set()
-            for b in message.content:
-                if isinstance(b, ToolResultBlock) and b.compacted is not None:
-                    known = self.spill_paths.get(b.tool_use_id)
-                    if b.spill_path:
-                        refs.add(b.spill_path)
-                    elif known and known in b.content:
-                        refs.add(known)
-            if message.tag in _PIPELINE_TAGS:
-                text = _text(message)
-                refs |= {p for p in self.spill_paths.values() if p in text}
-            hit = self._refs.put(message, frozenset(refs))
+            hit = self._refs.put(message, self._find_refs(message))
         return hit
+
+    def _find_refs(self, message: Message) -> frozenset[str]:
+        refs: set[str] = set()
+        for b in message.content:
+            if isinstance(b, ToolResultBlock) and b.compacted is not None:
+                known = self.spill_paths.get(b.tool_use_id)
+                if b.spill_path:
+                    refs.add(b.spill_path)
+                elif known and known in b.content:
+                    refs.add(known)
+        if message.tag in _PIPELINE_TAGS:
+            text = _text(message)
+            refs |= {p for p in self.spill_paths.values() if p in text}
+        return frozenset(refs)
 
     def _spill_hits(self, path: str) -> frozenset[str] | None:
         if path not in self._spilled:
@@ -413,7 +416,8 @@ class Recall:
         which is never sent. For the messages ``History.entries`` does not hold."""
         entry = self._entries.get(message)
         if entry is None:
-            entry = self._entries.put(message, (self.hits(message), self._spill_refs(message)) if is_sent(message) else (None, _NO_REFS))
+            # Computed, not taken from the ``hits`` and ``_spill_refs`` caches: this entry is the message's one cache here.
+            entry = self._entries.put(message, (self.history.hits(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
         return entry
 
     def step(self, point: int, end: int, context: Sequence[Message]) -> RecallStep:
