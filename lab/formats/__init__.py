@@ -22,6 +22,7 @@ or a provider request body. Importing this package registers every format:
     opencode         OpenCode sessions (opencode export, the messages API's {info, parts} list)
     goose            Goose sessions (session JSONL, goose session export JSON)
     goose_db         Goose session database (sessions.db; one session, the newest or by id)
+    continue         Continue sessions (~/.continue/sessions/<sessionId>.json, IDE extensions and cn)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
 sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl) and
@@ -50,6 +51,7 @@ from . import aider, cline  # noqa: F401  (register)
 from . import opencode, goose  # noqa: F401  (register)
 from . import opencode_storage  # noqa: F401  (registers its session reader; read by path, lab.formats.by_path)
 from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it reuses)
+from . import continue_dev  # noqa: F401  (registers)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced

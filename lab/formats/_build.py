@@ -49,11 +49,23 @@ __all__ = [
     "text_parts",
     "document_or_log",
     "UNNAMED_TOOL",
+    "opt_str",
+    "as_dict",
 ]
 
 # What a tool call whose record lost its name is kept as: still a call, so its result keeps its pair and the
 # rest of the session imports; the reader says where, in a warning.
 UNNAMED_TOOL = "unnamed_tool"
+
+
+def opt_str(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else None: a record field that may be missing, null or mistyped."""
+    return value if isinstance(value, str) and value else None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a dict, else an empty one, so a reader can chain ``.get`` through optional objects."""
+    return value if isinstance(value, dict) else {}
 
 
 def text_parts(content: Any) -> list[str]:

@@ -65,7 +65,7 @@ from typing import Any
 
 from ..core.messages import Boundary, ImportNotes, Message, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
-from ._build import Loc, parse_timestamp
+from ._build import Loc, parse_timestamp, opt_str, as_dict
 from .anthropic_blocks import block_dicts, usage_fields
 from .http_sse import anthropic_message
 from .jsonio import gc_paused, iter_log_lines, make_probe, read_json
@@ -86,14 +86,6 @@ _CLAUDE_CODE_KEYS = frozenset({"parentUuid", "sessionId", "isSidechain", "leafUu
 _NO_PROMPT = "[prompt not recorded: the stream starts with the agent's reply]"
 # All an older SDK's UserMessage dump holds.
 _OLD_USER_KEYS = frozenset({"content", "uuid"})
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _where(loc: Loc) -> str:
@@ -166,7 +158,7 @@ def _from_dump(kind: str, rec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     base: dict[str, Any] = {k: rec[k] for k in ("parent_tool_use_id", "session_id", "uuid", "timestamp") if k in rec}
     if kind == "system":
         # SystemMessage.data is the raw record the CLI wrote.
-        data = _dict(rec.get("data"))
+        data = as_dict(rec.get("data"))
         return kind, {**data, **base, "type": "system", "subtype": rec.get("subtype", data.get("subtype"))}
     if kind == "assistant":
         message = {"role": "assistant", "content": _content(rec.get("content")), "model": rec.get("model"),
@@ -277,7 +269,7 @@ def _denials(value: Any) -> list[str]:
     """A result's ``permission_denials``: each refused call as its tool name and id."""
     if not isinstance(value, list):
         return []
-    return [f"{_str(d.get('tool_name')) or 'a tool'} ({_str(d.get('tool_use_id')) or 'no id'})" for d in value if isinstance(d, dict)]
+    return [f"{opt_str(d.get('tool_name')) or 'a tool'} ({opt_str(d.get('tool_use_id')) or 'no id'})" for d in value if isinstance(d, dict)]
 
 
 class _Session:
@@ -297,7 +289,7 @@ class _Session:
         self.assembled = 0
 
     def _thread(self, rec: dict[str, Any]) -> tuple[str, _Thread]:
-        key = _str(rec.get("parent_tool_use_id")) or _MAIN
+        key = opt_str(rec.get("parent_tool_use_id")) or _MAIN
         if key not in self.threads:
             self.threads[key] = _Thread()
         return key, self.threads[key]
@@ -310,8 +302,8 @@ class _Session:
         kind, rec = hit
         self.sdk_records += 1
         if self.session_id is None:
-            self.session_id = _str(rec.get("session_id"))
-        key = _str(rec.get("uuid")) or f"r{n}"
+            self.session_id = opt_str(rec.get("session_id"))
+        key = opt_str(rec.get("uuid")) or f"r{n}"
         stamp = rec.get("timestamp")
         if kind == "assistant":
             self._assistant(rec, key, stamp, loc)
@@ -330,7 +322,7 @@ class _Session:
 
     def _assistant(self, rec: dict[str, Any], key: str, stamp: Any, loc: Loc) -> None:
         message = rec["message"]
-        api_id = _str(message.get("id"))
+        api_id = opt_str(message.get("id"))
         thread_key, thread = self._thread(rec)
         if api_id is not None:
             self.completed.add(api_id)
@@ -340,8 +332,8 @@ class _Session:
             # of the thread's message being streamed is that message).
             del self.streams[thread_key]
         if self.model is None:
-            self.model = _str(message.get("model"))
-        error = _str(rec.get("error"))
+            self.model = opt_str(message.get("model"))
+        error = opt_str(rec.get("error"))
         if error is not None:
             self.notes.warnings.append(f"{_where(loc)}: the assistant message reports an error ({error})")
         blocks = block_dicts(message.get("content"), self.notes, loc.at("message").at("content").where)
@@ -351,23 +343,23 @@ class _Session:
         thread.assistant(blocks, api_id, key, stamp, usage_fields(message.get("usage")))
 
     def _system(self, rec: dict[str, Any], key: str, stamp: Any, loc: Loc) -> None:
-        subtype = _str(rec.get("subtype")) or "unknown"
+        subtype = opt_str(rec.get("subtype")) or "unknown"
         if subtype == "init":
             if self.init is None:
                 self.init = rec
-                self.session_id = _str(rec.get("session_id")) or self.session_id
+                self.session_id = opt_str(rec.get("session_id")) or self.session_id
             else:
-                if _str(rec.get("session_id")) not in (None, self.session_id):
+                if opt_str(rec.get("session_id")) not in (None, self.session_id):
                     self.notes.warnings.append(f"{_where(loc)}: a second session starts here ({rec.get('session_id')}); read into the same history")
                 self.notes.skip("system:init (repeated)")
         elif subtype == "compact_boundary":
-            meta = _dict(rec.get("compact_metadata"))
+            meta = as_dict(rec.get("compact_metadata"))
             self._thread(rec)[1].boundary(f"{key}-boundary", stamp, meta.get("trigger"), meta.get("pre_tokens"))
         else:
             self.notes.skip(f"system:{subtype}")
 
     def _result(self, rec: dict[str, Any], loc: Loc) -> None:
-        subtype = _str(rec.get("subtype")) or "unknown"
+        subtype = opt_str(rec.get("subtype")) or "unknown"
         parts = [f"{_where(loc)}: result record ({subtype})"]
         turns, ms, cost = rec.get("num_turns"), rec.get("duration_ms"), rec.get("total_cost_usd")
         if isinstance(turns, int):
@@ -395,11 +387,11 @@ class _Session:
         if not isinstance(event, dict):
             self.notes.skip("stream_event (no event)")
             return
-        thread_key = _str(rec.get("parent_tool_use_id")) or _MAIN
+        thread_key = opt_str(rec.get("parent_tool_use_id")) or _MAIN
         if event.get("type") == "message_start":
             self._close_stream(thread_key)
-            start = _dict(event.get("message"))
-            self.streams[thread_key] = (_str(start.get("id")), [event], loc)
+            start = as_dict(event.get("message"))
+            self.streams[thread_key] = (opt_str(start.get("id")), [event], loc)
             return
         open_stream = self.streams.get(thread_key)
         if open_stream is not None:
@@ -446,8 +438,8 @@ class _Session:
             )
         init = self.init or {}
         meta = TranscriptMeta(
-            source_format=NAME, session_id=self.session_id, model=_str(init.get("model")) or self.model,
-            cwd=_str(init.get("cwd")), title="Claude Agent SDK session", source_path=self.file,
+            source_format=NAME, session_id=self.session_id, model=opt_str(init.get("model")) or self.model,
+            cwd=opt_str(init.get("cwd")), title="Claude Agent SDK session", source_path=self.file,
         )  # fmt: skip
         return Transcript(meta=meta, messages=messages, tools=_tools(init.get("tools"), self.notes), sidechains=sidechains, notes=self.notes)
 

@@ -77,7 +77,7 @@ from typing import Any
 
 from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, Message, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp
+from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp, opt_str, as_dict
 from .anthropic_blocks import base64_size
 from .registry import Format, Probe, register
 
@@ -101,14 +101,6 @@ _META_KEYS = frozenset({"working_dir", "description", "message_count", "total_to
 _INVALID_CALL = "invalid_tool_call"
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _num(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -129,12 +121,12 @@ def _is_metadata(record: Any) -> bool:
 
 
 def _visibility(msg: dict[str, Any]) -> tuple[bool, bool]:
-    meta = _dict(msg.get("metadata"))
+    meta = as_dict(msg.get("metadata"))
     return meta.get("userVisible") is not False, meta.get("agentVisible") is not False
 
 
 def _for_assistant(item: dict[str, Any]) -> bool:
-    audience = _dict(item.get("annotations")).get("audience")
+    audience = as_dict(item.get("annotations")).get("audience")
     return not isinstance(audience, list) or "assistant" in audience
 
 
@@ -142,7 +134,7 @@ def _result_text(items: Any, notes: ImportNotes) -> str:
     """The text a tool result's content items send the model."""
     out: list[str] = []
     for item in items if isinstance(items, list) else []:
-        it = _dict(item)
+        it = as_dict(item)
         if not _for_assistant(it):
             notes.skip("tool output for the user only")
             continue
@@ -150,10 +142,10 @@ def _result_text(items: Any, notes: ImportNotes) -> str:
         if kind == "text" and isinstance(it.get("text"), str):
             out.append(it["text"])
         elif kind == "resource":
-            res = _dict(it.get("resource"))
-            out.append(res["text"] if isinstance(res.get("text"), str) else f"[resource {_str(res.get('uri')) or ''}]".strip())
+            res = as_dict(it.get("resource"))
+            out.append(res["text"] if isinstance(res.get("text"), str) else f"[resource {opt_str(res.get('uri')) or ''}]".strip())
         elif kind == "image":
-            out.append(f"[image {_str(it.get('mimeType')) or 'image'}]")
+            out.append(f"[image {opt_str(it.get('mimeType')) or 'image'}]")
         else:
             notes.skip(f"tool output:{kind or 'unknown'}")
     return "\n".join(out)
@@ -172,25 +164,25 @@ class _Session:
         blocks: list[Block] = []
         results: list[tuple[str, str, bool]] = []
         for n, item in enumerate(msg["content"]):
-            it = _dict(item)
-            kind = _str(it.get("type")) or "unknown"
+            it = as_dict(item)
+            kind = opt_str(it.get("type")) or "unknown"
             if kind == "text":
                 if isinstance(it.get("text"), str) and it["text"].strip():
                     blocks.append(TextBlock(text=it["text"]))
             elif kind in ("thinking", "reasoning"):
                 text = it.get("thinking") if kind == "thinking" else it.get("text")
                 if isinstance(text, str) and text.strip():
-                    blocks.append(ThinkingBlock(thinking=text, signature=_str(it.get("signature"))))
+                    blocks.append(ThinkingBlock(thinking=text, signature=opt_str(it.get("signature"))))
                 else:
                     self.notes.skip(f"content:{kind} (empty)")
             elif kind == "image":
                 data = it.get("data")
                 size = base64_size(data) if isinstance(data, str) else 0
-                blocks.append(ImageBlock(media_type=_str(it.get("mimeType")) or "image/png", size_bytes=size))
+                blocks.append(ImageBlock(media_type=opt_str(it.get("mimeType")) or "image/png", size_bytes=size))
             elif kind in _TOOL_CALLS:
                 blocks.append(self._use(it, kind, f"{key}.{n}", loc.at("content").at(n)))
             elif kind == "toolResponse":
-                call = _str(it.get("id"))
+                call = opt_str(it.get("id"))
                 if call is None:
                     self.notes.skip("content:toolResponse (no id)")
                     continue
@@ -204,9 +196,9 @@ class _Session:
         return blocks, results
 
     def _use(self, item: dict[str, Any], kind: str, key: str, loc: Loc) -> Block:
-        call = _dict(item.get("toolCall"))
-        value = _dict(call.get("value"))
-        if call.get("status") == "success" and _str(value.get("name")):
+        call = as_dict(item.get("toolCall"))
+        value = as_dict(call.get("value"))
+        if call.get("status") == "success" and opt_str(value.get("name")):
             args = value.get("arguments")
             tool_input = args if isinstance(args, dict) else ({} if args is None else {"value": args})
             name = str(value["name"])
@@ -217,12 +209,12 @@ class _Session:
                 self.notes.warnings.append(f"{loc.where}: {kind} without a tool name: kept as an {_INVALID_CALL} call")
             tool_input = {"error": str(call.get("error") or "invalid tool call")}
             name = _INVALID_CALL
-        use = self.b.use(_str(item.get("id")), name, tool_input, key=key)
-        self.uses.add(_str(item.get("id")) or use.id)
+        use = self.b.use(opt_str(item.get("id")), name, tool_input, key=key)
+        self.uses.add(opt_str(item.get("id")) or use.id)
         return use
 
     def _result(self, item: dict[str, Any]) -> tuple[str, bool]:
-        res = _dict(item.get("toolResult"))
+        res = as_dict(item.get("toolResult"))
         if res.get("status") == "error":
             return str(res.get("error") or "tool error"), True
         value = res.get("value")
@@ -232,7 +224,7 @@ class _Session:
         return _result_text(value, self.notes), False
 
     def message(self, msg: dict[str, Any], index: int, loc: Loc) -> None:
-        key = _str(msg.get("id")) or f"m{index}"
+        key = opt_str(msg.get("id")) or f"m{index}"
         stamp = parse_timestamp(msg.get("created"))
         user_visible, agent_visible = _visibility(msg)
         if not user_visible and not agent_visible:
@@ -318,22 +310,22 @@ def from_records(records: Iterable[tuple[Any, Loc]], notes: ImportNotes, *, file
         elif i == 0 and _is_metadata(rec):
             header = {**rec, **header}
         else:
-            notes.skip(f"record:{_str(_dict(rec).get('type')) or ('unknown' if isinstance(rec, dict) else 'non_object')}")
+            notes.skip(f"record:{opt_str(as_dict(rec).get('type')) or ('unknown' if isinstance(rec, dict) else 'non_object')}")
     messages = s.b.finish()
     if not count:
         raise TranscriptError("no Goose messages found", file=file, expected="messages shaped {role, created, content: [{type, ...}]}")
     if not any(m.role in ("user", "assistant") for m in messages):
         raise TranscriptError(f"{count} Goose messages but none that was sent to the model", file=file, expected="text or tool content")
     _set_last_usage(messages, header, notes)
-    provider = _str(header.get("provider_name"))
-    model = _str(_dict(header.get("model_config")).get("model_name"))
+    provider = opt_str(header.get("provider_name"))
+    model = opt_str(as_dict(header.get("model_config")).get("model_name"))
     meta = TranscriptMeta(
         source_format=NAME,
         source_path=file,
-        session_id=_str(header.get("id")) or (Path(file).stem if file else None),
-        title=_str(header.get("name")) or _str(header.get("description")) or "Goose session",
+        session_id=opt_str(header.get("id")) or (Path(file).stem if file else None),
+        title=opt_str(header.get("name")) or opt_str(header.get("description")) or "Goose session",
         model=f"{provider}/{model}" if provider and model else model,
-        cwd=_str(header.get("working_dir")),
+        cwd=opt_str(header.get("working_dir")),
     )
     return Transcript(meta=meta, messages=messages, notes=notes)
 

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, image_from_url, need_dict, openai_usage, parse_arguments, text_block
+from ._build import HistoryBuilder, Loc, image_from_url, need_dict, openai_usage, parse_arguments, text_block, opt_str
 from .jsonio import iter_log_lines, read_json
 from .message_lines import is_message_lines, record_kind
 from .registry import Format, Probe, register
@@ -171,10 +171,6 @@ def _result_text(content: Any, notes: ImportNotes, loc: Loc) -> str:
 # -- tool calls and usage ---------------------------------------------------------------
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def _call(b: HistoryBuilder, tc: Any, loc: Loc, key: str) -> Block:
     """A LangChain ToolCall ``{name, args, id}``, an OpenAI ``{function: {...}}`` or a ``tool_use`` part."""
     tc = need_dict(tc, loc, "tool call")
@@ -186,7 +182,7 @@ def _call(b: HistoryBuilder, tc: Any, loc: Loc, key: str) -> Block:
         name, raw, arg_loc = tc.get("name"), tc.get(raw_key), loc.at(raw_key)
     if not isinstance(name, str) or not name:
         raise loc.error("tool call without a name", expected="a string 'name'")
-    return b.use(_str(tc.get("id")), name, parse_arguments(raw, b.notes, arg_loc), key=key)
+    return b.use(opt_str(tc.get("id")), name, parse_arguments(raw, b.notes, arg_loc), key=key)
 
 
 def _list(value: Any, loc: Loc, what: str) -> list[Any]:
@@ -246,7 +242,7 @@ def _assistant(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) ->
 def _tool(b: HistoryBuilder, fields: dict[str, Any], loc: Loc, key: str) -> None:
     text = _result_text(fields.get("content"), b.notes, loc.at("content"))
     is_error = fields.get("status") == "error"
-    call_id = _str(fields.get("tool_call_id"))
+    call_id = opt_str(fields.get("tool_call_id"))
     if call_id is not None:
         b.result(call_id, text, key=key, is_error=is_error)
         return
@@ -272,7 +268,7 @@ def _message(b: HistoryBuilder, entry: Any, loc: Loc, index: int) -> None:
     name, fields, suffix = hit
     loc = Loc(loc.file, loc.path + suffix, loc.line)
     kind = _kind_of(name, fields)
-    msg_id = _str(fields.get("id"))
+    msg_id = opt_str(fields.get("id"))
     key = msg_id if msg_id is not None else f"m{index}"
     if kind == "ai":
         _assistant(b, fields, loc, key)

@@ -57,7 +57,7 @@ from typing import Any
 
 from ..core.messages import Block, ImportNotes, ThinkingBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, document_or_log, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, document_or_log, parse_timestamp, opt_str
 from .anthropic_blocks import convert_blocks, tool_result_text, usage_from
 from .registry import Format, Probe, register
 
@@ -95,10 +95,6 @@ _NO_RESULT = "[no tool result recorded in the session events]"
 _DENIED = "Tool call denied by the permission policy"
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def unwrap(record: Any) -> tuple[dict[str, Any], Any] | None:
     """``(event, fallback timestamp)`` when a record is an event, bare or wrapped as ``{role, kind, time, raw}``."""
     if not isinstance(record, dict):
@@ -120,7 +116,7 @@ def unwrap(record: Any) -> tuple[dict[str, Any], Any] | None:
 def _record_kind(record: Any) -> str:
     if isinstance(record, dict):
         for key in ("kind", "type"):
-            if _str(record.get(key)):
+            if opt_str(record.get(key)):
                 return str(record[key])
     return "unknown" if isinstance(record, dict) else "non_object"
 
@@ -197,11 +193,11 @@ class _Session:
     def event(self, ev: dict[str, Any], fallback_stamp: Any, loc: Loc) -> None:
         n, self.events = self.events, self.events + 1
         kind = ev["type"]
-        key = _str(ev.get("id")) or f"e{n}"
+        key = opt_str(ev.get("id")) or f"e{n}"
         stamp = parse_timestamp(ev.get("processed_at")) or parse_timestamp(fallback_stamp)
         if self.session_id is None:
-            self.session_id = _str(ev.get("session_id"))
-        if _str(ev.get("session_thread_id")) and (kind in _TOOL_USES or kind in _RESULT_IDS or kind == "user.tool_confirmation"):
+            self.session_id = opt_str(ev.get("session_id"))
+        if opt_str(ev.get("session_thread_id")) and (kind in _TOOL_USES or kind in _RESULT_IDS or kind == "user.tool_confirmation"):
             self.notes.skip(f"{kind} (subagent thread)")
         elif kind == "agent.message":
             self._output(convert_blocks(ev.get("content"), self.notes, loc.where), key, stamp)
@@ -228,22 +224,22 @@ class _Session:
             self.notes.skip(f"event:{kind}")
 
     def _thinking(self, ev: dict[str, Any], key: str, stamp: datetime | None) -> None:
-        text = _str(ev.get("thinking")) or "\n".join(
-            b["thinking"] for b in ev.get("content") or [] if isinstance(b, dict) and _str(b.get("thinking"))
+        text = opt_str(ev.get("thinking")) or "\n".join(
+            b["thinking"] for b in ev.get("content") or [] if isinstance(b, dict) and opt_str(b.get("thinking"))
         )
         if text:
-            self._output([ThinkingBlock(thinking=text, signature=_str(ev.get("signature")))], key, stamp)
+            self._output([ThinkingBlock(thinking=text, signature=opt_str(ev.get("signature")))], key, stamp)
         else:
             self.notes.skip("agent.thinking")
 
     def _tool_use(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None, loc: Loc) -> None:
-        name = _str(ev.get("name"))
+        name = opt_str(ev.get("name"))
         if name is None:
             self.notes.warnings.append(f"{loc.where}: {kind} event without a tool name: kept as an {UNNAMED_TOOL} call")
             name = UNNAMED_TOOL
         raw_input = ev.get("input")
         tool_input = raw_input if isinstance(raw_input, dict) else ({} if raw_input is None else {"value": raw_input})
-        source_id = _str(ev.get("id"))
+        source_id = opt_str(ev.get("id"))
         use = self.b.use(source_id, name, tool_input, key=key)
         self.uses.add(source_id or use.id)
         self._output([use], key, stamp)
@@ -252,7 +248,7 @@ class _Session:
             self.denied.add(use.id)
 
     def _result(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None) -> None:
-        call_id = _str(ev.get(_RESULT_IDS[kind])) or _str(ev.get("tool_use_id"))
+        call_id = opt_str(ev.get(_RESULT_IDS[kind])) or opt_str(ev.get("tool_use_id"))
         if call_id is None:
             self.notes.skip(f"{kind} (no tool use id)")
             return
@@ -269,11 +265,11 @@ class _Session:
         self.b.result(call_id, tool_result_text(ev.get("content")), key=key, is_error=ev.get("is_error") is True, timestamp=stamp)
 
     def _confirmation(self, ev: dict[str, Any], key: str, stamp: datetime | None) -> None:
-        call_id = _str(ev.get("tool_use_id"))
+        call_id = opt_str(ev.get("tool_use_id"))
         if ev.get("result") == "deny" and call_id in self.uses and call_id not in self.answered:
             self._flush()
             self.answered.add(call_id)
-            reason = _str(ev.get("deny_message")) or "the user denied this tool call"
+            reason = opt_str(ev.get("deny_message")) or "the user denied this tool call"
             self.b.result(call_id, f"Tool call denied: {reason}", key=key, is_error=True, timestamp=stamp)
         self.notes.skip("user.tool_confirmation")
 
@@ -301,8 +297,8 @@ class _Session:
         if kind == "session.error":
             raw_err = ev.get("error")
             err: dict[str, Any] = raw_err if isinstance(raw_err, dict) else {}
-            what = _str(err.get("type")) or "error"
-            message = _str(err.get("message")) or ""
+            what = opt_str(err.get("type")) or "error"
+            message = opt_str(err.get("message")) or ""
             self.notes.warnings.append(f"{where}: session error {what}{': ' + message if message else ''}")
         elif kind in ("session.status_terminated", "session.deleted"):
             self.notes.warnings.append(f"{where}: {kind}")
@@ -364,7 +360,7 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
     if isinstance(doc, dict):
         k = _container(doc)
         if k is not None:
-            return from_events(doc[k], file=file, path=f"$.{k}", session_id=_str(doc.get("session_id")))
+            return from_events(doc[k], file=file, path=f"$.{k}", session_id=opt_str(doc.get("session_id")))
         if unwrap(doc) is not None:
             return from_events([doc], file=file)
     raise TranscriptError("not a Managed Agents event log", file=file, where="$", expected="a list of events, or {'data': [...]}")

@@ -64,6 +64,7 @@ from typing import Any
 from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import (
+    opt_str,
     HistoryBuilder,
     Loc,
     image_from_url,
@@ -143,16 +144,12 @@ def _tool_call(tc: Any, b: HistoryBuilder, loc: Loc, key: str) -> Block:
         name, raw_input = tc["custom"].get("name"), tc["custom"].get("input")
         if not isinstance(name, str):
             raise loc.at("custom").error("custom tool call without a name", expected="a string 'name'")
-        return b.use(_str(tc.get("id")), name, {"input": raw_input if isinstance(raw_input, str) else ""}, key=key)
+        return b.use(opt_str(tc.get("id")), name, {"input": raw_input if isinstance(raw_input, str) else ""}, key=key)
     fn = tc.get("function")
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         raise loc.error("tool call without a function name", expected="'function': {'name': ..., 'arguments': ...}")
     args = parse_arguments(fn.get("arguments"), b.notes, loc.at("function").at("arguments"))
-    return b.use(_str(tc.get("id")), fn["name"], args, key=key)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return b.use(opt_str(tc.get("id")), fn["name"], args, key=key)
 
 
 def _text_call_id(b: HistoryBuilder, index: int) -> str:
@@ -238,10 +235,10 @@ def _assistant(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: 
 def _tool(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
     """A ``tool`` message: the result of the call it names (or of the only pending one)."""
     notes = b.notes
-    call_id = _str(m.get("tool_call_id"))
+    call_id = opt_str(m.get("tool_call_id"))
     ids = m.get("tool_call_ids")
     if call_id is None and isinstance(ids, list) and ids:
-        call_id = _str(ids[0])
+        call_id = opt_str(ids[0])
         if len(ids) > 1:
             notes.warnings.append(f"{loc.where}: one tool message answers {len(ids)} calls; paired with the first")
     text = content_text(m.get("content"), notes, loc.at("content"))

@@ -66,7 +66,7 @@ from typing import Any
 
 from ..core.messages import Block, Boundary, ImportNotes, Message, TextBlock, ThinkingBlock, ToolUseBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, image_from_url, parse_timestamp
+from ._build import HistoryBuilder, Loc, image_from_url, parse_timestamp, opt_str, as_dict
 from .jsonio import read_json
 from .registry import Format, Probe, register
 
@@ -91,21 +91,13 @@ def _skipped_part(kind: str) -> str:
 _TEXT_FILES = frozenset({"text/plain", "application/x-directory"})
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _num(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _usage(tokens: Any, cost: Any = None) -> Usage | None:
-    t = _dict(tokens)
-    cache = _dict(t.get("cache"))
+    t = as_dict(tokens)
+    cache = as_dict(t.get("cache"))
     # OpenCode stores output without the reasoning tokens; the provider billed both as output.
     usage = Usage(
         input_tokens=_num(t.get("input")),
@@ -129,9 +121,9 @@ def is_message(entry: Any) -> bool:
 
 def _signature(part: dict[str, Any]) -> str | None:
     # The AI SDK keeps a provider's reasoning signature in the part's provider metadata.
-    for meta in _dict(part.get("metadata")).values():
-        sig = _dict(meta).get("signature")
-        if _str(sig):
+    for meta in as_dict(part.get("metadata")).values():
+        sig = as_dict(meta).get("signature")
+        if opt_str(sig):
             return str(sig)
     return None
 
@@ -158,7 +150,7 @@ class _Session:
         compaction: dict[str, Any] | None = None
         synthetic = True
         for part in parts:
-            kind = _str(_dict(part).get("type")) or "unknown"
+            kind = opt_str(as_dict(part).get("type")) or "unknown"
             if kind == "text":
                 if part.get("ignored") is True:
                     self.notes.skip("part:text (ignored)")
@@ -168,13 +160,13 @@ class _Session:
                     blocks.append(TextBlock(text=text))
                     synthetic = synthetic and part.get("synthetic") is True
             elif kind == "file":
-                mime = _str(part.get("mime")) or "application/octet-stream"
+                mime = opt_str(part.get("mime")) or "application/octet-stream"
                 if mime in _TEXT_FILES:
                     self.notes.skip("part:file (sent as text)")
                 elif mime.startswith("image/"):
                     blocks.append(image_from_url(part.get("url")))
                 else:
-                    blocks.append(TextBlock(text=f"[Attached {mime}: {_str(part.get('filename')) or 'file'}]"))
+                    blocks.append(TextBlock(text=f"[Attached {mime}: {opt_str(part.get('filename')) or 'file'}]"))
             elif kind == "compaction":
                 compaction = part
                 blocks.append(TextBlock(text=_COMPACTION_PROMPT))
@@ -213,7 +205,7 @@ class _Session:
 
     # -- messages ------------------------------------------------------------------
     def user(self, info: dict[str, Any], parts: list[Any], key: str, loc: Loc) -> None:
-        stamp = parse_timestamp(_dict(info.get("time")).get("created"))
+        stamp = parse_timestamp(as_dict(info.get("time")).get("created"))
         blocks, compaction, synthetic = self._user_blocks(parts, loc)
         if compaction is not None:
             self._boundary(key, stamp, compaction.get("auto") is True)
@@ -231,18 +223,18 @@ class _Session:
         self.after_summary = self.marker_open = False
 
     def assistant(self, info: dict[str, Any], parts: list[Any], key: str, loc: Loc, last: bool) -> None:
-        stamp = parse_timestamp(_dict(info.get("time")).get("created"))
-        provider, model = _str(info.get("providerID")), _str(info.get("modelID"))
+        stamp = parse_timestamp(as_dict(info.get("time")).get("created"))
+        provider, model = opt_str(info.get("providerID")), opt_str(info.get("modelID"))
         if model is not None:
             name = f"{provider}/{model}" if provider else model
             if name not in self.models:
                 self.models.append(name)
-        self.cwd = self.cwd or _str(_dict(info.get("path")).get("cwd"))
-        err = _dict(info.get("error"))
-        real = [p for p in parts if _dict(p).get("type") not in ("step-start", "reasoning")]
+        self.cwd = self.cwd or opt_str(as_dict(info.get("path")).get("cwd"))
+        err = as_dict(info.get("error"))
+        real = [p for p in parts if as_dict(p).get("type") not in ("step-start", "reasoning")]
         if info.get("error") is not None and not (err.get("name") == "MessageAbortedError" and real):
             # OpenCode never sends a failed request's message to the model again.
-            name = _str(err.get("name")) or "error"
+            name = opt_str(err.get("name")) or "error"
             self.errors += 1
             self.notes.skip(f"message:assistant ({name})")
             self.notes.warnings.append(f"{loc.where}: assistant message {key!r} ended with {name}; not part of the history OpenCode sends")
@@ -253,7 +245,7 @@ class _Session:
         tag = "summary" if summary else None
         steps = self._steps(parts)
         # Without any step-finish (older OpenCode), the message's own tokens are its one request's.
-        finished = any(_dict(p).get("type") == "step-finish" for p in parts)
+        finished = any(as_dict(p).get("type") == "step-finish" for p in parts)
         for n, (blocks, results, step) in enumerate(steps):
             step_key = key if n == 0 else f"{key}.step{n}"
             if step is not None:
@@ -289,8 +281,8 @@ class _Session:
             blocks, results, tokens = [], [], None
 
         for part in parts:
-            p = _dict(part)
-            kind = _str(p.get("type")) or "unknown"
+            p = as_dict(part)
+            kind = opt_str(p.get("type")) or "unknown"
             if kind == "step-start":
                 # Bookkeeping that is read, not skipped: it splits steps and gives their usage.
                 if blocks or tokens is not None:
@@ -317,22 +309,22 @@ class _Session:
         return steps
 
     def _tool(self, part: dict[str, Any]) -> tuple[ToolUseBlock, str | None, bool, datetime | None]:
-        state = _dict(part.get("state"))
+        state = as_dict(part.get("state"))
         status = state.get("status")
         raw_input = state.get("input")
         tool_input = raw_input if isinstance(raw_input, dict) else ({} if raw_input is None else {"value": raw_input})
-        name = _str(part.get("tool")) or "unknown_tool"
-        use = self.b.use(_str(part.get("callID")), name, tool_input, key=_str(part.get("id")) or "tool")
-        ended = parse_timestamp(_dict(state.get("time")).get("end"))
+        name = opt_str(part.get("tool")) or "unknown_tool"
+        use = self.b.use(opt_str(part.get("callID")), name, tool_input, key=opt_str(part.get("id")) or "tool")
+        ended = parse_timestamp(as_dict(state.get("time")).get("end"))
         if status == "completed":
-            if _dict(state.get("time")).get("compacted") is not None:
+            if as_dict(state.get("time")).get("compacted") is not None:
                 self.pruned += 1
             if state.get("attachments"):
                 self.notes.skip("tool attachments", len(state["attachments"]) if isinstance(state["attachments"], list) else 1)
             output = state.get("output")
             return use, output if isinstance(output, str) else "", False, ended
         if status == "error":
-            meta = _dict(state.get("metadata"))
+            meta = as_dict(state.get("metadata"))
             if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
                 # An interrupted command: OpenCode sends the output it had, as a plain result.
                 return use, meta["output"], False, ended
@@ -366,14 +358,14 @@ def from_messages(
     msgs = [(i, e) for i, e in enumerate(entries) if is_message(e)]
     for e in entries:
         if not is_message(e):
-            kind = _str(_dict(e).get("type")) or ("unknown" if isinstance(e, dict) else "non_object")
+            kind = opt_str(as_dict(e).get("type")) or ("unknown" if isinstance(e, dict) else "non_object")
             notes.skip(f"record:{kind}")
     if not msgs:
         raise TranscriptError("no OpenCode messages found", file=file, where=path, expected="messages shaped {info: {role, ...}, parts: [...]}")
     last_index = msgs[-1][0]
     for i, entry in msgs:
         minfo = entry["info"]
-        key = _str(minfo.get("id")) or f"m{i}"
+        key = opt_str(minfo.get("id")) or f"m{i}"
         loc = base.at(i)
         if minfo["role"] == "user":
             s.user(minfo, entry["parts"], key, loc)
@@ -386,14 +378,14 @@ def from_messages(
             expected="user or assistant messages with text or tool parts",
         )
     session = info or {}
-    session_id = _str(session.get("id")) or _str(msgs[0][1]["info"].get("sessionID"))
+    session_id = opt_str(session.get("id")) or opt_str(msgs[0][1]["info"].get("sessionID"))
     meta = TranscriptMeta(
         source_format=NAME,
         source_path=file,
         session_id=session_id,
-        title=_str(session.get("title")) or "OpenCode session",
+        title=opt_str(session.get("title")) or "OpenCode session",
         model=s.models[0] if s.models else None,
-        cwd=_str(session.get("directory")) or s.cwd,
+        cwd=opt_str(session.get("directory")) or s.cwd,
     )
     return Transcript(meta=meta, messages=messages, notes=notes)
 

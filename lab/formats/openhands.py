@@ -51,6 +51,7 @@ from typing import Any
 from ..core.messages import Block, Boundary, ImportNotes, Message, TextBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import (
+    as_dict,
     HistoryBuilder,
     Loc,
     image_from_url,
@@ -92,10 +93,6 @@ class _Session:
         self.tools: list[ToolSpec] = []
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def add_condensation(b: HistoryBuilder, key: str, stamp: datetime | None, summary: str, forgotten: int | None) -> None:
     """An OpenHands condensation with a summary: a boundary marker, then the summary as user text.
 
@@ -134,7 +131,7 @@ def _response(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
 
 def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
     kind = ev["action"]
-    args = _dict(ev.get("args"))
+    args = as_dict(ev.get("args"))
     stamp = parse_timestamp(ev.get("timestamp"))
     source = ev.get("source")
     b = s.b

@@ -48,7 +48,7 @@ from typing import Any
 
 from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta
 from ..errors import TranscriptError
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, parse_timestamp, tool_specs, as_dict
 from .anthropic_blocks import image_marker
 from .jsonio import gc_paused, iter_jsonl, leading_char, read_json
 from .openhands import add_condensation
@@ -71,10 +71,6 @@ KINDS = frozenset(
 )  # fmt: skip
 # Keys of a document that wraps the event list: an export, and the agent server's event page.
 _CONTAINERS = ("events", "items")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _str(value: Any) -> str:
@@ -124,7 +120,7 @@ def _thinking(source: dict[str, Any], notes: ImportNotes) -> list[Block]:
     reasoning = source.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning:
         return [ThinkingBlock(thinking=reasoning)]
-    item = _dict(source.get("responses_reasoning_item"))
+    item = as_dict(source.get("responses_reasoning_item"))
     texts = [t for key in ("summary", "content") if isinstance(item.get(key), list) for t in item[key] if isinstance(t, str) and t]
     return [ThinkingBlock(thinking="\n".join(texts))] if texts else []
 
@@ -181,7 +177,7 @@ class _Session:
             self.notes.skip(kind if isinstance(kind, str) and kind else "unknown")
 
     def _message(self, ev: dict[str, Any], key: str, stamp: datetime | None) -> None:
-        msg = _dict(ev.get("llm_message"))
+        msg = as_dict(ev.get("llm_message"))
         raw_role = msg.get("role")
         role: Role = raw_role if raw_role in ("user", "assistant", "system") else ("user" if ev.get("source") == "user" else "assistant")
         blocks = _thinking(msg, self.notes) if role == "assistant" else []
@@ -192,7 +188,7 @@ class _Session:
         self.b.add(role, blocks, key=key, timestamp=stamp)
 
     def _action(self, ev: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
-        call = _dict(ev.get("tool_call"))
+        call = as_dict(ev.get("tool_call"))
         name = ev.get("tool_name") if isinstance(ev.get("tool_name"), str) and ev["tool_name"] else call.get("name")
         if not isinstance(name, str) or not name:
             self.notes.warnings.append(f"{loc.where}: action event without a tool name: kept as an {UNNAMED_TOOL} call")
@@ -201,7 +197,7 @@ class _Session:
         if "arguments" in call:
             inputs = parse_arguments(call["arguments"], self.notes, loc.at("tool_call").at("arguments"))
         else:
-            inputs = {k: v for k, v in _dict(ev.get("action")).items() if k != "kind"}
+            inputs = {k: v for k, v in as_dict(ev.get("action")).items() if k != "kind"}
         rid = ev.get("llm_response_id") if isinstance(ev.get("llm_response_id"), str) else None
         merge = rid is not None and rid == self.response_id
         blocks: list[Block] = [] if merge else _thinking(ev, self.notes)
@@ -240,7 +236,7 @@ def _observation_text(obs: Any) -> tuple[str, bool]:
     """(text, is_error) of an observation; older SDK observations kept text in output/error."""
     if isinstance(obs, str):
         return obs, False
-    obs = _dict(obs)
+    obs = as_dict(obs)
     text = _text(obs.get("content"))
     error = obs.get("error")
     if not text:

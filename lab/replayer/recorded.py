@@ -14,7 +14,7 @@ original agent did. ``undo`` (the replay's default) removes each marker and
 what its compaction wrote, leaving the raw history for the config alone to
 compact. Where the raw history before a marker is not in the file (a session
 file that starts with a continuation summary), the summary is the only trace
-of that history: it stays as the first user turn and the notes say so.
+of that history: it stays as the first turn and the notes say so.
 ``keep`` replays the file as recorded.
 """
 
@@ -39,6 +39,10 @@ _AGENTS = {
     "claude_code_compact": "Claude Code",
     "codex_compact": "Codex",
     "openhands_condensation": "OpenHands",
+    "goose_compaction": "Goose",
+    "opencode_compaction": "OpenCode",
+    "continue_summary": "Continue",
+    "continue_cli_compaction": "Continue (cn)",
 }
 # The text Claude Code opens its continuation summary with; a session file may start with one and no marker.
 _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)
@@ -64,7 +68,7 @@ class RecordedCompaction(BaseModel):
         where = f"message {self.index}"
         what = {
             "undone": "undone: replayed from the raw history",
-            "summary kept": "its summary is kept as the first user turn, because the history it replaced is not in the file",
+            "summary kept": "its summary is kept as the first turn, because the history it replaced is not in the file",
             "kept": "honoured: the history before it is not sent",
         }[self.action]
         return f"{self.agent} compaction at {where} ({self.strategy}): {what}"

@@ -66,8 +66,15 @@ ConfigLike = CompactionConfig | str | dict | None
 
 
 def request_points(messages: Sequence[Message]) -> list[int]:
-    """Indices of assistant messages that answer a request (an assistant after a non-assistant)."""
-    return [i for i in range(1, len(messages)) if messages[i].role == "assistant" and messages[i - 1].role != "assistant"]
+    """Indices of assistant messages that answer a request (an assistant after a non-assistant).
+
+    A recorded compaction's summary written as an assistant message (Continue's cn) answered the
+    original agent's compaction call, not one of its requests, so it is no request point.
+    """
+    return [
+        i for i in range(1, len(messages))
+        if messages[i].role == "assistant" and messages[i - 1].role != "assistant" and messages[i].tag != "summary"
+    ]
 
 
 def resolve_config(config: ConfigLike, window: int | None = None) -> CompactionConfig:

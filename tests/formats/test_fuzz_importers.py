@@ -46,6 +46,7 @@ from lab.formats import (
     aider,
     anthropic,
     cline,
+    continue_dev,
     gemini,
     goose,
     http_log,
@@ -319,6 +320,7 @@ TARGETS = [
     Target("minicode", minicode.read, lambda: [_sample("minicode-refactor.minicode.json")]),
     Target("opencode", opencode.read, lambda: [_fixture("opencode/session.export.json"), _fixture("opencode/session.messages.json")]),
     Target("goose", goose.read, lambda: [_fixture("goose/20260101_100000.jsonl"), _fixture("goose/session.export.json")], "20260101_100000.jsonl"),
+    Target("continue", continue_dev.read, lambda: [_fixture(f"continue/{n}.json") for n in ("3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17", "b7a0c6d2-1e4f-4a8b-9d3c-5f2e7a1b0c94")], "3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17.json"),
 ]
 
 

@@ -186,6 +186,34 @@ class TestOpenHands:
         assert not any(m.boundary is not None for m in apply_recorded(t, "undo")[0].messages)
 
 
+class TestContinue:
+    @staticmethod
+    def _session(tmp_path: Path, history: list[dict[str, Any]]) -> Path:
+        p = tmp_path / "s.json"
+        items = [{"message": {"role": r, "content": c}, "contextItems": [], **kw} for r, c, kw in history]
+        p.write_text(json.dumps({"sessionId": "s", "title": "t", "workspaceDirectory": "/w", "history": items}), encoding="utf-8")
+        return p
+
+    def test_the_extension_s_summary_is_undone_and_named(self, tmp_path: Path) -> None:
+        t = load(self._session(tmp_path, [("user", FIRST, {}), ("assistant", "Reading src/parse.py.", {"conversationSummary": "We read it."}),
+                                          ("user", "go on", {}), ("assistant", "Done.", {})]))
+        found = find_recorded(t)
+        assert [(c.agent, c.action) for c in found] == [("Continue", "undone")]
+        report = lab.replay(t, "lab", window=32_000)
+        assert report.first_request_kept is True and report.requests == 2
+
+    def test_cn_s_summary_without_its_history_is_kept_and_is_no_request(self, tmp_path: Path) -> None:
+        # cn replaces the history with [system, "[COMPACTED HISTORY]" assistant]: the raw history is gone.
+        t = load(self._session(tmp_path, [("system", "You are cn.", {}), ("assistant", "[COMPACTED HISTORY]\nWe fixed src/parse.py.", {}),
+                                          ("user", "now run the tests", {}), ("assistant", "Tests pass.", {})]))
+        found = find_recorded(t)
+        assert [(c.agent, c.action) for c in found] == [("Continue (cn)", "summary kept")]
+        report = lab.replay(t, "lab", window=32_000)
+        # The summary answered cn's compaction call, not an agent request: one request, and a valid one.
+        assert report.requests == 1 and report.invalid_requests == 0
+        assert "first turn" in found[0].describe()
+
+
 class TestReplay:
     @pytest.mark.parametrize("window", [32_000, 64_000])
     @pytest.mark.parametrize("name", ["minicode", "mewcode", "codex", "claude-code"])
