@@ -15,7 +15,9 @@ decides what is sent. Per preset and window the table sums, over the corpus:
 - total cost;
 
 and averages ``needed_later_recall`` over the transcripts that have any
-needed mention. Beside it: the share of needed mentions that a spill stub in
+needed mention (each transcript weighs the same; the targets use this one).
+Beside it, "pooled": kept over needed across every request of the corpus, as
+a report pools its own rows, where a long session weighs more. Beside it: the share of needed mentions that a spill stub in
 the context still points to (recoverable, averaged the same way), and the
 count lost outright over all requests. The ``lab`` preset's targets (issue 10) are checked in the
 same run and printed as ``met`` or ``MISSED`` with the numbers.
@@ -41,6 +43,7 @@ COUNTER = "calibrated"
 
 def _cell(reports: list[Any]) -> dict[str, Any]:
     recalls = [r.needed_later_recall for r in reports if r.needed_later_recall is not None]
+    needed = sum(r.needed_mentions for r in reports)
     return {
         "transcripts": len(reports),
         "requests": sum(r.requests for r in reports),
@@ -50,6 +53,8 @@ def _cell(reports: list[Any]) -> dict[str, Any]:
         "failures": sum(r.failures for r in reports),
         "first_request_lost": sum(1 for r in reports if r.first_request_kept is False),
         "recall": sum(recalls) / len(recalls) if recalls else None,
+        # Kept over needed across every request of every transcript, as one report pools its rows: a long session weighs more.
+        "recall_pooled": sum(r.kept_mentions for r in reports) / needed if needed else None,
         # What a stub still points to (needed, not in the context, readable from the spill store), averaged like recall.
         "recoverable": sum(shares) / len(shares) if (shares := [r.recoverable_share for r in reports if r.recoverable_share is not None]) else None,
         "lost": sum(r.lost_config + r.lost_recorded for r in reports),
@@ -101,12 +106,12 @@ def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS)
             reports = [replay(t, cfg, window=w, recorded_compactions="undo") for t in transcripts]
             cells[(name, w)] = _cell(reports)
     seconds = time.process_time() - start
-    head = f"{'preset':10} {'window':>7} {'invalid':>7} {'breaker':>7} {'trunc':>5} {'fail':>4} {'1st lost':>8} {'recall':>7} {'recov.':>7} {'lost':>5} {'cost':>9}"
+    head = f"{'preset':10} {'window':>7} {'invalid':>7} {'breaker':>7} {'trunc':>5} {'fail':>4} {'1st lost':>8} {'recall':>7} {'pooled':>7} {'recov.':>7} {'lost':>5} {'cost':>9}"
     lines = [f"{len(transcripts)} of {len(files)} corpus transcripts, recorded compactions undone, every preset counted with {COUNTER}; "
              f"{seconds:.1f} s CPU", head]
     for (name, w), c in cells.items():
         lines.append(f"{name:10} {w:>7,} {c['invalid']:>7} {c['breaker_open']:>7} {c['truncations']:>5} {c['failures']:>4} "
-                     f"{c['first_request_lost']:>8} {_pct(c['recall']):>7} {_pct(c['recoverable']):>7} {c['lost']:>5} {'$' + format(c['cost'], '.4f'):>9}")
+                     f"{c['first_request_lost']:>8} {_pct(c['recall']):>7} {_pct(c['recall_pooled']):>7} {_pct(c['recoverable']):>7} {c['lost']:>5} {'$' + format(c['cost'], '.4f'):>9}")
     checks = _targets(cells, windows)
     lines.append("lab preset targets:")
     lines += [f"  {'met   ' if ok else 'MISSED'} {what}: {evidence}" for what, ok, evidence in checks]

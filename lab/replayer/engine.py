@@ -290,18 +290,15 @@ class _Run:
         self.compactions: dict[str, int] = {}
         self.recall = Recall(t.messages, store, compactor.state.spill_paths, incremental=incremental) if recall else None
 
-    def _hidden_cost(self, which: str, expired: bool, pricing: PricingConfig) -> float:
-        """The hidden prefix's dollars for one request: written when the cache has not got it, read after."""
+    def _hidden(self, which: str, expired: bool, pricing: PricingConfig) -> tuple[float, bool]:
+        """The hidden prefix's dollars for one request and whether it was read from the cache: written when
+        the cache has not got it (never, or expired), read after. Asked once per request and path: it marks the prefix written."""
         if not self.hidden:
-            return 0.0
-        cached = self._hidden_cached(which, expired)
+            return 0.0, False
+        cached = self._hidden_written[which] and not expired
         self._hidden_written[which] = True
         rate = pricing.cache_read_per_mtok if cached else pricing.cache_write_per_mtok
-        return self.hidden * rate / 1_000_000
-
-    def _hidden_cached(self, which: str, expired: bool) -> bool:
-        """Whether this request reads the hidden prefix from the cache (else it writes it)."""
-        return self._hidden_written[which] and not expired
+        return self.hidden * rate / 1_000_000, cached
 
     def _replayed_usage(self, cache_step: CacheStep, output: int, hidden_cached: bool) -> Usage:
         """The usage the provider would report for this request: the hidden prefix included, as a real
@@ -432,8 +429,8 @@ class _Run:
                 cost = 0.0
             else:
                 cache_step = self.cache.step(sent, now, sent=sent_tokens)
-                hidden_cached = self._hidden_cached("sent", cache_step.expired)
-                cost = request_cost(cache_step, output, pricing) + self._hidden_cost("sent", cache_step.expired, pricing)
+                hidden_usd, hidden_cached = self._hidden("sent", cache_step.expired, pricing)
+                cost = request_cost(cache_step, output, pricing) + hidden_usd
             raw_step = self.raw_cache.step_append(raw_tokens, now)
             s_in, s_out, s_cost = summary_numbers(self.recorder.results[calls_before:], pricing)
             if self.validator is not None:
@@ -463,7 +460,7 @@ class _Run:
                 output_tokens=output,
                 cost=cost + s_cost,
                 raw_cached_tokens=raw_step.cached,
-                cost_uncompacted=request_cost(raw_step, output, pricing) + self._hidden_cost("raw", raw_step.expired, pricing),
+                cost_uncompacted=request_cost(raw_step, output, pricing) + self._hidden("raw", raw_step.expired, pricing)[0],
                 recorded_cost=sum(u.cost_usd or 0.0 for u in bills) if bills else None,
                 recorded_usage_cost=sum(usage_cost(u, pricing) for u in bills) if bills else None,
                 cache_hit_ratio=cache_step.cached / sent_tokens if sent_tokens and not failed else 0.0,

@@ -12,6 +12,9 @@ def test_table_and_targets_on_the_sample_sessions() -> None:
     assert [(c["preset"], c["window"]) for c in data["cells"]] == [(p, 32_000) for p in QUALITY_PRESETS]
     assert all(c["transcripts"] == 3 and c["requests"] > 0 for c in data["cells"])
     assert all(c["recall"] is None or 0.0 <= c["recall"] <= 1.0 for c in data["cells"])
+    # Pooled recall is kept over needed of every request, whatever the per-transcript average says.
+    for c in data["cells"]:
+        assert (c["recall_pooled"] is None) == (c["recall"] is None)
     # Five targets per window, each printed as met or MISSED with its evidence.
     assert len(data["targets"]) == 5
     printed = [line for line in lines if line.strip().startswith(("met", "MISSED"))]
