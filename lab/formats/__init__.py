@@ -23,9 +23,12 @@ or a provider request body. Importing this package registers every format:
     goose            Goose sessions (session JSONL, goose session export JSON)
     goose_db         Goose session database (sessions.db; one session, the newest or by id)
     continue         Continue sessions (~/.continue/sessions/<sessionId>.json, IDE extensions and cn)
+    copilot_chat     GitHub Copilot Chat sessions of VS Code (chatSessions/<sessionId>.json, and the .jsonl mutation log of 1.109+)
+    cursor           Cursor chat and agent sessions (state.vscdb: composers, workspace chat tabs; one session, the newest or by id)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
-sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl) and
+sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
+state.vscdb) and
 ``load(path, session=ID)`` reads one of them (``session_choice``).
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
@@ -52,6 +55,8 @@ from . import opencode, goose  # noqa: F401  (register)
 from . import opencode_storage  # noqa: F401  (registers its session reader; read by path, lab.formats.by_path)
 from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it reuses)
 from . import continue_dev  # noqa: F401  (registers)
+from . import copilot_chat  # noqa: F401  (registers)
+from . import cursor  # noqa: F401  (registers; its 100 outscores goose_db's 40 for any SQLite file)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced

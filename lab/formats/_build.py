@@ -187,6 +187,18 @@ class HistoryBuilder:
         self._results_open = False
         return msg
 
+    def user_turn(self, blocks: Sequence[Block], *, key: str, timestamp: datetime | None = None, tag: MessageTag | None = None) -> Message:
+        """The user's words as a user turn: joined to the tool results just before them, since the APIs
+        want one user turn there; a new message otherwise, or when tagged. Later results start a new turn."""
+        if self._results_open and self.messages and tag is None:
+            last = self.messages[-1]
+            joined = self.messages[-1] = last.model_copy(update={"content": last.content + tuple(blocks)})
+            self._results_open = False
+            return joined
+        msg = self.add("user", blocks, key=key, timestamp=timestamp, tag=tag)
+        self._results_open = False
+        return msg
+
     def set_last_usage(self, usage: Usage, role: Role = "assistant") -> bool:
         """Attach usage reported after the fact to the newest message of ``role`` that has none."""
         for i in range(len(self.messages) - 1, -1, -1):

@@ -329,13 +329,7 @@ class _Session:
         if not blocks:
             self.notes.skip("message:user (empty)")
             return
-        if self.b.open_results_id is not None:
-            # The user's words join the tool results before them: one user turn, as the API expects.
-            last = self.b.messages[-1]
-            self.b.messages[-1] = last.model_copy(update={"content": last.content + tuple(blocks)})
-            self.b.close_results()
-            return
-        self.b.add("user", blocks, key=key)
+        self.b.user_turn(blocks, key=key)
 
     def assistant(self, item: dict[str, Any], msg: dict[str, Any], key: str, loc: Loc) -> None:
         role = msg["role"]

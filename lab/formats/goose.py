@@ -270,12 +270,7 @@ class _Session:
             if not results:
                 self.notes.skip("message:user (nothing sent)")
             return
-        if self.b.open_results_id is not None and tag is None:
-            last = self.b.messages[-1]
-            self.b.messages[-1] = last.model_copy(update={"content": last.content + tuple(blocks)})
-        else:
-            self.b.add("user", blocks, key=key, timestamp=stamp, tag=tag)
-        self.b.close_results()
+        self.b.user_turn(blocks, key=key, timestamp=stamp, tag=tag)
 
     def _boundary(self, key: str, stamp: datetime | None) -> None:
         boundary = Boundary(trigger="import", strategy=STRATEGY, timestamp=stamp, messages_removed=self.hidden)

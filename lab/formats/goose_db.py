@@ -72,7 +72,7 @@ from . import goose, session_choice
 from ._build import Loc, parse_timestamp
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, is_sqlite, read_only
+from .sqlite_ro import SQLITE_HEADER, is_sqlite, read_only, select, table_names
 
 __all__ = ["FORMAT", "NAME", "SQLITE_HEADER", "KNOWN_SCHEMA_VERSION", "SessionInfo", "is_sqlite", "list_sessions", "read_db", "sniff"]
 
@@ -115,15 +115,6 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
-def _select(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-    # The one way this module queries: the connection is read-only anyway, this keeps it to SELECTs.
-    if not sql.lstrip().upper().startswith("SELECT"):
-        raise ValueError(f"goose_db runs SELECTs only, not {sql.split()[0]!r}")
-    return conn.execute(sql, params)
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in _select(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 @dataclass(frozen=True)
@@ -134,19 +125,19 @@ class _Schema:
 
 
 def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
-    tables = _tables(conn)
+    tables = table_names(conn)
     missing = [t for t in _REQUIRED if t not in tables]
     if missing:
         raise TranscriptError(
             f"a SQLite database, but not Goose's session database: no table {' or '.join(missing)}", file=file, expected=_EXPECTED
         )
-    columns = {t: {r[0] for r in _select(conn, "SELECT name FROM pragma_table_info(?)", (t,))} for t in _REQUIRED}
+    columns = {t: {r[0] for r in select(conn, "SELECT name FROM pragma_table_info(?)", (t,))} for t in _REQUIRED}
     lacking = [f"{t}.{c}" for t, cols in _REQUIRED.items() for c in cols if c not in columns[t]]
     if lacking:
         raise TranscriptError(f"a Goose session database of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
     version = None
     if "schema_version" in tables:
-        row = _select(conn, "SELECT MAX(version) FROM schema_version").fetchone()
+        row = select(conn, "SELECT MAX(version) FROM schema_version").fetchone()
         version = row[0] if row and isinstance(row[0], int) else None
     return _Schema(
         session_columns=tuple(c for c in _SESSION_COLUMNS if c in columns["sessions"]),
@@ -161,7 +152,7 @@ def _sessions(conn: sqlite3.Connection, schema: _Schema) -> list[dict[str, Any]]
     cols = "".join(f', s."{c}"' for c in schema.session_columns)
     sql = f'SELECT s.rowid, s."id"{cols}, COUNT(m.rowid) FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.rowid'
     out: list[dict[str, Any]] = []
-    for row in _select(conn, sql):
+    for row in select(conn, sql):
         rec = dict(zip(("_rowid", "id", *schema.session_columns, "_count"), row, strict=True))
         if rec["id"] is not None:
             rec["id"] = str(rec["id"])
@@ -244,7 +235,7 @@ def _records(conn: sqlite3.Connection, schema: _Schema, session_id: str, file: s
     sql = f'SELECT rowid, role, content_json, created_timestamp{cols} FROM messages WHERE session_id = ? ORDER BY {order}'
     out: list[tuple[Any, Loc]] = []
     bad_metadata = 0
-    for n, row in enumerate(_select(conn, sql, (session_id,))):
+    for n, row in enumerate(select(conn, sql, (session_id,))):
         rec = dict(zip(("rowid", "role", "content_json", "created_timestamp", *schema.message_columns), row, strict=True))
         notes.records_read += 1
         loc = Loc(file, f"messages[rowid={rec['rowid']}]")
@@ -311,7 +302,7 @@ def sniff(probe: Probe) -> int:
         return 0
     try:
         with _connect(probe.path) as conn:
-            tables = _tables(conn)
+            tables = table_names(conn)
     except TranscriptError:
         return 40
     return 100 if set(_REQUIRED) <= tables else 40

@@ -56,7 +56,7 @@ from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
 from . import opencode, session_choice
 from .jsonio import read_json
-from .sqlite_ro import is_sqlite, read_only
+from .sqlite_ro import is_sqlite, read_only, table_names
 
 __all__ = ["DB_NAME", "Source", "locate", "is_storage", "storage_root", "session_folder", "database", "read_folder", "list_sessions", "read_session"]
 
@@ -113,7 +113,7 @@ def _tables_of(path: Path) -> str | None:
     or None when the file cannot be read."""
     try:
         with read_only(path, what="the SQLite file", expected=_EXPECTED) as con:
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = table_names(con)
     except TranscriptError:
         return None
     if {"sessions", "messages"} <= tables:

@@ -21,6 +21,8 @@ The ids are the ones each reader lists:
     openhands   an evaluation ``output.jsonl``: the records' ``instance_id``
                 when every record has a distinct one, else their index in
                 file order ("0", "1", ...)
+    cursor      Cursor's composer id (``composerData:<id>``), or a chat tab's
+                ``tabId`` in a workspace ``state.vscdb``
 
 The path names its format as ``load`` would find it (its folder checks, then
 the best-scored format of the file); ``format`` forces one. Asking a format

@@ -17,10 +17,11 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..errors import TranscriptError
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only"]
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -52,3 +53,15 @@ def read_only(path: Path, *, what: str, expected: str) -> Iterator[sqlite3.Conne
             yield conn
         except sqlite3.Error as exc:
             raise TranscriptError(f"cannot read {what}: {exc}", file=file, expected=expected) from None
+
+
+def select(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+    """Run one query; the readers' only way to query, so it stays SELECTs (the connection refuses writes anyway)."""
+    if not sql.lstrip().upper().startswith("SELECT"):
+        raise ValueError(f"a session reader runs SELECTs only, not {sql.split()[0]!r}")
+    return conn.execute(sql, params)
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the database's tables."""
+    return {r[0] for r in select(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")}

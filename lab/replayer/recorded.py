@@ -43,6 +43,7 @@ _AGENTS = {
     "opencode_compaction": "OpenCode",
     "continue_summary": "Continue",
     "continue_cli_compaction": "Continue (cn)",
+    "copilot_summary": "GitHub Copilot",
 }
 # The text Claude Code opens its continuation summary with; a session file may start with one and no marker.
 _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)

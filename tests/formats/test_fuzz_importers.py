@@ -47,6 +47,7 @@ from lab.formats import (
     anthropic,
     cline,
     continue_dev,
+    copilot_chat,
     gemini,
     goose,
     http_log,
@@ -62,6 +63,8 @@ from lab.formats import (
 from lab.formats.codex import read_rollout
 from lab.formats.sanity import check
 from tests.conftest import SAMPLES, corpus_glob, corpus_id
+from tests.formats.test_cursor import kv_seeds as cursor_kv_seeds
+from tests.formats.test_cursor import read_kv_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 def fuzz_settings(default_examples: int) -> Any:
@@ -321,6 +324,8 @@ TARGETS = [
     Target("opencode", opencode.read, lambda: [_fixture("opencode/session.export.json"), _fixture("opencode/session.messages.json")]),
     Target("goose", goose.read, lambda: [_fixture("goose/20260101_100000.jsonl"), _fixture("goose/session.export.json")], "20260101_100000.jsonl"),
     Target("continue", continue_dev.read, lambda: [_fixture(f"continue/{n}.json") for n in ("3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17", "b7a0c6d2-1e4f-4a8b-9d3c-5f2e7a1b0c94")], "3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17.json"),
+    Target("copilot_chat", copilot_chat.read, lambda: [_fixture("copilot_chat/4e8a1c2b-9d3f-4b6e-a7c5-2f1e0d9c8b7a.json"), _fixture("copilot_chat/9f2d7c1e-3b4a-4c5d-8e6f-1a2b3c4d5e6f.jsonl")], "9f2d7c1e-3b4a-4c5d-8e6f-1a2b3c4d5e6f.jsonl"),
+    Target("cursor", read_kv_json, lambda: [Seed(n, "json", d) for n, d in cursor_kv_seeds()]),
 ]
 
 
