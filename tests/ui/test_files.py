@@ -15,6 +15,7 @@ from lab.formats.session_choice import SessionInfo
 from lab.ui import files
 from lab.ui.keys import digest
 from tests.app.test_session_picker import _goose
+from tests.formats.test_cursor import _two as _cursor_two
 from tests.formats.test_goose_db import _from_fixture
 from tests.app.test_session import _bad_jsonl
 from tests.formats.test_opencode_storage import DOC, _database, _other
@@ -43,6 +44,14 @@ class TestSavedNames:
 
 
 class TestFiles:
+    def test_a_cursor_database_lists_its_composers_and_reads_another(self, tmp_path: Path) -> None:
+        db = _cursor_two(tmp_path)
+        t, fmt, listed = files.import_upload(db.path, shown_as="state.vscdb")
+        assert fmt == "cursor" and t.meta.session_id == "c-new" and [s.id for s in listed] == ["c-empty", "c-new", "c-old"]
+        store = files.store_sessions(db.path, "state.vscdb", digest(db.path.read_bytes()), t, listed)
+        other, fmt = files.read_stored_session(store, "c-old")
+        assert fmt == "cursor" and other.meta.session_id == "c-old" and other.messages != t.messages
+
     @pytest.mark.parametrize(
         ("name", "safe"),
         [("../../etc/passwd", "passwd"), ("a\\..\\b.json", "b.json"), ("..", "upload"), ("my file (1).jsonl", "my_file_1_.jsonl"), ("\x00evil\n.json", "evil_.json")],
