@@ -52,7 +52,7 @@ from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from .settings import RetentionWeights
 from ..core.store import SpillStore
-from ..core.summarizers.rules import tool_path, user_texts
+from ..core.summarizers.rules import message_plain_text, tool_path, user_texts
 from ..errors import StoreError
 from .mentions import command_text, error_line, exit_code, kind, shell_mentions
 from .recall import CONFIG, RECORDED, recorded_boundaries
@@ -256,7 +256,11 @@ class _Context:
         for m in context:
             if not is_sent(m):
                 continue
-            (summary if m.tag in _PIPELINE_TAGS else tail).extend(_strings(m))
+            texts = summary if m.tag in _PIPELINE_TAGS else tail
+            texts.extend(_strings(m))
+            if sum(isinstance(b, TextBlock) for b in m.content) > 1:
+                # A user message's words are its text blocks joined (``user_texts``); kept whole, they are found here.
+                texts.append(message_plain_text(m))
             for b in m.content:
                 if isinstance(b, ToolResultBlock):
                     if b.compacted is None:

@@ -22,12 +22,13 @@ from pydantic import ValidationError
 from ..core.compactor import clear_shared_counts
 from ..core.config import CompactionConfig, parse_config
 from ..core.lru import SharedLRU
-from ..core.messages import Message, TextBlock, ToolResultBlock, Transcript, is_sent
+from ..core.messages import Message, ToolResultBlock, Transcript, is_sent
 from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
 from ..core.stages.dedup import clear_decoded
 from ..core.stats import PARTS, composition
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
+from ..core.summarizers.rules import message_plain_text
 from ..core.tokens.base import TokenCounter, get_counter
 from ..errors import ConfigError, PromptTooLongError, TranscriptError
 from .settings import ReplaySettings
@@ -299,7 +300,9 @@ class MessageParts:
 
 
 def _has_text(message: Message, text: str) -> bool:
-    return any(isinstance(b, TextBlock) and text in b.text for b in message.content)
+    # The user's words are the message's text blocks joined (``message_plain_text``): a request sent as
+    # several blocks (an IDE's attached file, then the typed words) is only found in that join.
+    return text in message_plain_text(message)
 
 
 class SentSums:
@@ -399,7 +402,7 @@ class ReplayClock:
 def first_request_in(context: Sequence[Message], first: str | None) -> bool | None:
     if first is None:
         return None
-    return any(isinstance(b, TextBlock) and first in b.text for m in context for b in m.content)
+    return any(_has_text(m, first) for m in context)
 
 
 def summary_numbers(results: Sequence[SummaryResult], pricing: Any) -> tuple[int, int, float]:

@@ -152,6 +152,21 @@ class TestThroughReplay:
         assert report.retention_score < 1.0
 
 
+    def test_a_request_sent_as_several_text_blocks_is_kept_whole(self) -> None:
+        # An IDE sends the open file, then the typed words, as two blocks of one user message (Claude Code's
+        # extension, Continue's context items): the request is their join, and an intact message keeps it.
+        ide = "<ide_opened_file>The user opened app/retry.py in the IDE.</ide_opened_file>"
+        first = Message(role="user", content=(TextBlock(text=ide), TextBlock(text=FIRST)), id="u-ide")
+        msgs = [system(), first, *call_and_result("Read", "def retry():\n    pass\n", file_path="app/retry.py"), assistant("done")]
+        report = replay(msgs, "lab", retention_each=True)
+        assert report.first_request_kept is True and all(r.first_request_kept for r in report.rows)
+        assert report.retention.parts["first_request"].kept == 1
+        assert all(r.retention.parts["first_request"].items[0].where == "tail" for r in report.rows if r.retention is not None)
+        # Only the whole join counts: a context holding one of the two blocks does not keep the request.
+        half = [system(), Message(role="user", content=(TextBlock(text=FIRST),), id="u-half")]
+        assert retention(half, targets(msgs), upto=len(msgs)).parts["first_request"].kept == 0
+
+
 class TestShellAgents:
     """mini-swe-agent style: every action is a bash command, answered by <returncode> and <output>."""
 
