@@ -134,8 +134,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         score = "n/a" if r["retention_score"] is None else f"{r['retention_score']:.3f}"
         print(f"  {r['transcript']} | {r['config']}: peak {r['peak_sent']:,}, cost {_money(r['cost'])} (vs {_money(r['cost_uncompacted'])}), "
               f"hit {r['cache_hit_ratio']:.0%}, retention {score}, invalid {r['invalid_requests']}")
+    # A file no importer reads fails the same way under every config: one line names them all.
+    grouped: dict[tuple[str, str], list[str]] = {}
     for e in table.errors:
-        print(f"skipped: {e['transcript']} [{e['config']}]: {e['error']}")
+        grouped.setdefault((e["transcript"], e["error"]), []).append(e["config"])
+    # In the order the configs were given, whichever process finished first.
+    order = {label: k for k, label in enumerate(c if isinstance(c, str) else c[0] for c in configs)}
+    for (name, error), labels in grouped.items():
+        print(f"skipped: {name} [{', '.join(sorted(labels, key=lambda x: (order.get(x, len(order)), x)))}]: {error}")
     return 0
 
 

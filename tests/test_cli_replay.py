@@ -194,7 +194,8 @@ class TestCompare:
         assert rc == 0
         out = capsys.readouterr().out
         assert "2 transcript(s) x 3 config(s): 6 row(s)" in out
-        assert out.count("skipped: junk.jsonl") == 3
+        # One line for the file, naming every config it failed under (the error is the same for all).
+        assert out.count("skipped: junk.jsonl") == 1 and "skipped: junk.jsonl [minicode, mewcode, tight]: " in out
         table = pd.read_csv(tmp_path / "TABLE.csv")
         assert sorted(set(table["config"])) == ["mewcode", "minicode", "tight"]
         assert set(table["window"]) == {30_000}
