@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--counter", action="append", help="minicode, chars/3.5, o200k, cl100k, calibrated, anthropic (repeatable).")
     sp.add_argument("--json", action="store_true", help="Print JSON.")
 
-    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor), newest first.")
+    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor, Zed, Crush), newest first.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     sp.add_argument("--json", action="store_true", help="Print JSON.")

@@ -25,10 +25,13 @@ or a provider request body. Importing this package registers every format:
     continue         Continue sessions (~/.continue/sessions/<sessionId>.json, IDE extensions and cn)
     copilot_chat     GitHub Copilot Chat sessions of VS Code (chatSessions/<sessionId>.json, and the .jsonl mutation log of 1.109+)
     cursor           Cursor chat and agent sessions (state.vscdb: composers, workspace chat tabs; one session, the newest or by id)
+    zed              Zed agent threads (threads.db: agent-1 and agent2 threads, zstd or JSON rows; one thread, the newest or by id)
+    crush            Crush / Go OpenCode session database (.crush/crush.db, .opencode/opencode.db; one session, the newest top-level or by id)
+    qwen_code        Qwen Code chat records (~/.qwen/projects/<project>/chats/<sessionId>.jsonl)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
 sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
-state.vscdb) and
+state.vscdb, Zed's threads.db, Crush's crush.db) and
 ``load(path, session=ID)`` reads one of them (``session_choice``).
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
@@ -57,6 +60,9 @@ from . import goose_db  # noqa: F401  (registers; after goose, whose mapping it 
 from . import continue_dev  # noqa: F401  (registers)
 from . import copilot_chat  # noqa: F401  (registers)
 from . import cursor  # noqa: F401  (registers; its 100 outscores goose_db's 40 for any SQLite file)
+from . import zed  # noqa: F401  (registers; its 100 outscores goose_db's 40 for any SQLite file)
+from . import crush  # noqa: F401  (registers; Crush's sessions/messages tables outscore goose_db, which gives them 40)
+from . import qwen_code  # noqa: F401  (registers)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced

@@ -171,6 +171,11 @@ def _entry_score(rec: Any) -> int:
     return 95 if isinstance(rec.get("message"), dict) else 85
 
 
+def _gemini_content(rec: Any) -> bool:
+    msg = rec.get("message") if isinstance(rec, dict) else None
+    return isinstance(msg, dict) and isinstance(msg.get("parts"), list) and "content" not in msg
+
+
 def sniff(probe: Probe) -> int:
     records: list[Any] = []
     if isinstance(probe.document, list):
@@ -178,6 +183,9 @@ def sniff(probe: Probe) -> int:
     elif probe.records:
         records = probe.records
     if records:
+        if any(_gemini_content(r) for r in records):
+            # Qwen Code writes the same uuid/parentUuid envelope around Gemini Content: lab.formats.qwen_code's.
+            return 0
         return max(_entry_score(r) for r in records)
     head = probe.head
     if '"parentUuid"' in head and '"sessionId"' in head and '"type"' in head:

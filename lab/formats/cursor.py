@@ -80,7 +80,6 @@ _KV, _ITEMS = "cursorDiskKV", "ItemTable"
 _EXPECTED = "Cursor's state.vscdb (table cursorDiskKV with composerData rows, or ItemTable with Cursor chat keys)"
 # Where a composer names the composers it started (subagents, best-of-N runs).
 _CHILDREN = ("subComposerIds", "subagentComposerIds")
-_HOW = "pick one with --session ID or lab.formats.cursor.read_db(path, session_id=...) (all ids: `python -m lab sessions PATH`)"
 
 
 @dataclass(frozen=True)
@@ -276,34 +275,15 @@ def list_sessions(path: str | Path) -> list[SessionInfo]:
 
 
 def _choose(found: _Found, session_id: str | None, path: Path, notes: ImportNotes) -> _Entry:
-    file = str(path)
     entries = found.entries
-    if session_id is not None:
-        for e in entries:
-            if e.id == session_id:
-                if not e.count:
-                    raise TranscriptError(f"Cursor session {session_id!r} has no messages", file=file)
-                return e
-        if session_id in found.heads:
-            raise _no_sessions(_Found([], [session_id], True), path)
-        raise session_choice.unknown_session(
-            session_id, [e.id for e in entries] + found.heads, file=file, what="this Cursor database",
-            how="`python -m lab sessions PATH` or lab.formats.cursor.list_sessions(path) lists them",
-        )  # fmt: skip
-    if not entries:
+    if session_id is not None and session_id not in {e.id for e in entries} and session_id in found.heads:
+        raise _no_sessions(_Found([], [session_id], True), path)
+    if session_id is None and not entries:
         raise _no_sessions(found, path)
-    with_messages = [e for e in entries if e.count]
-    if not with_messages:
-        raise TranscriptError(f"this Cursor database holds {len(entries)} session(s), none with messages", file=file, expected="a session with messages")
     # Subagents' composers run inside their parent's session, which Cursor lists instead: not the default.
-    chosen = next((e for e in with_messages if e.kind != "subagent"), with_messages[0])
-    if len(with_messages) > 1:
-        others = ", ".join([f"{e.id} ({e.count} messages{', subagent' if e.kind == 'subagent' else ''})" for e in with_messages if e is not chosen][:3])
-        notes.warnings.append(
-            f"this Cursor database holds {len(with_messages)} sessions with messages; read the most recently updated, "
-            f"{chosen.id!r} ({chosen.title or 'untitled'}); others: {others}; {_HOW}"
-        )
-    return chosen
+    candidates = [session_choice.Candidate(e.id, e.count, e.title, listed=e.kind != "subagent") for e in entries]
+    k = session_choice.pick_session(candidates, session_id, file=str(path), store="Cursor database", noun="Cursor session", module=NAME, notes=notes)
+    return entries[k]
 
 
 def _bubbles(conn: sqlite3.Connection, entry: _Entry, file: str, notes: ImportNotes) -> list[tuple[dict[str, Any], Loc]]:

@@ -512,7 +512,8 @@ class _Recording:
         stamp = parse_timestamp(m.get("timestamp"))
         if kind == "user":
             self.r.user_turn(m.get("content"), loc.at("content"), key, stamp)
-        elif kind == "gemini":
+        elif kind in ("gemini", "qwen"):
+            # Qwen Code before its JSONL records kept Gemini CLI's session files, its model turns typed "qwen".
             self._gemini(m, loc, key)
         else:
             self.t.notes.skip(f"message:{kind}" if isinstance(kind, str) else "message:untyped")

@@ -52,7 +52,9 @@ through SQLite's locks and sees the committed rows.
 
 Detection: 100 for a file starting with the SQLite header whose tables
 include ``sessions`` and ``messages``; 40 for any other SQLite file, so
-that reading it says what is missing instead of "unknown format".
+that reading it says what is missing instead of "unknown format". Crush's
+(and the Go OpenCode's) database has tables of the same names, but its
+``messages`` holds ``parts`` and no ``content_json``: 40, so ``crush`` reads it.
 """
 
 from __future__ import annotations
@@ -62,17 +64,16 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
 from . import goose, session_choice
-from ._build import Loc, parse_timestamp
+from ._build import Loc
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, is_sqlite, read_only, select, table_names
+from .sqlite_ro import SQLITE_HEADER, is_sqlite, read_only, select, session_rows, table_names
 
 __all__ = ["FORMAT", "NAME", "SQLITE_HEADER", "KNOWN_SCHEMA_VERSION", "SessionInfo", "is_sqlite", "list_sessions", "read_db", "sniff"]
 
@@ -148,19 +149,7 @@ def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
 
 def _sessions(conn: sqlite3.Connection, schema: _Schema) -> list[dict[str, Any]]:
     """Every session row with its message count, newest update first (ties: the later row first)."""
-    # Column names come from the fixed lists above, never from the file.
-    cols = "".join(f', s."{c}"' for c in schema.session_columns)
-    sql = f'SELECT s.rowid, s."id"{cols}, COUNT(m.rowid) FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.rowid'
-    out: list[dict[str, Any]] = []
-    for row in select(conn, sql):
-        rec = dict(zip(("_rowid", "id", *schema.session_columns, "_count"), row, strict=True))
-        if rec["id"] is not None:
-            rec["id"] = str(rec["id"])
-            out.append(rec)
-    floor = datetime.min.replace(tzinfo=UTC)
-    # Goose writes datetime('now') text, an imported legacy session RFC 3339: compared as times.
-    out.sort(key=lambda r: (parse_timestamp(r.get("updated_at")) or floor, r["_rowid"]), reverse=True)
-    return out
+    return session_rows(conn, schema.session_columns)
 
 
 def _info(rec: dict[str, Any]) -> SessionInfo:
@@ -186,32 +175,10 @@ def list_sessions(path: str | Path) -> list[SessionInfo]:
 
 
 def _choose(sessions: list[dict[str, Any]], session_id: str | None, file: str, notes: ImportNotes) -> dict[str, Any]:
-    if session_id is not None:
-        for rec in sessions:
-            if rec["id"] == session_id:
-                if not rec["_count"]:
-                    raise TranscriptError(f"Goose session {session_id!r} has no messages", file=file)
-                return rec
-        raise session_choice.unknown_session(
-            session_id,
-            [r["id"] for r in sessions],
-            file=file,
-            what="this Goose database",
-            how="`python -m lab sessions PATH` or lab.formats.goose_db.list_sessions(path) lists them",
-        )
-    with_messages = [r for r in sessions if r["_count"]]
-    if not with_messages:
-        raise TranscriptError(f"this Goose database holds {len(sessions)} session(s), none with messages", file=file, expected="a session with messages")
-    listed = [r for r in with_messages if r.get("session_type", "user") in _LISTED] or with_messages
-    chosen = listed[0]
-    if len(with_messages) > 1:
-        others = ", ".join([f"{r['id']} ({r['_count']} messages)" for r in with_messages if r is not chosen][:3])
-        notes.warnings.append(
-            f"this Goose database holds {len(with_messages)} sessions with messages; read the most recently updated, "
-            f"{chosen['id']!r} ({_info(chosen).name or 'unnamed'}); others: {others}; pick one with --session ID or "
-            "lab.formats.goose_db.read_db(path, session_id=...) (all ids: `python -m lab sessions PATH`, lab.formats.goose_db.list_sessions(path))"
-        )
-    return chosen
+    candidates = [
+        session_choice.Candidate(r["id"], int(r["_count"]), _info(r).name or "unnamed", listed=r.get("session_type", "user") in _LISTED) for r in sessions
+    ]
+    return sessions[session_choice.pick_session(candidates, session_id, file=file, store="Goose database", noun="Goose session", module=NAME, notes=notes)]
 
 
 def _header(rec: dict[str, Any], notes: ImportNotes) -> dict[str, Any]:
@@ -303,7 +270,11 @@ def sniff(probe: Probe) -> int:
     try:
         with _connect(probe.path) as conn:
             tables = table_names(conn)
+            message_columns = {r[0] for r in select(conn, "SELECT name FROM pragma_table_info('messages')")}
     except TranscriptError:
+        return 40
+    # Crush's (and the Go OpenCode's) tables have the same names: their messages hold parts, not content_json.
+    if "parts" in message_columns and "content_json" not in message_columns:
         return 40
     return 100 if set(_REQUIRED) <= tables else 40
 

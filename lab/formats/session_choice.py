@@ -23,6 +23,8 @@ The ids are the ones each reader lists:
                 file order ("0", "1", ...)
     cursor      Cursor's composer id (``composerData:<id>``), or a chat tab's
                 ``tabId`` in a workspace ``state.vscdb``
+    zed         Zed's thread id (``threads.id``)
+    crush       Crush's session id (``sessions.id``; a sub-agent's is its tool call's id)
 
 The path names its format as ``load`` would find it (its folder checks, then
 the best-scored format of the file); ``format`` forces one. Asking a format
@@ -37,14 +39,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.messages import Transcript
+from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
 from ._build import parse_timestamp
 from .detect import accept, ranked_candidates
 from .jsonio import check_file
 from .registry import FORMATS
 
-__all__ = ["SHOWN", "SessionInfo", "SessionReader", "READERS", "register_reader", "sessions", "read_session", "unknown_session", "iso_time", "newest_first"]
+__all__ = [
+    "SHOWN", "SessionInfo", "SessionReader", "READERS", "register_reader", "sessions", "read_session", "unknown_session", "iso_time",
+    "newest_first", "Candidate", "pick_session",
+]  # fmt: skip
 
 # How many ids an unknown-id error names: enough to spot a typo, few enough for one line.
 SHOWN = 10
@@ -116,6 +121,58 @@ def unknown_session(session: str, ids: Sequence[str], *, file: str, what: str, h
         file=file,
         expected=f"one of its {len(ids)} session ids ({shown or 'none'}); {how}",
     )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One session of a store as ``pick_session`` weighs it: the store's own rows, newest first."""
+
+    id: str
+    messages: int
+    title: str | None = None
+    # False for a session the agent's own list leaves out (a sub-agent's, a hidden one): never the default
+    # while another has messages.
+    listed: bool = True
+
+
+def pick_session(
+    candidates: Sequence[Candidate], session_id: str | None, *, file: str, store: str, noun: str, module: str, notes: ImportNotes
+) -> int:
+    """The index of the session a store's reader reads: ``session_id``, else the newest listed one with messages.
+
+    One rule for every database that holds several sessions (Goose, Crush, Cursor): asked by id, an
+    unknown id or an empty session is a ``TranscriptError``; by default, the newest listed session with
+    messages (any, when none is listed), with a warning naming how many the store holds and how to pick
+    another. ``store`` names the file in messages ("Goose database"), ``noun`` one of its sessions
+    ("Goose session"), ``module`` the reader under ``lab.formats``.
+    """
+    if session_id is not None:
+        for k, c in enumerate(candidates):
+            if c.id == session_id:
+                if not c.messages:
+                    raise TranscriptError(f"{noun} {session_id!r} has no messages", file=file)
+                return k
+        raise unknown_session(
+            session_id, [c.id for c in candidates], file=file, what=f"this {store}",
+            how=f"`python -m lab sessions PATH` or lab.formats.{module}.list_sessions(path) lists them",
+        )  # fmt: skip
+    full = [k for k, c in enumerate(candidates) if c.messages]
+    if not full:
+        raise TranscriptError(f"this {store} holds {len(candidates)} session(s), none with messages", file=file, expected="a session with messages")
+    listed = [k for k in full if candidates[k].listed]
+    chosen = (listed or full)[0]
+    if len(full) > 1:
+        c = candidates[chosen]
+        unlisted = len(full) - len(listed)
+        aside = f" ({unlisted} of them sub-agents' or hidden, never the default)" if unlisted and listed else ""
+        rest = [candidates[k] for k in full if k != chosen]
+        others = ", ".join(f"{o.id} ({o.messages} messages{'' if o.listed else ', sub-agent or hidden'})" for o in rest[:3]) + (", ..." if len(rest) > 3 else "")
+        notes.warnings.append(
+            f"this {store} holds {len(full)} sessions with messages{aside}; read the most recently updated"
+            f"{' main' if unlisted and listed else ''} one, {c.id!r} ({c.title or 'untitled'}); others: {others}; pick one with --session ID "
+            f"or lab.formats.{module}.read_db(path, session_id=...) (all ids: `python -m lab sessions PATH`, lab.formats.{module}.list_sessions(path))"
+        )
+    return chosen
 
 
 def _format_of(path: Path, format: str | None) -> str:

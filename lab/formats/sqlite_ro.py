@@ -14,14 +14,16 @@ naming the file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import TranscriptError
+from ._build import parse_timestamp
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names"]
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "session_rows"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -65,3 +67,24 @@ def select(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> 
 def table_names(conn: sqlite3.Connection) -> set[str]:
     """The names of the database's tables."""
     return {r[0] for r in select(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def session_rows(conn: sqlite3.Connection, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of a ``sessions`` table whose ``messages`` rows point at them by ``session_id`` (the layout
+    Goose and Crush share): each as a dict of ``columns`` plus ``id``, ``_rowid`` and ``_count`` (its
+    messages), newest ``updated_at`` first (compared as times; ties: the later row first).
+
+    ``columns`` must come from the reader's own fixed list, never from the file: they are put into the SQL.
+    """
+    cols = "".join(f', s."{c}"' for c in columns)
+    sql = f'SELECT s.rowid, s."id"{cols}, COUNT(m.rowid) FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.rowid'
+    out: list[dict[str, Any]] = []
+    for row in select(conn, sql):
+        rec = dict(zip(("_rowid", "id", *columns, "_count"), row, strict=True))
+        if rec["id"] is not None:
+            rec["id"] = str(rec["id"])
+            out.append(rec)
+    floor = datetime.min.replace(tzinfo=UTC)
+    # Goose writes datetime('now') text, an imported legacy session RFC 3339, Crush epoch numbers: compared as times.
+    out.sort(key=lambda r: (parse_timestamp(r.get("updated_at")) or floor, r["_rowid"]), reverse=True)
+    return out

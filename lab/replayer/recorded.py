@@ -44,6 +44,8 @@ _AGENTS = {
     "continue_summary": "Continue",
     "continue_cli_compaction": "Continue (cn)",
     "copilot_summary": "GitHub Copilot",
+    "crush_summary": "Crush",
+    "qwen_compression": "Qwen Code",
 }
 # The text Claude Code opens its continuation summary with; a session file may start with one and no marker.
 _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)

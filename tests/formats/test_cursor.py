@@ -144,7 +144,7 @@ def test_a_subagent_s_composer_is_listed_but_not_the_default(tmp_path: Path) -> 
     _chat(db, "bestof", "variant", T0 + 120000, isBestOfNSubcomposer=True)
     t = load(db.path)
     assert t.meta.session_id == "parent"
-    assert any("child (2 messages, subagent)" in w for w in t.notes.warnings)
+    assert any("child (2 messages, sub-agent or hidden)" in w and "sub-agents'" in w for w in t.notes.warnings)
     assert [(s.id, s.kind) for s in sessions(db.path)] == [("bestof", "subagent"), ("child", "subagent"), ("parent", None)]
     assert load(db.path, session="child").meta.title == "Child"
 

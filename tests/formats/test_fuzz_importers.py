@@ -48,6 +48,7 @@ from lab.formats import (
     cline,
     continue_dev,
     copilot_chat,
+    qwen_code,
     gemini,
     goose,
     http_log,
@@ -65,6 +66,10 @@ from lab.formats.sanity import check
 from tests.conftest import SAMPLES, corpus_glob, corpus_id
 from tests.formats.test_cursor import kv_seeds as cursor_kv_seeds
 from tests.formats.test_cursor import read_kv_json
+from tests.formats.test_crush import read_tables_json as crush_read_tables_json
+from tests.formats.test_crush import table_seeds as crush_table_seeds
+from tests.formats.test_zed import read_thread_json
+from tests.formats.test_zed import thread_seeds as zed_thread_seeds
 
 FIXTURES = Path(__file__).parent / "fixtures"
 def fuzz_settings(default_examples: int) -> Any:
@@ -326,6 +331,9 @@ TARGETS = [
     Target("continue", continue_dev.read, lambda: [_fixture(f"continue/{n}.json") for n in ("3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17", "b7a0c6d2-1e4f-4a8b-9d3c-5f2e7a1b0c94")], "3f1c2e9a-7b5d-4e21-9c1a-0d8e6f4b2a17.json"),
     Target("copilot_chat", copilot_chat.read, lambda: [_fixture("copilot_chat/4e8a1c2b-9d3f-4b6e-a7c5-2f1e0d9c8b7a.json"), _fixture("copilot_chat/9f2d7c1e-3b4a-4c5d-8e6f-1a2b3c4d5e6f.jsonl")], "9f2d7c1e-3b4a-4c5d-8e6f-1a2b3c4d5e6f.jsonl"),
     Target("cursor", read_kv_json, lambda: [Seed(n, "json", d) for n, d in cursor_kv_seeds()]),
+    Target("zed", read_thread_json, lambda: [Seed(n, "json", d) for n, d in zed_thread_seeds()]),
+    Target("crush", crush_read_tables_json, lambda: [Seed(n, "json", d) for n, d in crush_table_seeds()]),
+    Target("qwen_code", qwen_code.read, lambda: [_fixture("qwen_code/6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl")], "6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl"),
 ]
 
 

@@ -337,6 +337,12 @@ class TestChatRecording:
         assert (t.meta.session_id, t.meta.model, t.meta.title) == (HEADER["sessionId"], "gemini-2.5-pro", "Gemini CLI session")
         assert t.messages[0].timestamp is not None and t.messages[0].timestamp.isoformat() == "2025-10-18T14:57:28.974000+00:00"
 
+    def test_older_qwen_code_session_files_type_model_turns_qwen(self, tmp_path: Path) -> None:
+        qwen = [{**m, "type": "qwen"} if m.get("type") == "gemini" else m for m in MESSAGES]
+        t = load(_write(tmp_path, {**HEADER, "messages": qwen}, "session-2025-10-18T14-57-f86f5318.json", indent=2))
+        assert [(m.role, m.id) for m in t.messages] == [("user", "u1"), ("assistant", "g1"), ("user", "g1.t0"), ("assistant", "g2")]
+        assert "message:qwen" not in t.notes.skipped
+
     def test_thoughts_calls_and_tokens(self, t: Transcript) -> None:
         g1 = t.messages[1]
         assert g1.content[0] == ThinkingBlock(thinking="Listing files\nI'll run ls.")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lab.core.messages import Transcript, message_text
+from lab.core.messages import ImportNotes, Transcript, message_text
 from lab.errors import TranscriptError
 from lab.formats import SessionInfo, load, session_choice, sessions
 from tests.formats.test_goose_db import GooseDb, _conversation, _three
@@ -247,7 +247,7 @@ class TestOneSessionFormats:
         assert _ids(db, "goose_db")[0] == "20260103_1"
 
     def test_every_reader_is_registered_and_listed_in_the_refusal(self) -> None:
-        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor"}
+        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor", "zed", "crush"}
         with pytest.raises(TranscriptError) as caught:
             load(EXPORT, session="x")
         assert all(r.what in str(caught.value) for r in session_choice.READERS.values())
@@ -255,3 +255,36 @@ class TestOneSessionFormats:
     def test_session_info_is_plain_data(self) -> None:
         info = SessionInfo(id="a", title=None, messages=0, updated=None, format="aider")
         assert info.kind is None and info == SessionInfo("a", None, 0, None, "aider")
+
+
+class TestPickSession:
+    """The one default-and-warning rule of the session databases (Goose, Crush, Cursor)."""
+
+    @staticmethod
+    def _pick(candidates: list[session_choice.Candidate], session_id: str | None = None) -> tuple[int, list[str]]:
+        notes = ImportNotes()
+        k = session_choice.pick_session(candidates, session_id, file="f.db", store="Test database", noun="Test session", module="goose_db", notes=notes)
+        return k, notes.warnings
+
+    def test_the_newest_listed_session_with_messages_and_a_warning(self) -> None:
+        c = session_choice.Candidate
+        k, warnings = self._pick([c("empty", 0), c("sub", 3, listed=False), c("main", 2, "Main"), c("a", 1), c("b", 1), c("z", 1)])
+        assert k == 2 and len(warnings) == 1
+        w = warnings[0]
+        assert "holds 5 sessions with messages (1 of them sub-agents' or hidden, never the default)" in w and "'main' (Main)" in w
+        # Three others named, the rest elided; the sub-agent marked.
+        assert "sub (3 messages, sub-agent or hidden), a (1 messages), b (1 messages), ..." in w and "z (" not in w
+
+    def test_only_unlisted_sessions_have_messages_so_one_of_them_is_read(self) -> None:
+        k, warnings = self._pick([session_choice.Candidate("sub", 3, listed=False)])
+        assert k == 0 and warnings == []
+
+    def test_by_id_and_its_errors(self) -> None:
+        c = session_choice.Candidate
+        assert self._pick([c("a", 1), c("b", 0), c("sub", 2, listed=False)], "sub") == (2, [])
+        with pytest.raises(TranscriptError, match="Test session 'b' has no messages"):
+            self._pick([c("a", 1), c("b", 0)], "b")
+        with pytest.raises(TranscriptError, match=r"no session 'x' in this Test database.*'a', 'b'"):
+            self._pick([c("a", 1), c("b", 0)], "x")
+        with pytest.raises(TranscriptError, match="holds 1 session\\(s\\), none with messages"):
+            self._pick([c("b", 0)])
