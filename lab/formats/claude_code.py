@@ -12,27 +12,46 @@ What the importer rebuilds from the entries:
 - Entries of one API message are merged into one assistant message, and the
   tool-result entries that answer it into one user message
   (``claude_code_thread``).
-- ``isSidechain`` entries (subagents) are kept apart in ``Transcript.sidechains``.
+- ``isSidechain`` entries (subagents) are kept apart in ``Transcript.sidechains``:
+  those of the session file, and those of the files Claude Code 2.1 writes
+  beside it (``<session>/subagents/agent-<id>.jsonl``), read after it; a
+  subagent file that cannot be read is skipped with a warning.
   A thread is keyed by the id of the main thread's ``Task``/``Agent`` tool_use
   that started it (its result's ``toolUseResult.agentId``, else its prompt),
   else by its ``agentId``, else by its root entry's uuid. A subagent's own file
   (``agent-<id>.jsonl``, every line a sidechain) imports as the main thread.
 - A compaction (``isCompactSummary`` user entry, and the newer ``system`` entry
   with ``subtype: compact_boundary``) becomes a boundary message followed by the
-  summary as a user message tagged ``summary``.
+  summary as a user message tagged ``summary``. The messages a compaction kept
+  verbatim (``compactMetadata.preservedSegment``, written before the boundary)
+  follow the summary, as Claude Code sent them, and the boundary names them
+  (``preserved_first_id``/``preserved_last_id``). A ``microcompact_boundary``
+  (old tool results cleared from later requests, the history left whole) is
+  no such boundary: counted as ``system:microcompact_boundary``.
+- A message typed while the agent worked and taken into the running turn is
+  written as an ``attachment`` entry of type ``queued_command``, with no user
+  entry: it becomes a user message after the turn's tool results (tagged
+  ``placeholder`` when a task notification or another producer, not a person,
+  sent it).
 - Text Claude Code wrote in the user's place was sent to the model, so it is
   kept, tagged ``placeholder`` (never the user's words): ``isMeta`` entries
   (command caveats, expanded skills, hook feedback), local command lines and
   their output (user entries, or ``system`` entries of subtype
-  ``local_command``), shell-mode lines, interruption notices
-  (``claude_code_content``).
+  ``local_command``), shell-mode lines, interruption notices, and a user
+  message of nothing but the IDE extensions' ``<ide_opened_file>`` /
+  ``<ide_selection>`` notes (``claude_code_content``).
 - ``isApiErrorMessage`` assistant entries are Claude Code's own error notices,
   never a model reply, and never sent again: skipped and counted
   (``api_error_message``).
 - Record types the model has no place for (hook output and other ``system``
-  subtypes, counted as ``system:<subtype>``; ``progress``, ``attachment``,
-  queue operations, snapshots, titles, ...) and unknown types are skipped and
+  subtypes, counted as ``system:<subtype>``; ``progress``, the other
+  ``attachment`` kinds, queue operations, snapshots, titles, ...) and unknown types are skipped and
   counted by type in ``notes.skipped``; so are repeated uuids (``duplicate``).
+- A tool result holds the tool's whole output even where Claude Code 2.1 sent
+  the model a preview of it (a ``content-replacement`` record naming the
+  ``toolUseId``, the full output saved to disk): the replay's own stages
+  compact raw output, as a recorded compaction is undone. The records are
+  counted, and a warning says how many results were sent as previews.
 - Blocks the canonical model has no kind for (server tool calls and results,
   documents, redacted thinking) become text or thinking markers; images become
   ``ImageBlock`` placeholders, or ``[image: ...]`` markers inside tool results.
@@ -78,7 +97,8 @@ ENTRY_TYPES = frozenset(
     {
         "user", "assistant", "system", "summary", "queue-operation", "attachment", "last-prompt", "file-history-snapshot",
         "file-history-delta", "progress", "mode", "permission-mode", "ai-title", "custom-title", "agent-name", "tag",
-        "content-replacement", "attribution-snapshot", "pr-link", "relocated", "cost-state",
+        "content-replacement", "attribution-snapshot", "pr-link", "relocated", "cost-state", "agent-setting", "agent-color",
+        "worktree-state", "task-summary",
     }
 )  # fmt: skip
 _ts = parse_ts
@@ -116,6 +136,32 @@ def _jsonl(path: Path) -> Feed:
         add = importer.add
         for line_no, entry in iter_jsonl_as(path, Entry, notes=importer.notes):
             add(entry, line_no)
+
+    return feed
+
+
+def _subagent_files(path: Path) -> list[Path]:
+    """The subagent transcripts beside a session file: ``<session>/subagents/agent-*.jsonl`` (Claude Code 2.1)."""
+    folder = path.with_suffix("") / "subagents"
+    if path.suffix != ".jsonl" or not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+
+
+def _with_subagents(main: Feed, files: list[Path]) -> Feed:
+    def feed(importer: EntryImporter) -> None:
+        main(importer)
+        add = importer.add
+        for file in files:
+            # Named by file and line: their line numbers alone would repeat the session file's.
+            line = 0
+            try:
+                for line, entry in iter_jsonl_as(file, Entry, notes=importer.notes):
+                    add(entry, f"{file.name} line {line}")
+            except (TranscriptError, OSError) as exc:
+                # The session is whole without it: its Task/Agent results hold what the subagent returned.
+                reason = exc.reason if isinstance(exc, TranscriptError) else str(exc)
+                importer.notes.warnings.append(f"subagent file {file.name} not read past line {line}: {reason}")
 
     return feed
 
@@ -159,7 +205,9 @@ def read(path: Path) -> Transcript:
         raise TranscriptError("Claude Agent SDK stream-json, not a Claude Code session file", file=str(path), expected="Claude Code entries with a parentUuid chain")
     if leading_char(path) == "[":
         return _import(_pairs(lambda: _array_entries(path)), str(path))
-    return _import(_jsonl(path), str(path))
+    feed = _jsonl(path)
+    subagents = _subagent_files(path)
+    return _import(_with_subagents(feed, subagents) if subagents else feed, str(path))
 
 
 def _entry_score(rec: Any) -> int:

@@ -14,6 +14,12 @@ The rules, with the shapes they come from:
 - A ``compact_boundary`` has ``parentUuid: null`` and ``logicalParentUuid``
   naming the last entry before it; the chain follows that link. A compaction
   entry with neither (older versions) continues with the line before it.
+- A compaction that kept recent messages verbatim (``compactMetadata.preservedSegment``:
+  ``headUuid``, ``anchorUuid``, ``tailUuid``; Claude Code 2.1's partial and session-memory
+  compaction) leaves them where they were written, before the boundary, and the messages after
+  it name the tail as their parent. Claude Code relinks the head to the anchor (the summary, or
+  the boundary) when it loads the file; so does the chain, and the boundary takes the head's old
+  parent: the history the summary replaced, the boundary, the summary, the kept messages.
 - A parent that is not in the file (Claude Code sometimes writes a uuid it
   never persists, anthropics/claude-code#22526, #58554) continues the chain
   with the line before, counted as a broken link: the model had seen that
@@ -110,12 +116,29 @@ class ChainIndex:
         self.threads: dict[str, _Thread] = {}
         # Position of each uuid in its thread's file order.
         self.pos: dict[str, int] = {}
+        # (boundary uuid, head uuid, anchor uuid) of each compaction that kept a preserved segment.
+        self.segments: list[tuple[str, str, str]] = []
 
     def _index(self) -> None:
         links = self.links
         self.parents = {u: p for u, p, _, _ in links}
         self.kinds = {u: k for u, _, k, _ in links}
         self.apis = {u: a for u, _, _, a in links}
+        if self.segments:
+            self._relink()
+
+    def _relink(self) -> None:
+        """Put each preserved segment after its compaction's summary (see the module doc)."""
+        parents = self.parents
+        for boundary, head, anchor in self.segments:
+            if boundary not in parents or head not in parents or head == boundary:
+                continue
+            if anchor == boundary or anchor not in parents:
+                # Anchored on the boundary itself: after the summary that hangs off it, when one does.
+                anchor = next((u for u, p in parents.items() if p == boundary and u != head), boundary)
+            old = parents[head]
+            parents[head] = anchor
+            parents[boundary] = None if old is PREV else old
 
     def _scan(self) -> None:
         """Each thread's file order, leaf, and whether it is one chain."""

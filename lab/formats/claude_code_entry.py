@@ -10,7 +10,8 @@ C instead of building Python values that are dropped unread.
 Every field is ``Any`` (a missing key reads as ``None``, as ``dict.get`` gave),
 so each value is checked where the importer reads it, exactly as for a dict;
 ``toolUseResult`` keeps only its ``agentId`` (``UNSET`` when the object has
-none), and only when it is an object. A record that reaches the importer as a
+none), and only when it is an object; ``attachment`` only the fields a queued
+message is read from. A record that reaches the importer as a
 dict (a line the Struct could not take, the array form, ``read_entries``) is
 made into the same ``Entry`` by ``entry_of``, so one code path reads both.
 
@@ -38,6 +39,7 @@ import msgspec
 
 __all__ = [
     "ApiMessage",
+    "Attachment",
     "Entry",
     "Part",
     "PARTS",
@@ -58,6 +60,20 @@ class ToolUseResult(msgspec.Struct, gc=False):
     """An object ``toolUseResult``: the subagent a Task/Agent call ran in, when it names one."""
 
     agentId: Any = UNSET
+
+
+class Attachment(msgspec.Struct, gc=False):
+    """An object ``attachment``: what Claude Code 2.x adds to the next request, as far as it is read.
+
+    Only a ``queued_command`` makes a message (``prompt``: text, or blocks when an image came with
+    it); the other kinds (file contents, reminders, listings) are skipped unbuilt, which is most of
+    an attachment's bytes.
+    """
+
+    type: Any = None
+    prompt: Any = None
+    commandMode: Any = None
+    origin: Any = None
 
 
 # kw_only: the kinds add required fields after this optional one.
@@ -152,10 +168,14 @@ class Entry(msgspec.Struct, gc=False):
     isMeta: Any = None
     # A non-object value (text, a list of blocks) is read for nothing: only an object's agentId is.
     toolUseResult: ToolUseResult | str | list[Any] | bool | int | float | None = None
+    # attachment entries: a non-object value is read for nothing.
+    attachment: Attachment | str | list[Any] | bool | int | float | None = None
     # system entries
     subtype: Any = None
     compactMetadata: Any = None
     content: Any = None
+    # content-replacement records: the previews Claude Code sent in place of large tool results.
+    replacements: Any = None
     # title records
     customTitle: Any = None
     aiTitle: Any = None
@@ -200,4 +220,9 @@ def entry_of(record: dict[str, Any]) -> Entry:
     result = fields.get("toolUseResult")
     if type(result) is dict:
         fields["toolUseResult"] = ToolUseResult(agentId=result.get("agentId", UNSET))
+    attachment = fields.get("attachment")
+    if type(attachment) is dict:
+        fields["attachment"] = Attachment(
+            type=attachment.get("type"), prompt=attachment.get("prompt"), commandMode=attachment.get("commandMode"), origin=attachment.get("origin")
+        )
     return Entry(**fields)

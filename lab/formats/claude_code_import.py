@@ -53,7 +53,7 @@ from ._build import parts_text
 from .anthropic_blocks import COST_KEY, block_dicts, cost_usd, usage_fields
 from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content, result_text
-from .claude_code_entry import PARTS, UNSET, ApiMessage, Entry, TextPart, ToolResultPart, ToolUsePart, ToolUseResult, UsageCounts, entry_of
+from .claude_code_entry import PARTS, UNSET, ApiMessage, Attachment, Entry, TextPart, ToolResultPart, ToolUsePart, ToolUseResult, UsageCounts, entry_of
 from .claude_code_thread import Blocks, Row, ThreadRows, ToolIds, parse_ts
 
 __all__ = ["EntryImporter"]
@@ -255,7 +255,7 @@ class EntryImporter:
         self.held_ids = {u for ids in plan.order.values() for u in ids} if plan is not None else set()
         # Kept here, not in the pydantic notes, whose attribute assignment costs a Python call per entry.
         self.records_read = 0
-        self.counts = {"meta": 0, "harness": 0}
+        self.counts = {"meta": 0, "harness": 0, "queued": 0, "replaced": 0}
         self.cwd: dict[str, str] = {}
         self.titles: dict[str, str] = {}
         # agentId -> id of the main thread's tool_use whose result names that subagent.
@@ -266,6 +266,7 @@ class EntryImporter:
     @staticmethod
     def _messages(thread: ThreadRows) -> list[Message]:
         """All the thread's messages: its last rows closed and built."""
+        thread.release()
         thread.close()
         thread.flush()
         return thread.messages
@@ -483,11 +484,17 @@ class EntryImporter:
             return self._assistant(entry, where, entry_id, key)
         if kind == "user":
             return self._user(entry, where, entry_id, key)
-        return self._other(entry, kind, entry_id, key)
+        return self._other(entry, kind, where, entry_id, key)
 
-    def _other(self, entry: Entry, kind: Any, entry_id: str, key: str) -> int:
+    def _other(self, entry: Entry, kind: Any, where: Where, entry_id: str, key: str) -> int:
         if kind == "system":
             return self._system(entry, entry_id, key)
+        if kind == "attachment":
+            attachment = entry.attachment
+            if type(attachment) is Attachment and attachment.type == "queued_command":
+                return self._queued(attachment, entry, where, entry_id, key)
+        if kind == "content-replacement" and type(entry.replacements) is list:
+            self.counts["replaced"] += sum(1 for r in entry.replacements if isinstance(r, dict) and r.get("kind") == "tool-result")
         if isinstance(kind, str) and kind in _TITLES:
             title = getattr(entry, _TITLES[kind])
             # Claude Code rewrites its titles as a session goes on; an old-style summary is set once.
@@ -567,6 +574,28 @@ class EntryImporter:
             tag = "placeholder"
         return RESULTS if thread.add_user(blocks, entry_id, ts, tag) else USER
 
+    def _queued(self, attachment: Attachment, entry: Entry, where: Where, entry_id: str, key: str) -> int:
+        """A message sent while the agent worked: Claude Code 2.1 writes no user entry for one it took in mid-turn."""
+        thread = self.threads[key]
+        blocks = self._blocks(attachment.prompt, where, entry_id, thread.ids)[0]
+        if not blocks:
+            self.notes.skip("attachment:queued_command")
+            return OTHER
+        origin = attachment.origin
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        # A person typed it (origin human; older lines name no origin, only the prompt mode), unless
+        # it is harness text: task notifications and other producers' messages are Claude Code's.
+        human = kind == "human" or (kind is None and attachment.commandMode in (None, "prompt"))
+        tag: MessageTag | None = None
+        if not human or (type(blocks[0]) is TextBlock and harness_text(blocks)):
+            self.counts["harness"] += 1
+            tag = "placeholder"
+        self.counts["queued"] += 1
+        thread.add_queued(blocks, entry_id, entry.timestamp, tag)
+        # For the chain it is part of the turn, as a tool result is: written before the results of its
+        # turn it forks off the call line beside them, and is kept as they are.
+        return RESULTS
+
     def _link_agent(self, agent: Any, blocks: Blocks, key: str) -> None:
         # Claude Code 2.x names the subagent a Task/Agent call ran in its result's toolUseResult.
         first = blocks[0]
@@ -582,8 +611,11 @@ class EntryImporter:
             meta: dict[str, Any] = raw if isinstance(raw, dict) else {}
             pre = meta.get("preTokens")
             trigger = meta.get("trigger")
+            preserved = self._preserved(meta.get("preservedSegment"), entry_id)
             self.odd_ids = True
-            self.threads[key].add_boundary(entry_id, ts, trigger if isinstance(trigger, str) else "import", pre if type(pre) is int and pre >= 0 else 0)
+            self.threads[key].add_boundary(
+                entry_id, ts, trigger if isinstance(trigger, str) else "import", pre if type(pre) is int and pre >= 0 else 0, preserved=preserved
+            )
             return BOUNDARY
         text = entry.content
         if subtype == "local_command" and isinstance(text, str) and text.strip():
@@ -594,6 +626,19 @@ class EntryImporter:
             return USER
         self.notes.skip(f"system:{subtype}" if isinstance(subtype, str) and subtype else "system")
         return OTHER
+
+    def _preserved(self, segment: Any, entry_id: str) -> tuple[str | None, str | None]:
+        """The first and last message a compaction kept verbatim; a first pass hands the segment to the chain."""
+        if not isinstance(segment, dict):
+            return None, None
+        head, anchor, tail = segment.get("headUuid"), segment.get("anchorUuid"), segment.get("tailUuid")
+        if not isinstance(head, str) or not head:
+            return None, None
+        if self.chain is not None:
+            self.chain.segments.append((entry_id, head, anchor if isinstance(anchor, str) else entry_id))
+            # The kept messages come before the boundary in the file: never the file's own order.
+            self.jumps += 1
+        return head, tail if isinstance(tail, str) and tail else None
 
     # -- the end -------------------------------------------------------------------
 
@@ -689,5 +734,13 @@ class EntryImporter:
                 notes.warnings.append(f"{len(plan.order)} thread(s) put back in parentUuid order (the file wrote some entries before their parents)")
         if self.counts["meta"]:
             notes.warnings.append(f"kept {self.counts['meta']} isMeta user entries (hidden in Claude Code's UI, sent to the model), tagged placeholder")
+        if self.counts["replaced"]:
+            # The lab replays raw tool output (its spill stage does what Claude Code's result budget did).
+            notes.warnings.append(
+                f"{self.counts['replaced']} tool result(s) were sent to the model as a saved-to-disk preview (content-replacement); "
+                "their full output is kept"
+            )
+        if self.counts["queued"]:
+            notes.warnings.append(f"kept {self.counts['queued']} queued_command attachments (messages sent while the agent worked) as user messages")
         if self.counts["harness"]:
             notes.warnings.append(f"tagged {self.counts['harness']} harness-written user entries (local commands, notices) placeholder")

@@ -151,6 +151,9 @@ class ThreadRows:
     root_text: str | None = None
     agent_id: str | None = None
     root_id: str = ""
+    # Messages the user sent mid-turn (``add_queued``) that came before the results of the calls they
+    # follow: added once the next message starts, after those results, where the request had them.
+    deferred: list[Row] = field(default_factory=list)
 
     def _append(self, row: Row, link: str | bool | None) -> None:
         if link is not True and self.open_rows:
@@ -175,6 +178,27 @@ class ThreadRows:
             self.build(self.messages, self.done)
             self.done.clear()
 
+    def release(self) -> None:
+        """Add the deferred mid-turn messages (see ``add_queued``): the next message starts, or the thread ends."""
+        if self.deferred:
+            rows = self.deferred
+            self.deferred = []
+            for row in rows:
+                self._append(row, None)
+
+    def add_queued(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None) -> None:
+        """A message the user sent while the agent worked (a ``queued_command`` attachment).
+
+        Claude Code adds it to the request after the tool results of the turn it came in, so one
+        written while a call of the open assistant message is unanswered waits for those results.
+        """
+        row = _row("user", blocks, entry_id, ts, tag=tag)
+        if self.open_rows and self.open_rows[-1]["role"] == "assistant" and any(type(b) is ToolUseBlock for b in self.open_rows[-1]["content"]):
+            self.deferred.append(row)
+            return
+        self.release()
+        self._append(row, None)
+
     def add_assistant(self, blocks: Blocks, entry_id: str, api_id: str | None, ts: Any, usage: Any) -> None:
         links = self.links
         if api_id:
@@ -191,6 +215,8 @@ class ThreadRows:
                 if usage is not None:
                     row["usage"] = usage
                 return
+        if self.deferred:
+            self.release()
         self._append(_row("assistant", blocks, entry_id, ts, usage=usage), api_id)
 
     def add_user(self, blocks: Blocks, entry_id: str, ts: Any, tag: MessageTag | None = None) -> bool:
@@ -199,13 +225,19 @@ class ThreadRows:
         if results_only and self.links and self.links[-1] is True:
             self.open_rows[-1]["content"].extend(blocks)
             return True
+        if self.deferred and not results_only:
+            self.release()
         self._append(_row("user", blocks, entry_id, ts, tag=tag), True if results_only else None)
         return results_only
 
-    def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int) -> None:
+    def add_boundary(self, entry_id: str, ts: Any, trigger: str, tokens_before: int, *, preserved: tuple[str | None, str | None] = (None, None)) -> None:
+        self.release()
         if self.open_rows and self.open_rows[-1]["boundary"] is not None:
             return
         kind: Literal["manual", "auto", "import"] = "manual" if trigger == "manual" else "auto" if trigger == "auto" else "import"
-        boundary = Boundary(trigger=kind, strategy="claude_code_compact", timestamp=parse_ts(ts), tokens_before=tokens_before)
+        first, last = preserved
+        boundary = Boundary(
+            trigger=kind, strategy="claude_code_compact", timestamp=parse_ts(ts), tokens_before=tokens_before, preserved_first_id=first, preserved_last_id=last
+        )
         text = _text_block({"type": "text", "text": f"[Conversation compacted by Claude Code ({trigger})]"})
         self._append(_row("system", [text], f"{entry_id}-boundary", ts, tag="boundary", boundary=boundary), None)

@@ -8,16 +8,26 @@ Current rollouts hold one record per line, ``{timestamp, type, payload}``:
   the system message made from ``instructions`` is dropped when an injected
   message repeats its text, so it is counted once. Newer versions record the
   model's own prompt as ``base_instructions: {text}``. A fork copies its
-  parent's records, header included: only the first header counts.
+  parent's records, header included: only the first header counts. A
+  ``source`` of ``{"subagent": ...}`` (a spawned thread, review, compact) is
+  warned about.
 * ``response_item``: a Responses item (mapped by ``openai_responses.add_item``).
   User messages Codex injects rather than the user typing (``<environment_context>``,
   ``# AGENTS.md instructions for ...``, ``<user_instructions>``, ``<skill>``,
   ``<user_shell_command>``, ``<turn_aborted>``, ``<subagent_notification>``:
   the fragments Codex itself tells apart from user turns) become system
   messages, so nothing takes them for the user's request; a warning counts them.
+* ``inter_agent_communication``: ``{author, recipient, content,
+  encrypted_content?, trigger_turn}``, a message from another Codex agent,
+  which Codex hands the model as an ``agent_message`` item: read as one, a
+  user turn (a rollback counts it as one, as Codex does). Newer versions
+  write ``inter_agent_communication_metadata`` and the ``agent_message``
+  response item instead; the metadata line is only counted.
 * ``compacted``: ``{message, replacement_history?}`` becomes a boundary, then
   the replacement history when Codex recorded one (its summary message tagged
-  ``summary``), else the summary as a user message tagged ``summary``.
+  ``summary``), else the summary as a user message tagged ``summary``. Remote
+  compaction (v2 included) records ``message: ""`` and a replacement history
+  of kept user messages ending in an encrypted ``compaction`` item.
 * ``event_msg``: UI events. ``user_message`` / ``agent_message`` /
   ``agent_reasoning`` repeat response items and are skipped; ``token_count``
   gives the assistant message its usage; ``thread_rolled_back`` drops the last
@@ -71,7 +81,7 @@ INJECTED_FRAGMENTS: tuple[tuple[str, str], ...] = (
 _SUMMARY_PREFIX = "Another language model started to solve this problem"
 _ITEMS = ITEM_TYPES | SERVER_ITEMS
 # Record types whose payload the reader needs; newer ones (world_state, ...) are only counted.
-_READ_RECORDS = {"session_meta", "response_item", "compacted", "event_msg"}
+_READ_RECORDS = {"session_meta", "response_item", "compacted", "event_msg", "inter_agent_communication"}
 
 
 def is_injected_context(text: str) -> bool:
@@ -112,6 +122,17 @@ def _is_summary(parts: list[Any], summary: str) -> bool:
     return (bool(summary.strip()) and text.endswith(summary.strip())) or text.startswith(_SUMMARY_PREFIX)
 
 
+def _subagent_parent(source: Any) -> str | None:
+    """Who started a subagent session, from session_meta ``source`` (``{"subagent": ...}``); None otherwise."""
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    if isinstance(sub, str):
+        return sub  # "review", "compact", ...
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    if isinstance(spawn, dict):
+        return f"spawned by thread {spawn.get('parent_thread_id')}"
+    return None if sub is None else "subagent"
+
+
 def _opens_turn(m: Message) -> bool:
     """A user turn as Codex counts them for a rollback: a user message that is not only tool results."""
     return m.role == "user" and m.tag is None and any(not isinstance(b, ToolResultBlock) for b in m.content)
@@ -130,6 +151,7 @@ class _Reader:
         self.injected = 0
         self.rolled_back = False
         self.models: list[str] = []
+        self.agent_messages = 0
 
     # -- records ------------------------------------------------------------------
     def record(self, rec: dict[str, Any], loc: Loc, key: str, first: bool) -> None:
@@ -149,6 +171,8 @@ class _Reader:
                 self.compacted(payload, loc.at("payload"), key, stamp)
             elif kind == "event_msg":
                 self.event(payload, loc)
+            elif kind == "inter_agent_communication":
+                self.communication(payload, loc.at("payload"), key, stamp)
             else:
                 model = payload.get("model") if kind == "turn_context" and isinstance(payload, dict) else None
                 if isinstance(model, str) and model not in self.models:
@@ -175,6 +199,9 @@ class _Reader:
         self.meta.title = " ".join(str(x) for x in ("Codex CLI", version, cwd) if x)
         if isinstance(cwd, str) and cwd:
             self.meta.cwd = cwd
+        parent = _subagent_parent(payload.get("source"))
+        if parent is not None:
+            self.notes.warnings.append(f"a subagent session ({parent}): its task came from another agent")
         if isinstance(payload.get("forked_from_id"), str):
             self.notes.warnings.append(f"forked from session {payload['forked_from_id']}: its history was copied in")
         text = _text_of(payload.get("instructions")) or _text_of(payload.get("base_instructions"))
@@ -184,6 +211,8 @@ class _Reader:
     def item(self, item: Any, loc: Loc, key: str, stamp: datetime | None, *, summary: str | None = None) -> None:
         """One Responses item; injected user context becomes a system message, ``summary`` marks Codex's summary."""
         item = need_dict(item, loc, "item")
+        if item.get("type") == "agent_message":
+            self.agent_messages += 1
         if item.get("type", "message" if "role" in item else None) == "message" and item.get("role") == "user":
             content = item.get("content")
             parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
@@ -210,6 +239,16 @@ class _Reader:
             self.b.messages[:] = [m for m in self.b.messages if m is not header]
             self.instructions = None
             self.notes.warnings.append("session_meta instructions are repeated by an injected message: kept once")
+
+    def communication(self, payload: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+        """A message between Codex agents: Codex gives the model the ``agent_message`` item read here."""
+        content: list[dict[str, str]] = []
+        if isinstance(payload.get("content"), str) and payload["content"]:
+            content.append({"type": "input_text", "text": payload["content"]})
+        if payload.get("encrypted_content"):
+            content.append({"type": "encrypted_content"})
+        item = {"type": "agent_message", "author": payload.get("author"), "recipient": payload.get("recipient"), "content": content}
+        self.item(item, loc, key, stamp)
 
     def compacted(self, payload: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
         boundary = Boundary(trigger="import", strategy="codex_compact", timestamp=stamp)
@@ -274,6 +313,8 @@ class _Reader:
             self.meta.model = self.models[0]
             if len(self.models) > 1:
                 self.notes.warnings.append(f"the model changed during the session: {' -> '.join(self.models)}")
+        if self.agent_messages:
+            self.notes.warnings.append(f"kept {self.agent_messages} message(s) from other Codex agents as user messages")
         if self.injected:
             self.notes.warnings.append(
                 f"kept {self.injected} message(s) Codex injected as user input (environment context, AGENTS.md, ...) as system messages"

@@ -8,14 +8,24 @@ Accepted documents:
   [...], "info": ..., "replay_config": ...}``; ``history`` holds the chat
   messages with extra keys (agent, message_type, thought, action, is_demo,
   ``tool_call_ids``), which are ignored; entries flagged ``is_demo`` (or
-  ``message_type: demonstration``) are skipped and counted. Trajectories of
+  ``message_type: demonstration``) are kept as plain text of their role, as
+  SWE-agent sends them with every request (a warning says how many); only
+  their commands are never modelled as tool calls. Trajectories of
   text-command agents have no ``tool_calls``: their commands (``action``) and
   observations are modelled as tool calls and results (see ``text_commands``);
 * a mini-swe-agent trajectory (``.traj.json``): ``{"messages": [...], "info":
   ..., "instance_id": ..., "trajectory_format": "mini-swe-agent-..."}``; its
   final ``role: exit`` entry is skipped and counted. In text mode (one
   ```` ```bash ```` block a reply, answered by ``<returncode>`` messages) the
-  commands and outputs are modelled as tool calls and results too;
+  commands and outputs are modelled as tool calls and results too. Since 2.0
+  its messages may be the provider's Responses objects (``{"object":
+  "response", "output": [...]}``, ``function_call_output`` items), read
+  as Responses items; ``extra.cost`` is the request's cost and
+  ``extra.returncode`` marks a failed command. Its top-level ``compaction``
+  records (``compacted_until``, ``summary``) become boundary markers
+  (strategy ``mini_swe_agent_compaction``) each followed by the summary
+  message the agent sent from then on; SWE-agent's RetryAgent
+  ``{"attempts": [...]}`` is read as its chosen (else last) attempt;
 * JSONL with one message per line, bare or wrapped one level (see
   ``message_lines``); lines that are not messages are skipped and counted.
 
@@ -61,7 +71,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
+from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from ._build import (
     opt_str,
@@ -82,7 +92,7 @@ from .registry import Format, Probe, register
 from .text_commands import TextCommands
 from .text_commands import plan as plan_text_commands
 
-__all__ = ["FORMAT", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text", "add_message"]
+__all__ = ["FORMAT", "MINI_COMPACTION", "read", "read_lines", "from_document", "from_messages", "sniff", "content_blocks", "content_text", "add_message"]
 
 NAME = "openai_chat"
 
@@ -167,10 +177,11 @@ def _message(
 ) -> None:
     m = need_dict(m, loc, "message")
     notes = b.notes
-    if m.get("is_demo") is True or m.get("message_type") == "demonstration":
-        notes.skip("demonstration")
-        return
     role = m.get("role")
+    if role is None and (m.get("object") == "response" or isinstance(m.get("type"), str)):
+        # mini-swe-agent 2 on the Responses API keeps the provider's own objects in its history.
+        _responses_entry(b, m, loc, key if key is not None else f"m{index}", timestamp)
+        return
     if not isinstance(role, str):
         raise loc.error("message without a role", expected="a string 'role'")
     if role in _CHAT_ROLES and not any(k in m for k in _PAYLOAD) and not m.get("reasoning_content"):
@@ -203,9 +214,15 @@ def _message(
 def _assistant(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None, index: int, commands: TextCommands | None) -> None:
     """An assistant message: reasoning, then its text (or the text command it runs), then its tool calls."""
     notes = b.notes
-    blocks: list[Block] = []
+    thinking = m.get("thinking_blocks")
+    if thinking and "message_type" in m and m.get("tool_calls") is None:
+        # SWE-agent sends a reply's thinking blocks back only with its tool calls (its text parsers drop them).
+        notes.skip("thinking block:not sent", len(thinking) if isinstance(thinking, list) else 1)
+        thinking = None
+    blocks: list[Block] = _thinking(thinking, notes)
     reasoning = m.get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
+    # LiteLLM writes an Anthropic reply's thinking twice: as text and as signed blocks; the blocks win.
+    if isinstance(reasoning, str) and reasoning and not blocks:
         blocks.append(ThinkingBlock(thinking=reasoning))
     call = commands.calls.get(index) if commands is not None else None
     if call is None:
@@ -228,8 +245,64 @@ def _assistant(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: 
     response = extra.get("response")
     if not isinstance(response, dict):
         response = {}
-    usage = openai_usage(m.get("usage") or response.get("usage"))
+    usage = _with_cost(openai_usage(m.get("usage") or response.get("usage")), extra)
     b.add("assistant", blocks, key=key, timestamp=stamp, usage=usage)
+
+
+def _thinking(raw: Any, notes: ImportNotes) -> list[Block]:
+    """LiteLLM's ``thinking_blocks`` (SWE-agent keeps them in its history and sends them back): signed thinking."""
+    blocks: list[Block] = []
+    for tb in raw if isinstance(raw, list) else []:
+        kind = tb.get("type") if isinstance(tb, dict) else None
+        if kind == "thinking" and isinstance(tb.get("thinking"), str) and tb["thinking"]:
+            blocks.append(ThinkingBlock(thinking=tb["thinking"], signature=opt_str(tb.get("signature"))))
+        else:
+            # Redacted thinking carries only ciphertext, which no block of the lab holds.
+            notes.skip(f"thinking block:{kind if isinstance(kind, str) else 'invalid'}")
+    return blocks
+
+
+def _with_cost(usage: Usage | None, extra: dict[str, Any]) -> Usage | None:
+    """``usage`` with the request's cost as mini-swe-agent 2 recorded it (``extra.cost``, US dollars)."""
+    cost = extra.get("cost")
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0:
+        return usage
+    if usage is None:
+        return Usage(cost_usd=float(cost))
+    return usage.model_copy(update={"cost_usd": float(cost)})
+
+
+def _failed(extra: dict[str, Any]) -> bool:
+    """Whether mini-swe-agent 2 recorded a non-zero exit code for the command an observation answers."""
+    code = extra.get("returncode")
+    return code is not None and code not in (0, "0")
+
+
+def _responses_entry(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, timestamp: datetime | None) -> None:
+    """A Responses object (one model reply, its output items) or item (a call's output) in a mini-swe-agent 2 history."""
+    from .openai_responses import add_item  # that module builds on this one: imported late
+
+    extra: dict[str, Any] = m["extra"] if isinstance(m.get("extra"), dict) else {}
+    # A response object carries the provider's created_at (epoch seconds); mini-swe-agent adds its own timestamp.
+    stamp = parse_timestamp(extra.get("timestamp") or m.get("created_at")) or timestamp
+    if m.get("type") == "function_call_output" and isinstance(m.get("call_id"), str):
+        # The output is the observation template's text; the exit code sits beside it.
+        text = content_text(m.get("output"), b.notes, loc.at("output"))
+        b.result(m["call_id"], text, key=key, is_error=_failed(extra), timestamp=stamp)
+        return
+    if m.get("object") != "response":
+        add_item(b, m, loc, key, stamp)
+        return
+    output = m.get("output")
+    if not isinstance(output, list):
+        raise loc.at("output").error("response without an output list", expected="a list of Responses output items")
+    before = len(b.messages)
+    for i, item in enumerate(output):
+        add_item(b, item, loc.at("output").at(i), f"{key}.{i}", stamp)
+    usage = _with_cost(openai_usage(m.get("usage")), extra)
+    last = b.messages[-1] if len(b.messages) > before else None
+    if usage is not None and last is not None and last.role == "assistant":
+        b.messages[-1] = last.model_copy(update={"usage": usage})
 
 
 def _tool(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
@@ -242,14 +315,15 @@ def _tool(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datet
         if len(ids) > 1:
             notes.warnings.append(f"{loc.where}: one tool message answers {len(ids)} calls; paired with the first")
     text = content_text(m.get("content"), notes, loc.at("content"))
+    failed = _failed(m["extra"]) if isinstance(m.get("extra"), dict) else False
     if call_id is None:
         pending = b.pending()
         if len(pending) != 1:
             raise loc.error("tool message without tool_call_id", expected="a 'tool_call_id' naming an earlier tool call")
         notes.warnings.append(f"{loc.where}: tool message without tool_call_id paired with the only pending call")
-        b.result(pending[0][0], text, key=key, timestamp=stamp, canonical=True)
+        b.result(pending[0][0], text, key=key, is_error=failed, timestamp=stamp, canonical=True)
     else:
-        b.result(call_id, text, key=key, timestamp=stamp)
+        b.result(call_id, text, key=key, is_error=failed, timestamp=stamp)
 
 
 def _function(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
@@ -263,16 +337,69 @@ def _function(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: d
         b.result(f"call_{key}", text, key=key, timestamp=stamp, canonical=True)
 
 
-def from_messages(messages: list[Any], *, file: str | None = None, path: str = "$", id_prefix: str = "") -> Transcript:
-    """Convert a list of Chat messages found at JSON ``path`` in ``file``."""
+MINI_COMPACTION = "mini_swe_agent_compaction"
+# mini-swe-agent's reasons for a compaction, as the lab's triggers.
+_MINI_TRIGGERS = {"auto": "auto", "overflow": "reactive"}
+
+
+def _compactions(raw: Any, n: int, notes: ImportNotes) -> dict[int, list[dict[str, Any]]]:
+    """mini-swe-agent's compaction records by the message index each one's kept history starts at.
+
+    Its history stays whole; once compacted, it sends the system message, a summary user message and
+    ``messages[compacted_until:]``. A record that names no index inside the history is counted, not placed.
+    """
+    records = raw.get("records") if isinstance(raw, dict) else None
+    placed: dict[int, list[dict[str, Any]]] = {}
+    for r in records if isinstance(records, list) else []:
+        at = r.get("compacted_until") if isinstance(r, dict) else None
+        if isinstance(at, int) and not isinstance(at, bool) and 1 <= at <= n and isinstance(r.get("summary"), str):
+            placed.setdefault(at, []).append(r)
+        else:
+            notes.skip("compaction record:invalid")
+    return placed
+
+
+def _compaction(b: HistoryBuilder, r: dict[str, Any], key: str, removed: int) -> None:
+    """A recorded compaction: its boundary marker, then the summary message the agent sent from then on."""
+    stamp = parse_timestamp(r.get("timestamp"))
+    reason = r.get("reason")
+    trigger: Any = _MINI_TRIGGERS.get(reason, "import") if isinstance(reason, str) else "import"
+    tokens = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for v in (r.get("estimated_tokens_before"), r.get("estimated_tokens_after"))]
+    boundary = Boundary(trigger=trigger, strategy=MINI_COMPACTION, timestamp=stamp, tokens_before=tokens[0], tokens_after=tokens[1], messages_removed=removed)
+    b.close_results()
+    b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+    # The wording mini-swe-agent wraps its checkpoint in (compaction.summary_message).
+    summary = f"<conversation_summary>\n{r['summary']}\n</conversation_summary>\nContinue from this checkpoint."
+    b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+
+
+def from_messages(
+    messages: list[Any], *, file: str | None = None, path: str = "$", id_prefix: str = "", compaction: Any = None
+) -> Transcript:
+    """Convert a list of Chat messages found at JSON ``path`` in ``file``.
+
+    ``compaction``: a mini-swe-agent trajectory's ``compaction`` object; each record becomes a boundary.
+    """
     notes = ImportNotes()
     b = HistoryBuilder(notes, id_prefix=id_prefix)
     base = Loc(file, path)
+    compactions = _compactions(compaction, len(messages), notes) if compaction is not None else {}
+    start = 1
     commands = plan_text_commands(messages)
     if commands is not None:
         notes.warnings.append(commands.warning)
+    demos = sum(1 for m in messages if isinstance(m, dict) and (m.get("is_demo") is True or m.get("message_type") == "demonstration"))
+    if demos:
+        # They are part of every prompt SWE-agent sends: dropping them would understate each request's input.
+        notes.warnings.append(f"{demos} demonstration entries kept as plain text (the agent sends them with every request)")
     for i, m in enumerate(messages):
+        for k, r in enumerate(compactions.get(i, [])):
+            _compaction(b, r, f"m{i}.c{k}", i - start)
+            start = i
         _message(b, m, base.at(i), i, commands=commands)
+    for k, r in enumerate(compactions.get(len(messages), [])):
+        _compaction(b, r, f"end.c{k}", len(messages) - start)
+        start = len(messages)
     notes.records_read = len(messages)
     # A text-only list may be Cline's history, its tool calls written as XML (which both APIs' shapes can hold).
     return Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file), messages=xml_tool_calls(b.finish()), notes=notes)
@@ -308,13 +435,26 @@ def _dig(value: Any, *keys: str) -> Any:
     return value
 
 
+def _attempt(doc: Any) -> tuple[int | None, list[Any]]:
+    """SWE-agent's RetryAgent writes ``{"attempts": [trajectory, ...]}`` (and, once it has chosen, the best
+    attempt's keys beside it): the index of the last attempt holding a history, and the attempts."""
+    attempts = doc.get("attempts") if isinstance(doc, dict) else None
+    if not isinstance(attempts, list):
+        return None, []
+    found = [i for i, a in enumerate(attempts) if isinstance(a, dict) and isinstance(a.get("history"), list)]
+    return (found[-1] if found else None), attempts
+
+
 def from_document(doc: Any, *, file: str | None = None) -> Transcript:
     """Import a parsed document of any shape this module accepts."""
     title = None
+    attempt, attempts = _attempt(doc)
     if isinstance(doc, list):
         messages, path = doc, "$"
     elif isinstance(doc, dict) and isinstance(doc.get("history"), list):
         messages, path, title = doc["history"], "$.history", "SWE-agent trajectory"
+    elif attempt is not None:
+        doc, messages, path, title = attempts[attempt], attempts[attempt]["history"], f"$.attempts[{attempt}].history", "SWE-agent trajectory"
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         messages, path = doc["messages"], "$.messages"
         if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") or _dig(doc, "info", "mini_version"):
@@ -328,7 +468,11 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
         raise TranscriptError(
             "no chat messages found", file=file, where="$", expected="a list of messages or an object with 'messages' or 'history'"
         )
-    t = from_messages(messages, file=file, path=path)
+    t = from_messages(messages, file=file, path=path, compaction=doc.get("compaction") if isinstance(doc, dict) and title else None)
+    if len(attempts) > 1:
+        # A retry agent's run: each attempt is a whole history of its own; one is read.
+        read_one = "the chosen one" if path == "$.history" else f"attempt {attempt}, the last so far"
+        t.notes.warnings.append(f"the trajectory holds {len(attempts)} attempts of a retry agent; {read_one} was read")
     if isinstance(doc, dict):
         model = doc.get("model")
         if not isinstance(model, str):
@@ -396,6 +540,8 @@ def sniff(probe: Probe) -> int:
     if doc is not None:
         if isinstance(doc, dict):
             if isinstance(doc.get("history"), list) and "trajectory" in doc:
+                return 95
+            if (found := _attempt(doc)[0]) is not None and "trajectory" in doc["attempts"][found]:
                 return 95
             if str(doc.get("trajectory_format", "")).startswith("mini-swe-agent"):
                 return 95

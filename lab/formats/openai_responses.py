@@ -15,13 +15,18 @@ encrypted-only reasoning is counted, not kept); ``function_call`` (a
 freeform ``input``, e.g. an apply_patch body), ``local_shell_call`` (the exec
 action as the arguments of Codex's shell tool: ``command`` array, ``workdir``,
 ``timeout_ms``), ``computer_call`` and client-side ``tool_search_call`` ->
-tool_use; their outputs -> tool_result (consecutive ones in one user message).
+tool_use; their outputs -> tool_result (consecutive ones in one user message;
+an output without a ``call_id``, optional in newer Codex, answers no call and
+is counted). ``agent_message`` (a message from another Codex agent:
+``{author, recipient, content: [input_text | encrypted_content]}``) -> a user
+message of its readable text.
 An output is a string, a list of content items or ``{content, success}``;
 ``success: false`` marks an error, and so does a Codex shell output reporting
 a non-zero exit code (Codex records no success flag). Consecutive assistant
 items form one assistant message. Items run by the provider or opaque
-(web_search_call, image_generation_call, ghost_snapshot, encrypted compaction,
-...) and unknown types are skipped and counted as ``item:<type>``.
+(web_search_call, image_generation_call, ghost_snapshot, encrypted compaction
+and context_compaction, compaction_trigger, additional_tools, ...) and unknown
+types are skipped and counted as ``item:<type>``.
 
 Detection (``sniff``): 95 for a Codex rollout (records ``{type, payload}``),
 85 for an older rollout (a bare session header, then bare items), 90 for
@@ -55,11 +60,13 @@ NAME = "openai_responses"
 
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output", "computer_call_output", "tool_search_output"}
-ITEM_TYPES = {"message", "reasoning"} | _CALLS | _OUTPUTS
-# Items the lab has no block for (the provider ran the tool, or the item is opaque): counted, not kept.
+ITEM_TYPES = {"message", "reasoning", "agent_message"} | _CALLS | _OUTPUTS
+# Items the lab has no block for (the provider ran the tool, the item is opaque, or it is a request
+# control such as Codex's compaction_trigger): counted, not kept.
 SERVER_ITEMS = {
     "web_search_call", "image_generation_call", "file_search_call", "code_interpreter_call", "mcp_call",
-    "mcp_list_tools", "ghost_snapshot", "compaction", "compaction_summary",
+    "mcp_list_tools", "ghost_snapshot", "compaction", "compaction_summary", "context_compaction",
+    "compaction_trigger", "additional_tools", "configuration_update",
 }
 # Record types of a Codex rollout line ``{timestamp, type, payload}``, older and newer.
 ROLLOUT_RECORDS = {
@@ -144,10 +151,30 @@ def _shell_args(action: Any) -> dict[str, Any]:
 
 
 def _call_id(item: dict[str, Any], kind: str, loc: Loc) -> str:
-    call_id = item.get("call_id") or item.get("id")
+    # A call's ``id`` is its call id only for local_shell_call over Chat Completions; an output's
+    # ``id`` is an item id ("fco_..."), never the call it answers.
+    call_id = item.get("call_id") or (item.get("id") if kind in _CALLS else None)
     if not isinstance(call_id, str) or not call_id:
         raise loc.error(f"{kind} without a call_id", expected="a string 'call_id'")
     return call_id
+
+
+def _agent_message(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
+    """A message another agent sent this one (Codex multi-agent): input the model reads, so a user turn."""
+    content = item.get("content")
+    parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    blocks: list[Block] = []
+    for i, part in enumerate(parts):
+        if isinstance(part, dict) and part.get("type") == "encrypted_content":
+            b.notes.skip("agent_message:encrypted")  # only the provider can read it
+        elif isinstance(part, str):
+            blocks += text_block(part)
+        else:
+            blocks += _parts([part], b.notes, loc.at("content").at(i))
+    if blocks:
+        b.add("user", blocks, key=key, timestamp=stamp)
+    else:
+        b.notes.skip("item:agent_message")
 
 
 def _reasoning(b: HistoryBuilder, item: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
@@ -197,8 +224,12 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         _message(b, item, loc, key, stamp)
     elif kind == "reasoning":
         _reasoning(b, item, loc, key, stamp)
+    elif kind == "agent_message":
+        _agent_message(b, item, loc, key, stamp)
     elif kind in ("tool_search_call", "tool_search_output") and not item.get("call_id"):
         notes.skip(f"item:{kind}")  # run by the provider: no call id, nothing for the client to answer
+    elif kind in _OUTPUTS and not item.get("call_id"):
+        notes.skip(f"item:{kind}:no call_id")  # newer Codex makes call_id optional: it answers no call
     elif kind in _CALLS:
         call_id = _call_id(item, kind, loc)
         name, args = _call_name_args(item, kind, notes, loc)

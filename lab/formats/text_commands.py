@@ -21,18 +21,21 @@ The two shapes recognised:
   word is documented there and ``bash`` otherwise. When no documentation is
   found, the first word itself is the name.
 * **mini-swe-agent**: assistant messages with exactly one ```` ```bash ````
-  block (```` ```mswea_bash_command ```` since 2.0), answered by a user
+  block (```` ```mswea_bash_command ```` since 2.0, or a
+  ``<mswea_bash_command>`` tag in its XML configs; with any other action
+  regex, the one command 2.0 records in ``extra.actions``), answered by a user
   message holding ``<returncode>N</returncode>``. A non-zero or missing code
   marks an error. Once a history has such a pair, its timeout notices ("The
   last command <command>...</command> timed out") answer commands too, as
   errors. The tool is ``bash``.
 
 Detection is conservative. A history with any native tool call (``tool_calls``,
-``function_call``, ``tool`` or ``function`` roles) is left alone. A command is
+``function_call``, ``tool`` or ``function`` roles, Responses objects or
+``function_call_output`` items) is left alone. A command is
 modelled only when the next kept entry answers it, or when nothing follows it
 (the final ``submit``, whose output trajectories keep elsewhere). So no
-unanswered call is created in mid-history. Demonstrations (``is_demo``) are
-never read.
+unanswered call is created in mid-history. Demonstrations (``is_demo``) stay
+plain text: their commands were never run in this session.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ _DOCUMENTED = re.compile(r"^([A-Za-z_][\w-]*):[ \t]*\n[ \t]+(?:docstring|signatu
 # SWE-agent's thought-action parser takes the last fenced block of the reply.
 _FENCE = re.compile(r"^```\S*[ \t]*\n(.*?)\n?^```[ \t]*$", re.M | re.S)
 _RETURNCODE = re.compile(r"<returncode>\s*([^<]*?)\s*</returncode>")
+# mini-swe-agent 2's XML configs (swebench_xml.yaml) tag the command instead of fencing it.
+_XML_ACTION = re.compile(r"<mswea_bash_command>(.*?)</mswea_bash_command>", re.S)
 _TIMEOUT = re.compile(r"^\s*The last command <command>.*?</command> timed out", re.S)
 
 
@@ -98,7 +103,7 @@ class TextCommands:
 
 
 def _kept(m: Any) -> bool:
-    """Whether the importer turns this entry into a message (demonstrations and foreign roles are skipped)."""
+    """Whether this entry can run or answer a command (demonstrations stay text; foreign roles are skipped)."""
     return (
         isinstance(m, dict)
         and isinstance(m.get("role"), str)
@@ -114,6 +119,8 @@ def _native(messages: Sequence[Any]) -> bool:
             continue
         if m.get("tool_calls") or isinstance(m.get("function_call"), dict) or m.get("role") in ("tool", "function"):
             return True
+        if m.get("object") == "response" or m.get("type") == "function_call_output":
+            return True  # mini-swe-agent 2 on the Responses API: its calls are function_call items
     return False
 
 
@@ -200,18 +207,49 @@ def _mini_answer(m: dict[str, Any]) -> tuple[bool, bool] | None:
     return None
 
 
+def _parsed_action(m: dict[str, Any]) -> str | None:
+    """The one command mini-swe-agent 2 parsed from a reply (``extra.actions``), whatever its action regex."""
+    extra = m.get("extra")
+    actions = extra.get("actions") if isinstance(extra, dict) else None
+    if not isinstance(actions, list) or len(actions) != 1 or not isinstance(actions[0], dict):
+        return None
+    command = actions[0].get("command")
+    return command.strip() if isinstance(command, str) and command.strip() and "tool_call_id" not in actions[0] else None
+
+
+def _mini_command(content: str, block: re.Pattern[str], parsed: str | None) -> tuple[str, str] | None:
+    """(command, remaining text) of a reply: its one fenced or tagged block, else the command the agent parsed."""
+    for pattern in (block, _XML_ACTION):
+        found = list(pattern.finditer(content))
+        if len(found) == 1 and found[0].group(1).strip():
+            return found[0].group(1).strip(), (content[: found[0].start()] + content[found[0].end() :]).strip()
+        if found:
+            return None  # several blocks: a format error, whatever the agent parsed
+    if parsed is None:
+        return None
+    # An action regex of the run's own config: the command is known, the markup around it is not.
+    at = content.find(parsed)
+    rest = (content[:at] + content[at + len(parsed) :]) if at >= 0 else content
+    return parsed, rest.strip()
+
+
+def _reply_text(content: Any) -> str | None:
+    # A reply saved as text parts reads like one saved as a string.
+    return content if isinstance(content, str) else parts_text(content) if isinstance(content, list) else None
+
+
 def _mini_swe_agent(messages: Sequence[Any], kept: list[int], following: dict[int, int | None]) -> TextCommands | None:
-    texts = {i: messages[i].get("content") for i in kept if messages[i]["role"] == "assistant"}
+    texts = {i: _reply_text(messages[i].get("content")) for i in kept if messages[i]["role"] == "assistant"}
     fence = "mswea_bash_command" if any(isinstance(t, str) and "```mswea_bash_command" in t for t in texts.values()) else "bash"
     block = re.compile(rf"```{fence}\s*\n(.*?)\n```", re.S)
     calls: dict[int, TextCall] = {}
     answers: dict[int, TextAnswer] = {}
     confirmed = False
     for i, content in texts.items():
-        if not isinstance(content, str):
+        if content is None:
             continue
-        found = list(block.finditer(content))
-        if len(found) != 1 or not found[0].group(1).strip():
+        found = _mini_command(content, block, _parsed_action(messages[i]))
+        if found is None:
             continue
         nxt = following[i]
         if nxt is not None:
@@ -221,7 +259,7 @@ def _mini_swe_agent(messages: Sequence[Any], kept: list[int], following: dict[in
             is_error, has_code = answer
             confirmed = confirmed or has_code
             answers[nxt] = TextAnswer(call=i, is_error=is_error)
-        text = (content[: found[0].start()] + content[found[0].end() :]).strip()
-        calls[i] = TextCall(name="bash", command=found[0].group(1).strip(), text=text)
+        command, text = found
+        calls[i] = TextCall(name="bash", command=command, text=text)
     # Bash blocks alone are common in chat; only a <returncode> answer shows an agent ran them.
     return TextCommands(MINI_SWE_AGENT, calls, answers) if confirmed else None

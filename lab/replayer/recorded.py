@@ -46,6 +46,7 @@ _AGENTS = {
     "copilot_summary": "GitHub Copilot",
     "crush_summary": "Crush",
     "qwen_compression": "Qwen Code",
+    "mini_swe_agent_compaction": "mini-swe-agent",
 }
 # The text Claude Code opens its continuation summary with; a session file may start with one and no marker.
 _CONTINUATION = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)

@@ -28,6 +28,11 @@ Where each shape was learnt:
   assistant lines (model ``<synthetic>``, text ``API Error: ...``, ``error``,
   ``apiErrorStatus``); ``system`` ``api_error`` retry lines; ``<bash-input>``,
   ``<bash-stdout>``, ``[Request interrupted by user]`` user lines.
+- [queued], [preserved], [microcompact], [ide]: Claude Code 2.1 shapes seen by
+  public transcript viewers and notes on its session storage: ``queued_command``
+  attachments, ``compactMetadata.preservedSegment``, ``microcompact_boundary``
+  with ``microcompactMetadata``, the IDE extensions' ``<ide_opened_file>`` and
+  ``<ide_selection>`` text blocks (each described where its tests start).
 - [api] the ``anthropic`` SDK's types: ``ServerToolUseBlock``,
   ``WebSearchToolResultBlock`` (results with ``encrypted_content``),
   ``RedactedThinkingBlock`` (opaque ``data``), ``DocumentBlockParam``, beta
@@ -547,10 +552,19 @@ def test_api_error_notices_are_skipped_and_counted(tmp_path: Path) -> None:
         ({"subtype": "turn_duration", "durationMs": 4200}, "system:turn_duration"),
         ({"subtype": "informational", "content": "Switched to Opus", "level": "warning"}, "system:informational"),
         ({"subtype": "api_error", "level": "error", "error": {"status": 503}, "retryAttempt": 1}, "system:api_error"),
+        # [microcompact] not a compaction of the history: old tool results cleared from later requests only.
+        (
+            {
+                "subtype": "microcompact_boundary",
+                "content": "Context microcompacted",
+                "microcompactMetadata": {"trigger": "auto", "preTokens": 90000, "tokensSaved": 30000, "compactedToolIds": ["t1"]},
+            },
+            "system:microcompact_boundary",
+        ),
         ({"subtype": "stop_hook_summary", "hookCount": 1, "hookErrors": []}, "system:stop_hook_summary"),
         ({"content": "PreToolUse:Bash [hook] completed successfully", "level": "info"}, "system"),
     ],
-    ids=["turn_duration", "informational", "api_error", "stop_hook_summary", "hook-output"],
+    ids=["turn_duration", "informational", "api_error", "microcompact_boundary", "stop_hook_summary", "hook-output"],
 )
 def test_system_lines_are_counted_by_subtype(tmp_path: Path, fields: dict[str, Any], counted: str) -> None:
     log = Log()
@@ -690,3 +704,285 @@ def test_unknown_blocks_are_dropped_and_counted(tmp_path: Path) -> None:
     t = _read(tmp_path, log.lines)
     assert t.notes.skipped == {"block:container_upload": 1}
     assert t.messages[0].content == (TextBlock(text="go"),)
+
+
+# --- messages sent while the agent worked -----------------------------------------------------
+# [queued] Claude Code 2.1.x: a message typed while a turn runs and taken into it is written as an
+# ``attachment`` entry of type ``queued_command`` (``prompt``, ``commandMode``, ``origin.kind``), with
+# no user entry of its own (transcript readers and viewers that show it: they read it as the user's
+# input); task notifications of background agents come the same way, ``commandMode: task-notification``.
+
+
+def _queued(log: Log, prompt: Any, *, mode: str = "prompt", origin: str | None = "human", **kw: Any) -> dict[str, Any]:
+    attachment: dict[str, Any] = {"type": "queued_command", "prompt": prompt, "commandMode": mode}
+    if origin is not None:
+        attachment["origin"] = {"kind": origin}
+    return log.other("attachment", attachment=attachment, **kw)
+
+
+def _replays_cleanly(t: Transcript) -> None:
+    import lab
+
+    report = lab.replay(t, "lab", window=32_000)
+    assert report.invalid_requests == 0, [r.problems for r in report.rows if r.problems][:1]
+    assert report.first_request_kept is True and all(r.first_request_kept for r in report.rows)
+
+
+def test_a_message_queued_mid_turn_is_the_users_message_after_the_results(tmp_path: Path) -> None:
+    log = Log()
+    _parallel_turn(log, "msg_A", ["t1", "t2"], prompt="Fix the date test")
+    _queued(log, "also update the changelog")
+    log.text("msg_B", "Done, and the changelog too.")
+    t = _read(tmp_path, log.lines)
+    assert _shape(t) == [
+        ("user", ["text"]),
+        ("assistant", ["thinking", "text", "use:t1", "use:t2"]),
+        ("user", ["result:t1", "result:t2"]),
+        ("user", ["text"]),
+        ("assistant", ["text"]),
+    ]
+    assert t.messages[3].content == (TextBlock(text="also update the changelog"),)
+    assert t.messages[3].tag is None and t.messages[3].id == log.lines[-2]["uuid"]
+    assert "attachment" not in t.notes.skipped
+    assert any("1 queued_command" in w for w in t.notes.warnings)
+    assert anthropic_problems(t.messages) == []
+    _replays_cleanly(t)
+
+
+def test_a_message_queued_before_the_results_of_its_turn_waits_for_them(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    use = log.use("msg_A", "t1")
+    _queued(log, "and t2 please")
+    log.result("t1", use)
+    log.last = log.lines[-1]["uuid"]
+    log.text("msg_B", "ok")
+    t = _read(tmp_path, log.lines)
+    assert _shape(t) == [("user", ["text"]), ("assistant", ["use:t1"]), ("user", ["result:t1"]), ("user", ["text"]), ("assistant", ["text"])]
+    assert anthropic_problems(t.messages) == []
+    _replays_cleanly(t)
+
+
+def test_a_queued_message_at_the_end_of_the_file_is_kept(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    log.use("msg_A", "t1")
+    _queued(log, "stop after this one")
+    t = _read(tmp_path, log.lines)
+    assert _shape(t)[-1] == ("user", ["text"])
+    assert t.notes.unanswered_tool_uses == ["t1"]
+
+
+def test_queued_notifications_are_tagged_and_images_kept(tmp_path: Path) -> None:
+    log = Log()
+    log.user("start the background build")
+    log.text("msg_A", "Started.")
+    _queued(
+        log,
+        "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>",
+        mode="task-notification",
+        origin="task-notification",
+    )
+    log.text("msg_B", "The build finished.")
+    png = base64.b64encode(b"\x89PNG" + b"\0" * 60).decode()
+    _queued(log, [{"type": "text", "text": "look at this"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}])
+    # An older line: no origin, only the prompt mode.
+    _queued(log, "and this", origin=None)
+    _queued(log, "", origin=None)
+    log.other("attachment", attachment={"type": "queued_command", "prompt": None})
+    t = _read(tmp_path, log.lines)
+    assert [m.tag for m in t.messages] == [None, None, "placeholder", None, None, None]
+    assert isinstance(t.messages[4].content[1], ImageBlock) and t.messages[4].content[1].size_bytes == 64
+    assert t.messages[5].content == (TextBlock(text="and this"),)
+    assert t.notes.skipped == {"attachment:queued_command": 2}
+    assert first_user_request(t.messages) == "start the background build"
+
+
+def test_queued_attachments_read_as_dicts_import_the_same(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    log.text("msg_A", "ok")
+    _queued(log, "next")
+    # A line whose content the Entry cannot take goes the dict way (entry_of).
+    odd = log.user([{"type": "text", "text": "x"}, "stray"])
+    assert odd
+    from_lines = _read(tmp_path, log.lines)
+    from_dicts = claude_code.read_entries([(f"line {i}", e) for i, e in enumerate(log.lines, 1)])
+    assert [m.content for m in from_lines.messages] == [m.content for m in from_dicts.messages]
+    assert from_dicts.messages[2].content == (TextBlock(text="next"),)
+
+
+# --- the IDE extensions -----------------------------------------------------------------------
+# [ide] the VS Code extension sends what the editor shows as text blocks of their own before the
+# user's text: ``<ide_opened_file>`` and ``<ide_selection>`` (public issue threads quoting them).
+
+
+def test_ide_notes_beside_the_users_text_keep_it_the_users_message(tmp_path: Path) -> None:
+    log = Log()
+    opened = "<ide_opened_file>The user opened the file /work/repo/app.py in the IDE. This may or may not be related to the current task.</ide_opened_file>"
+    selected = "<ide_selection>The user selected the lines 3 to 4 from /work/repo/app.py:\ndef f():\n    return 1\n\nThis may or may not be related to the current task.</ide_selection>"
+    log.user([{"type": "text", "text": opened}, {"type": "text", "text": selected}])
+    log.user([{"type": "text", "text": opened}, {"type": "text", "text": "Why does f return 1?"}])
+    log.text("msg_A", "Because it is written so.")
+    t = _read(tmp_path, log.lines)
+    assert [m.tag for m in t.messages] == ["placeholder", None, None]
+    assert t.messages[1].content == (TextBlock(text=opened), TextBlock(text="Why does f return 1?"))
+    assert first_user_request(t.messages) is not None and "Why does f return 1?" in first_user_request(t.messages)  # type: ignore[operator]
+    _replays_cleanly(t)
+
+
+# --- usage as the API writes it today ---------------------------------------------------------
+
+
+def test_usage_with_the_nested_cache_and_server_tool_counts_reads_its_totals(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    entry = log.text("msg_A", "ok")
+    entry["message"]["usage"] = {
+        "input_tokens": 4,
+        "cache_creation_input_tokens": 1500,
+        "cache_read_input_tokens": 20000,
+        "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000},
+        "output_tokens": 77,
+        "server_tool_use": {"web_search_requests": 1, "web_fetch_requests": 0},
+        "service_tier": "standard",
+    }
+    t = _read(tmp_path, log.lines)
+    usage = t.messages[1].usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (4, 77, 20000, 1500)
+
+
+# --- a compaction that kept recent messages -----------------------------------------------------
+# [preserved] Claude Code 2.1 (partial and session-memory compaction): ``compactMetadata.preservedSegment``
+# names the messages kept verbatim (``headUuid`` .. ``tailUuid``) and the ``anchorUuid`` (the summary, or
+# the boundary) Claude Code relinks the head to when it loads the file; the kept messages stay where
+# they were written, before the boundary, and the next message names the tail as its parent (public
+# notes on Claude Code's session storage, and transcript viewers' fixtures).
+
+
+def _preserving_compaction(log: Log, *, anchor: str = "summary") -> tuple[str, str]:
+    log.user("first task")
+    log.text("msg_A", "done A")
+    head = log.user("second task")["uuid"]
+    tail = log.text("msg_B", "done B")["uuid"]
+    segment = {"headUuid": head, "anchorUuid": "", "tailUuid": tail}
+    meta = {"trigger": "auto", "preTokens": 150000, "preservedSegment": segment}
+    boundary = log.other("system", parent=None, subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=tail, compactMetadata=meta)
+    summary = log.user(
+        "This session is being continued from a previous conversation. Summary: task one done.", isCompactSummary=True, isVisibleInTranscriptOnly=True
+    )
+    segment["anchorUuid"] = summary["uuid"] if anchor == "summary" else boundary["uuid"]
+    log.user("third task", parent=tail)
+    log.text("msg_C", "done C")
+    return head, tail
+
+
+@pytest.mark.parametrize("anchor", ["summary", "boundary"])
+def test_messages_a_compaction_kept_follow_its_summary(tmp_path: Path, anchor: str) -> None:
+    log = Log()
+    head, tail = _preserving_compaction(log, anchor=anchor)
+    t = _read(tmp_path, log.lines)
+    texts = [m.content[0].text for m in t.messages]  # type: ignore[union-attr]
+    assert [m.tag for m in t.messages] == [None, None, "boundary", "summary", None, None, None, None]
+    assert texts[:2] == ["first task", "done A"] and texts[4:] == ["second task", "done B", "third task", "done C"]
+    boundary = t.messages[2].boundary
+    assert boundary is not None and (boundary.preserved_first_id, boundary.preserved_last_id) == (head, tail)
+    assert (boundary.trigger, boundary.tokens_before) == ("auto", 150000)
+    assert "abandoned_branch" not in t.notes.skipped
+    assert anthropic_problems(t.messages) == []
+    _replays_cleanly(t)
+
+
+def test_a_kept_segment_is_sent_after_the_summary_when_the_compaction_is_kept(tmp_path: Path) -> None:
+    import lab
+    from lab.replayer.recorded import apply_recorded
+
+    log = Log()
+    _preserving_compaction(log)
+    t = _read(tmp_path, log.lines)
+    undone, found, _ = apply_recorded(t, "undo")
+    assert [c.action for c in found] == ["undone"]
+    assert [m.content[0].text for m in undone.messages] == ["first task", "done A", "second task", "done B", "third task", "done C"]  # type: ignore[union-attr]
+    report = lab.replay(t, "lab", window=32_000, recorded_compactions="keep")
+    assert report.invalid_requests == 0
+
+
+# --- subagent files beside the session ----------------------------------------------------------
+# [sdk-notes] 2.9: Claude Code 2.1 writes each subagent's entries to ``<session>/subagents/agent-<id>.jsonl``,
+# not into the session file; the parent's Agent result names it in ``toolUseResult.agentId``.
+
+
+def _session_with_agent_call(tmp_path: Path) -> Path:
+    log = Log()
+    log.user("look into the config parser")
+    call = log.part("msg_A", {"type": "tool_use", "id": "toolu_agent", "name": "Agent", "input": {"prompt": "short prompt"}})
+    log.result("toolu_agent", call, "Two callers.", toolUseResult={"agentId": "a1f2e3d4c5b6a7980", "status": "completed"})
+    log.text("msg_B", "Done.")
+    return _write(tmp_path, log.lines, "0b5c-session.jsonl")
+
+
+def test_subagent_files_beside_the_session_are_its_sidechains(tmp_path: Path) -> None:
+    path = _session_with_agent_call(tmp_path)
+    folder = tmp_path / "0b5c-session" / "subagents"
+    folder.mkdir(parents=True)
+    _write(folder, _subagent_lines(), "agent-a1f2e3d4c5b6a7980.jsonl")
+    # A side request (the compaction or prompt-suggestion agents) with no Agent call to name it.
+    side = Log(prefix="cmp", isSidechain=True, agentId="acompact-77aa")
+    side.user("Summarize the conversation so far.")
+    side.text("msg_c1", "Summary: the config parser has two callers.")
+    _write(folder, side.lines, "agent-acompact-77aa.jsonl")
+    (folder / "agent-a1f2e3d4c5b6a7980.meta.json").write_text("{}", encoding="utf-8")
+    t = claude_code.read(path)
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
+    assert sorted(t.sidechains) == ["acompact-77aa", "toolu_agent"]
+    assert [m.role for m in t.sidechains["toolu_agent"]] == ["user", "assistant", "user", "assistant"]
+    assert t.meta.cwd == "/work/repo" and t.notes.orphan_tool_results == []
+    assert "duplicate" not in t.notes.skipped
+    _replays_cleanly(t)
+
+
+def test_a_damaged_subagent_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = _session_with_agent_call(tmp_path)
+    folder = tmp_path / "0b5c-session" / "subagents"
+    folder.mkdir(parents=True)
+    lines = "".join(json.dumps(e) + "\n" for e in _subagent_lines())
+    (folder / "agent-a1f2e3d4c5b6a7980.jsonl").write_text(lines.replace("\n", "\n{not json\n", 1), encoding="utf-8")
+    (folder / "agent-empty.jsonl").write_text("", encoding="utf-8")
+    t = claude_code.read(path)
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
+    assert any("agent-a1f2e3d4c5b6a7980.jsonl not read past line 1" in w for w in t.notes.warnings)
+    assert any("agent-empty.jsonl" in w for w in t.notes.warnings)
+    assert list(t.sidechains) == ["toolu_agent"] and len(t.sidechains["toolu_agent"]) == 1
+
+
+def test_a_tool_reference_result_is_the_loaded_tools_name(tmp_path: Path) -> None:
+    # [api] the tool search tool answers with tool_reference blocks naming deferred tools.
+    log = Log()
+    log.user("open an issue")
+    use = log.use("msg_A", "t1", name="ToolSearch")
+    refs = [{"type": "tool_reference", "tool_name": "mcp__github__create_issue"}, {"type": "tool_reference", "tool_name": "mcp__github__list_issues"}]
+    log.result("t1", use, refs)
+    # The same shape read the dict way (a stray string beside the blocks).
+    log.result("t1b", use, [*refs[:1], "note"])
+    t = _read(tmp_path, log.lines)
+    results = [b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
+    assert results[0].content == "[tool reference: mcp__github__create_issue]\n[tool reference: mcp__github__list_issues]"
+    assert results[1].content == "[tool reference: mcp__github__create_issue]\nnote"
+
+
+def test_tool_results_sent_as_previews_keep_their_full_output_and_are_warned(tmp_path: Path) -> None:
+    # [preserved]'s storage notes: a result over the per-message budget is saved to disk and the model
+    # sees a preview; a content-replacement record holds that exact text, the tool_result the full output.
+    log = Log()
+    log.user("dump the log")
+    use = log.use("msg_A", "t1", name="Bash")
+    log.result("t1", use, "line\n" * 20000)
+    preview = "<persisted-output>\nOutput too large (100KB). Full output saved to: /tmp/t1.txt\n</persisted-output>"
+    log.state("content-replacement", replacements=[{"kind": "tool-result", "toolUseId": "t1", "replacement": preview}, {"kind": "other"}])
+    log.text("msg_B", "The log is long.")
+    t = _read(tmp_path, log.lines)
+    result = t.messages[2].content[0]
+    assert isinstance(result, ToolResultBlock) and result.content == "line\n" * 20000
+    assert t.notes.skipped == {"content-replacement": 1}
+    assert any("1 tool result(s) were sent to the model as a saved-to-disk preview" in w for w in t.notes.warnings)

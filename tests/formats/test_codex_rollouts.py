@@ -364,9 +364,10 @@ class TestVersions:
         assert t.notes.skipped == {"session_meta": 1} and any("forked from session parent" in w for w in t.notes.warnings)
 
     def test_newer_record_types_are_counted(self, tmp_path: Path) -> None:
-        recs = [meta(), line("world_state", {"agents_md": "x"}), line("inter_agent_communication", {"text": "x"}), line("future_record", {}), msg("user", "q")]
+        recs = [meta(), line("world_state", {"agents_md": "x"}), line("inter_agent_communication_metadata", {"trigger_turn": True}),
+                line("future_record", {}), msg("user", "q")]
         t = read(tmp_path, recs)
-        assert t.notes.skipped == {"world_state": 1, "inter_agent_communication": 1, "record:future_record": 1}
+        assert t.notes.skipped == {"world_state": 1, "inter_agent_communication_metadata": 1, "record:future_record": 1}
 
     def test_model_switch_is_warned_about(self, tmp_path: Path) -> None:
         recs = [line("turn_context", {"cwd": "/r", "model": "gpt-5-codex"}), msg("user", "a"), line("turn_context", {"cwd": "/r", "model": "gpt-5.1-codex"})]
@@ -419,15 +420,130 @@ class TestVersions:
         assert resp.read_rollout(path) == read_rollout(path)
 
 
+class TestNewestShapes:
+    """Shapes of the newest codex-rs: ResponseItem with ids, phase and passthrough metadata, agent messages,
+    optional call ids, remote compaction v2 (codex-rs/core/src/compact_remote_v2.rs) and subagent sessions."""
+
+    def test_agent_message_item_is_a_user_turn_of_its_readable_text(self, tmp_path: Path) -> None:
+        recs = [
+            meta(), msg("user", "split the work"), msg("assistant", "spawning", part="output_text", phase="commentary"),
+            line("inter_agent_communication_metadata", {"trigger_turn": True}),
+            item({"type": "agent_message", "id": "amsg_1", "author": "/root/worker", "recipient": "/root",
+                  "content": [{"type": "input_text", "text": "worker: tests pass"}]}),
+            item({"type": "agent_message", "author": "/root/spy", "recipient": "/root",
+                  "content": [{"type": "input_text", "text": "Message Type: MESSAGE\n"}, {"type": "encrypted_content", "encrypted_content": "gAAA"}]}),
+            item({"type": "agent_message", "author": "/root/spy", "recipient": "/root", "content": [{"type": "encrypted_content", "encrypted_content": "gAAA"}]}),
+        ]
+        t = read(tmp_path, recs)
+        assert [(m.role, message_text(m)) for m in t.messages] == [
+            ("user", "split the work"), ("assistant", "spawning"), ("user", "worker: tests pass"), ("user", "Message Type: MESSAGE\n"),
+        ]
+        assert t.notes.skipped["agent_message:encrypted"] == 2 and t.notes.skipped["item:agent_message"] == 1
+        assert t.notes.skipped["inter_agent_communication_metadata"] == 1
+        assert any("other Codex agents" in w for w in t.notes.warnings)
+
+    def test_inter_agent_communication_record_is_what_the_model_read(self, tmp_path: Path) -> None:
+        comm = {"author": "/root", "recipient": "/root/worker", "other_recipients": [], "content": "run the tests", "trigger_turn": True}
+        recs = [meta(source={"subagent": {"thread_spawn": {"parent_thread_id": "0199-parent", "depth": 1}}}),
+                line("inter_agent_communication", comm), call("c1"), output("c1", "ok"), msg("assistant", "done", part="output_text")]
+        t = read(tmp_path, recs)
+        assert [(m.role, message_text(m)) for m in t.messages[:1]] == [("user", "run the tests")]
+        assert first_user_request(t.messages) == "run the tests"
+        assert tool_pairs(t.messages) == {"c1": (1, 2)}
+        assert any("subagent session (spawned by thread 0199-parent)" in w for w in t.notes.warnings)
+        _replays_cleanly(t)
+
+    def test_a_rollback_counts_an_agent_message_as_a_turn_as_codex_does(self, tmp_path: Path) -> None:
+        comm = {"author": "/root", "recipient": "/root/worker", "content": "second task", "trigger_turn": True}
+        recs = [msg("user", "first task"), msg("assistant", "one", part="output_text"), line("inter_agent_communication", comm),
+                msg("assistant", "two", part="output_text"), event("thread_rolled_back", num_turns=1)]
+        t = read(tmp_path, recs)
+        assert [message_text(m) for m in t.messages] == ["first task", "one"]
+
+    def test_an_output_without_call_id_answers_nothing_and_is_counted(self, tmp_path: Path) -> None:
+        recs = [msg("user", "q"), call("c1"),
+                item({"type": "function_call_output", "id": "fco_1", "call_id": "c1", "output": "ok"}),
+                item({"type": "function_call_output", "id": "fco_2", "output": "stray"}),
+                item({"type": "custom_tool_call_output", "id": "ctco_1", "name": "apply_patch", "output": "stray"})]
+        t = read(tmp_path, recs)
+        assert [(r.tool_use_id, r.content) for r in results(t)] == [("c1", "ok")]
+        assert t.notes.skipped == {"item:function_call_output:no call_id": 1, "item:custom_tool_call_output:no call_id": 1}
+        assert not t.notes.orphan_tool_results
+
+    def test_newest_item_fields_are_read(self, tmp_path: Path) -> None:
+        meta_ = {"turn_id": "t1", "create_time": 1760000000.5}
+        recs = [
+            msg("user", "look", id="msg_1", internal_chat_message_metadata_passthrough=meta_),
+            item({"type": "message", "role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "high"}]}),
+            item({"type": "function_call", "id": "fc_1", "name": "exec", "namespace": "mcp__box__", "arguments": "{\"cmd\":\"ls\"}",
+                  "encrypted_function_args": ["x"], "call_id": "c1", "internal_chat_message_metadata_passthrough": meta_}),
+            item({"type": "function_call_output", "id": "fco_1", "call_id": "c1", "name": "exec", "namespace": "mcp__box__",
+                  "output": [{"type": "input_text", "text": "a.py"}, {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "original"}]}),
+            item({"type": "custom_tool_call", "id": "ctc_1", "call_id": "p1", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"}),
+            item({"type": "custom_tool_call_output", "call_id": "p1", "name": "apply_patch", "output": {"content": "bad patch", "success": False}}),
+            item({"type": "web_search_call", "id": "ws_1", "status": "completed"}),
+            item({"type": "context_compaction", "encrypted_content": "gAAA"}),
+            item({"type": "compaction_trigger"}),
+            item({"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": "late"}]}),
+            item({"type": "configuration_update", "reasoning": {"effort": "high"}}),
+            msg("assistant", "a.py it is", part="output_text", id="msg_2", phase="final_answer"),
+        ]
+        t = read(tmp_path, recs)
+        assert [(u.id, u.name, u.input) for u in uses(t)] == [("c1", "mcp__box__exec", {"cmd": "ls"}), ("p1", "apply_patch", {"input": "*** Begin Patch\n*** End Patch"})]
+        assert [(r.content, r.is_error) for r in results(t)] == [("a.py\n[image]", False), ("bad patch", True)]
+        assert isinstance(t.messages[1].content[0], ImageBlock) and message_text(t.messages[-1]) == "a.py it is"
+        assert t.notes.skipped == {"item:web_search_call": 1, "item:context_compaction": 1, "item:compaction_trigger": 1,
+                                   "item:additional_tools": 1, "item:configuration_update": 1}
+        _replays_cleanly(t)
+
+    def test_remote_compaction_v2_is_a_boundary_a_replay_can_undo(self, tmp_path: Path) -> None:
+        history = [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix a.py"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "and b.py"}]},
+            {"type": "compaction", "encrypted_content": "gAAA"},
+        ]
+        recs = [meta(), msg("user", ENV), msg("user", "fix a.py"), call("c1"), output("c1", "x" * 400), msg("assistant", "a done", part="output_text"),
+                msg("user", "and b.py"), call("c2"), output("c2", "y" * 400),
+                line("compacted", {"message": "", "replacement_history": history, "window_id": "w2"}),
+                event("context_compacted"), call("c3"), output("c3", "z"), msg("assistant", "b done", part="output_text")]
+        t = read(tmp_path, recs)
+        marker = next(m for m in t.messages if m.boundary is not None)
+        assert marker.boundary is not None and marker.boundary.strategy == "codex_compact" and marker.boundary.replaced_messages == 2
+        after = t.messages[t.messages.index(marker) + 1:]
+        assert [message_text(m) for m in after[:2]] == ["fix a.py", "and b.py"] and t.notes.skipped["item:compaction"] == 1
+        assert tool_pairs(t.messages)["c3"]
+        _replays_cleanly(t)
+
+    def test_token_count_gives_each_response_its_own_usage(self, tmp_path: Path) -> None:
+        def usage(inp: int, cached: int, out: int) -> dict[str, Any]:
+            last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": 0, "total_tokens": inp + out}
+            return {"total_token_usage": last, "last_token_usage": last, "model_context_window": 258400}
+        recs = [msg("user", "q"), call("c1"), event("token_count", info=usage(1000, 0, 20), rate_limits=None), output("c1"),
+                msg("assistant", "a", part="output_text"), event("token_count", info=usage(1100, 1000, 5)),
+                event("token_count", info=usage(1100, 1000, 5), rate_limits={"primary": {"used_percent": 3.0}})]
+        t = read(tmp_path, recs)
+        got = [(m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens) for m in t.messages if m.role == "assistant" and m.usage]
+        assert got == [(1000, 0, 20), (100, 1000, 5)]
+
+
+def _replays_cleanly(t: Transcript) -> None:
+    import lab
+
+    report = lab.replay(t, "lab", window=32_000)
+    assert report.invalid_requests == 0, [r.problems for r in report.rows if r.problems][:1]
+    assert report.first_request_kept is True and all(r.first_request_kept for r in report.rows)
+
+
 _VOCAB = st.sampled_from(
     ["session_meta", "response_item", "compacted", "turn_context", "event_msg", "message", "function_call", "function_call_output",
      "custom_tool_call", "custom_tool_call_output", "local_shell_call", "tool_search_call", "tool_search_output", "reasoning",
      "user", "assistant", "developer", "input_text", "output_text", "token_count", "thread_rolled_back", "user_message", ENV, AGENTS,
-     "c1", "c2", "exec"]
+     "c1", "c2", "exec", "agent_message", "encrypted_content"]
 )
 _KEYS = st.sampled_from(
     ["type", "payload", "role", "content", "text", "call_id", "name", "arguments", "output", "input", "action", "command",
-     "message", "replacement_history", "num_turns", "info", "instructions", "summary", "id", "timestamp", "tools"]
+     "message", "replacement_history", "num_turns", "info", "instructions", "summary", "id", "timestamp", "tools",
+     "author", "recipient", "source", "subagent"]
 )
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-2, 5) | _VOCAB,
@@ -435,7 +551,7 @@ _JSON = st.recursive(
     max_leaves=20,
 )
 _RECORD = st.one_of(
-    st.builds(line, st.sampled_from(["response_item", "compacted", "event_msg", "session_meta", "turn_context"]), st.dictionaries(_KEYS, _JSON, max_size=5)),
+    st.builds(line, st.sampled_from(["response_item", "compacted", "event_msg", "session_meta", "turn_context", "inter_agent_communication"]), st.dictionaries(_KEYS, _JSON, max_size=5)),
     st.dictionaries(_KEYS, _JSON, max_size=5),
 )
 

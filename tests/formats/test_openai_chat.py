@@ -25,9 +25,9 @@ needs_corpus = pytest.mark.corpus("openai-chat")
 
 
 def _raw_messages(path: Path) -> list[dict[str, Any]]:
+    # Demonstrations included: SWE-agent sends them with every request, so they are read as text.
     doc = json.loads(path.read_text(encoding="utf-8"))
-    msgs = doc.get("history") or doc.get("messages")
-    return [m for m in msgs if not m.get("is_demo")]
+    return list(doc.get("history") or doc.get("messages"))
 
 
 def _write(tmp_path: Path, doc: Any, name: str = "chat.json") -> Path:
@@ -91,12 +91,13 @@ class TestCorpus:
         raw = _raw_messages(path)
         uses = [b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
         assert [u.input["command"] for u in uses] == [m["action"].strip() for m in raw if m["role"] == "assistant"]
-        assert t.notes.skipped == {"demonstration": 1}
-        # the system prompt and the issue stay text; each reply keeps its thought; every observation is a tool result
+        assert raw[1].get("is_demo") and not t.notes.skipped
+        assert any(w.startswith("1 demonstration entries kept") for w in t.notes.warnings)
+        # the system prompt, the demonstration and the issue stay text; each reply keeps its thought; every observation is a tool result
         texts = [b.text for m in t.messages for b in m.content if isinstance(b, TextBlock)]
-        assert texts == [raw[0]["content"], raw[1]["content"]] + [m["thought"].strip() for m in raw if m["role"] == "assistant"]
+        assert texts == [raw[0]["content"], raw[1]["content"], raw[2]["content"]] + [m["thought"].strip() for m in raw if m["role"] == "assistant"]
         results = [b.content for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
-        assert results == [m["content"] for m in raw[2:] if m["role"] == "user"]
+        assert results == [m["content"] for m in raw[3:] if m["role"] == "user"]
 
     def test_mini_swe_agent_meta_and_exit_entry(self) -> None:
         t = openai_chat.read(corpus_file("openai-chat/mini-swe-agent-django-14238.traj.json"))
@@ -267,13 +268,15 @@ _KEYS = st.sampled_from(
     [
         "role", "content", "tool_calls", "function", "name", "arguments", "id", "type", "tool_call_id",
         "tool_call_ids", "text", "image_url", "url", "function_call", "reasoning_content", "is_demo", "extra",
-        "usage", "timestamp"
+        "usage", "timestamp", "object", "output", "call_id", "thinking_blocks", "thinking", "signature", "returncode", "cost",
+        "compaction", "records", "compacted_until", "summary", "attempts", "history", "trajectory"
     ]
 )
 _VALUES = st.sampled_from(
     [
         "user", "assistant", "tool", "system", "developer", "function", "text", "image_url", "custom", "{bad", "{}",
-        "data:image/png;base64,AAAA"
+        "data:image/png;base64,AAAA", "response", "function_call_output", "function_call", "reasoning", "thinking",
+        "redacted_thinking", "mini-swe-agent-1.1"
     ]
 )
 _JSON = st.recursive(
@@ -286,7 +289,8 @@ _JSON = st.recursive(
 @settings(max_examples=60, deadline=None)
 @given(_JSON)
 def test_arbitrary_json_raises_only_transcript_error(value: Any) -> None:
-    for doc in (value, [value], {"messages": [value], "history": [value]}):
+    mini = {"messages": [value], "trajectory_format": "mini-swe-agent-1.1", "compaction": value}
+    for doc in (value, [value], {"messages": [value], "history": [value]}, mini, {"attempts": [value, {"history": [value]}]}):
         with contextlib.suppress(TranscriptError):
             openai_chat.from_document(doc)
 
@@ -298,3 +302,283 @@ def test_a_content_part_whose_type_is_not_text_is_skipped_and_counted() -> None:
     # The Anthropic-parts check looked a list-valued type up in a set: TypeError out of the reader.
     t = openai_chat.from_messages([{"role": "user", "content": [{"type": ["tool_use"], "text": "?"}, {"type": "text", "text": "hi"}]}, {"role": "assistant", "content": "ok"}])
     assert t.messages[0].content == (TextBlock(text="hi"),) and t.notes.skipped == {"content part:invalid": 1}
+
+
+# --- what mini-swe-agent 2 and SWE-agent 1.x write today (shapes from their serializers) ---------------
+
+
+def _replay_ok(t: Any) -> None:
+    import lab
+
+    report = lab.replay(t, "lab", window=32000)
+    assert report.invalid_requests == 0
+    assert all(row.first_request_kept for row in report.rows)
+
+
+def _mini2(messages: list[dict[str, Any]], model_class: str = "litellm") -> dict[str, Any]:
+    """A mini-swe-agent 2 .traj.json around ``messages``, as its agent's serialize() writes it."""
+    return {
+        "info": {
+            "model_stats": {"instance_cost": 0.0123, "api_calls": 2},
+            "config": {"model": {"model_name": "openai/gpt-5-mini"}, "model_type": f"minisweagent.models.{model_class}"},
+            "mini_version": "2.1.0",
+            "exit_status": "Submitted",
+            "submission": "diff --git a/x.py b/x.py",
+        },
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+        "instance_id": "demo__demo-1",
+    }
+
+
+def _response(call_id: str, command: str, *, text: str = "", summary: str = "", cost: float = 0.004) -> dict[str, Any]:
+    """One reply of mini-swe-agent 2's Responses-API model: the provider's response object plus ``extra``."""
+    output: list[dict[str, Any]] = []
+    if summary:
+        output.append({"type": "reasoning", "id": f"rs_{call_id}", "summary": [{"type": "summary_text", "text": summary}]})
+    if text:
+        output.append({"type": "message", "role": "assistant", "id": f"msg_{call_id}", "content": [{"type": "output_text", "text": text}]})
+    output.append({"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": "bash", "arguments": json.dumps({"command": command})})
+    return {
+        "id": f"resp_{call_id}",
+        "object": "response",
+        "model": "gpt-5-mini-2025-08-07",
+        "status": "completed",
+        "output": output,
+        "usage": {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 1000}, "output_tokens": 80},
+        "extra": {"actions": [{"command": command, "tool_call_id": call_id}], "cost": cost, "timestamp": 1767225600.0},
+    }
+
+
+def _call_output(call_id: str, output: str, returncode: int) -> dict[str, Any]:
+    return {"type": "function_call_output", "call_id": call_id, "output": f"<returncode>{returncode}</returncode>\n<output>\n{output}</output>",
+            "extra": {"raw_output": output, "returncode": returncode, "timestamp": 1767225601.0}}
+
+
+def _responses_traj() -> dict[str, Any]:
+    return _mini2(
+        [
+            {"role": "system", "content": "You are a helpful assistant that can interact with a computer."},
+            {"role": "user", "content": "Please solve this issue: the sum is wrong"},
+            _response("call_a", "python -m pytest -q", text="Run the tests first.", summary="Reproduce before fixing."),
+            _call_output("call_a", "1 failed", 1),
+            # A reply without a tool call is not kept: only the format error, the rejected response in its extra.
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Please always call the bash tool."}],
+             "extra": {"interrupt_type": "FormatError", "response": {"object": "response", "output": []}}},
+            _response("call_c", "git diff"),
+            _call_output("call_c", "diff --git a/x.py b/x.py", 0),
+            _response("call_d", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff"),
+            {"role": "exit", "content": "diff --git a/x.py b/x.py", "extra": {"exit_status": "Submitted", "submission": "diff --git a/x.py b/x.py"}},
+        ],
+        model_class="litellm_response_model.LitellmResponseModel",
+    )
+
+
+class TestMiniSweAgent2:
+    def test_responses_api_history_reads_as_calls_and_results(self) -> None:
+        # Its Responses model keeps the provider's response objects and function_call_output items as "messages".
+        t = openai_chat.from_document(_responses_traj())
+        assert [m.role for m in t.messages] == ["system", "user", "assistant", "user", "user", "assistant", "user", "assistant"]
+        first = t.messages[2].content
+        assert isinstance(first[0], ThinkingBlock) and first[0].thinking == "Reproduce before fixing."
+        assert first[1] == TextBlock(text="Run the tests first.")
+        assert isinstance(first[2], ToolUseBlock) and first[2].input == {"command": "python -m pytest -q"}
+        results = [b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
+        assert [(r.tool_use_id, r.is_error) for r in results] == [("call_a", True), ("call_c", False)]
+        assert results[0].content.startswith("<returncode>1</returncode>")
+        # the submitting call is answered only by the exit entry, which is counted
+        assert t.notes.unanswered_tool_uses == ["call_d"] and t.notes.skipped == {"role:exit": 1}
+        assert t.meta.model == "openai/gpt-5-mini" and t.meta.title == "mini-swe-agent trajectory: demo__demo-1"
+
+    def test_responses_usage_and_cost_are_per_request(self) -> None:
+        t = openai_chat.from_document(_responses_traj())
+        usages = [m.usage for m in t.messages if m.role == "assistant"]
+        assert all(u is not None for u in usages) and len(usages) == 3
+        u = usages[0]
+        assert u is not None and (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.cost_usd) == (200, 1000, 80, 0.004)
+        assert t.messages[2].timestamp is not None
+
+    def test_responses_history_is_detected_and_not_text_commands(self, tmp_path: Path) -> None:
+        doc = _responses_traj()
+        assert openai_chat.sniff(_probe(doc)) == 95 and openai_chat.sniff(_probe(doc, as_head=True)) == 95
+        assert not any("as text" in w for w in openai_chat.from_document(doc).notes.warnings)
+        from lab.formats import detect, load
+
+        path = _write(tmp_path, doc, "demo__demo-1.traj.json")
+        assert detect(path) == "openai_chat" and len(load(path).messages) == 8
+
+    def test_responses_history_replays_validly(self) -> None:
+        _replay_ok(openai_chat.from_document(_responses_traj()))
+
+    def test_toolcall_history_keeps_exit_codes_and_costs(self) -> None:
+        # The default v2 model: Chat tool calls, answered by role "tool" messages with the exit code in extra.
+        call = _call("call_1", args='{"command": "ls nope"}')
+        doc = _mini2(
+            [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "Look.", "tool_calls": [call], "function_call": None, "provider_specific_fields": {},
+                 "extra": {"actions": [{"command": "ls nope", "tool_call_id": "call_1"}], "cost": 0.002, "timestamp": 1767225600.0,
+                           "response": {"usage": {"prompt_tokens": 900, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 800}}}}},
+                {"role": "tool", "tool_call_id": "call_1", "content": "<returncode>2</returncode>\n<output>\nls: nope: No such file</output>",
+                 "extra": {"raw_output": "ls: nope: No such file", "returncode": 2, "timestamp": 1767225601.0}},
+                {"role": "assistant", "content": "Done.", "extra": {"cost": 0.001}},
+            ]
+        )
+        t = openai_chat.from_document(doc)
+        (result,) = [b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
+        assert result.tool_use_id == "call_1" and result.is_error
+        u = t.messages[2].usage
+        assert u is not None and (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.cost_usd) == (100, 800, 30, 0.002)
+        # a reply whose provider reported no tokens still carries its bill
+        last = t.messages[-1].usage
+        assert last is not None and last.cost_usd == 0.001 and last.input_tokens == 0
+        _replay_ok(t)
+
+    def test_text_mode_replies_carry_their_cost(self) -> None:
+        doc = _mini2(
+            [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "THOUGHT: look\n\n```mswea_bash_command\nls\n```", "extra": {"actions": [{"command": "ls"}], "cost": 0.003}},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\na.py\n</output>", "extra": {"returncode": 0}},
+            ]
+        )
+        t = openai_chat.from_document(doc)
+        assert [b.input for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)] == [{"command": "ls"}]
+        usage = t.messages[2].usage
+        assert usage is not None and usage.cost_usd == 0.003
+        _replay_ok(t)
+
+    @pytest.mark.parametrize("cost", [True, "0.1", -1.0, None], ids=["bool", "text", "negative", "null"])
+    def test_a_cost_that_is_not_a_price_is_ignored(self, cost: Any) -> None:
+        t = openai_chat.from_messages([{"role": "user", "content": "u"}, {"role": "assistant", "content": "a", "extra": {"cost": cost}}])
+        assert t.messages[1].usage is None
+
+    def test_a_response_without_output_names_its_place(self) -> None:
+        with pytest.raises(TranscriptError) as err:
+            openai_chat.from_document(_mini2([{"role": "user", "content": "u"}, {"object": "response", "output": "?"}]))
+        assert err.value.where == "$.messages[1].output"
+
+
+def _swe_history_item(role: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {"role": role, "content": content, "agent": "main", **extra}
+
+
+def _swe_traj(history: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"trajectory": [{"action": "ls", "observation": "a.py", "response": "", "thought": "", "state": {}, "query": []}],
+            "history": history, "info": {"model_stats": {"instance_cost": 0.01, "api_calls": 1}, "exit_status": "submitted"},
+            "replay_config": json.dumps({"agent": {"model": {"name": "claude-sonnet-4"}}, "problem_statement": {"id": "demo-1"}})}
+
+
+def _swe_function_calling() -> list[dict[str, Any]]:
+    call = _call("toolu_1", args='{"command": "ls"}')
+    return [
+        _swe_history_item("system", "You are a helpful assistant.", message_type="system_prompt"),
+        _swe_history_item("user", "Fix the bug.", message_type="observation"),
+        _swe_history_item(
+            "assistant", "Let me look.", message_type="action", thought="Let me look.", action="ls", tool_calls=[call],
+            thinking_blocks=[{"type": "thinking", "thinking": "List first.", "signature": "sig-1"}, {"type": "redacted_thinking", "data": "xx"}],
+            reasoning_content="List first.",
+        ),
+        _swe_history_item("tool", [{"type": "text", "text": "a.py"}], message_type="observation", tool_call_ids=["toolu_1"]),
+    ]
+
+
+class TestSweAgentToday:
+    def test_thinking_blocks_keep_their_signature_once(self) -> None:
+        # LiteLLM sets reasoning_content and thinking_blocks for one Anthropic reply; SWE-agent sends the blocks back.
+        t = openai_chat.from_document(_swe_traj(_swe_function_calling()))
+        thinking = [b for m in t.messages for b in m.content if isinstance(b, ThinkingBlock)]
+        assert thinking == [ThinkingBlock(thinking="List first.", signature="sig-1")]
+        assert t.notes.skipped == {"thinking block:redacted_thinking": 1}
+        assert tool_pairs(t.messages) == {"toolu_1": (2, 3)}
+        _replay_ok(t)
+
+    def test_thinking_of_a_text_parser_reply_is_not_sent_so_not_kept(self) -> None:
+        # _history_to_messages adds thinking_blocks only to items with tool_calls; text parsers leave them None.
+        history = [
+            _swe_history_item("system", "s", message_type="system_prompt"),
+            _swe_history_item("user", "Fix it.", message_type="observation"),
+            _swe_history_item("assistant", "Look.\n```\nls\n```", message_type="action", thought="Look.", action="ls", tool_calls=None,
+                              thinking_blocks=[{"type": "thinking", "thinking": "hmm", "signature": "s"}]),
+            _swe_history_item("user", "a.py", message_type="observation"),
+        ]
+        t = openai_chat.from_document(_swe_traj(history))
+        assert not [b for m in t.messages for b in m.content if isinstance(b, ThinkingBlock)]
+        assert t.notes.skipped == {"thinking block:not sent": 1}
+        assert [b.input for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)] == [{"command": "ls"}]
+
+    def test_retry_agent_attempts_without_a_choice_read_the_last_attempt(self) -> None:
+        # RetryAgent saves {"attempts": [...]} while it runs; the best attempt's keys join only once it has chosen.
+        first, second = _swe_traj(_swe_function_calling()), _swe_traj(_swe_function_calling()[:2])
+        doc = {"attempts": [first, second]}
+        assert openai_chat.sniff(_probe(doc)) == 95 and openai_chat.sniff(_probe(doc, as_head=True)) == 95
+        t = openai_chat.from_document(doc)
+        assert [m.role for m in t.messages] == ["system", "user"]
+        assert any("2 attempts" in w and "attempt 1" in w for w in t.notes.warnings)
+        assert t.meta.session_id == "demo-1" and t.meta.model == "claude-sonnet-4"
+
+    def test_retry_agent_with_a_chosen_attempt_reads_that_one(self) -> None:
+        first, second = _swe_traj(_swe_function_calling()), _swe_traj(_swe_function_calling()[:2])
+        doc = {"attempts": [first, second], **first}
+        t = openai_chat.from_document(doc)
+        assert len(t.messages) == 4
+        assert any("2 attempts" in w and "the chosen one" in w for w in t.notes.warnings)
+
+
+def _compacted_traj() -> dict[str, Any]:
+    """A text-mode mini-swe-agent 2 run its agent compacted once before the second command (records from serialize())."""
+    bash = "```mswea_bash_command\n{}\n```"
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "THOUGHT: look\n\n" + bash.format("ls"), "extra": {"actions": [{"command": "ls"}], "cost": 0.01}},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\na.py\n</output>", "extra": {"returncode": 0}},
+        {"role": "assistant", "content": "THOUGHT: read\n\n" + bash.format("cat a.py"), "extra": {"actions": [{"command": "cat a.py"}], "cost": 0.01}},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\nprint(1)\n</output>", "extra": {"returncode": 0}},
+    ]
+    doc = _mini2(messages)
+    doc["compaction"] = {
+        "summary": "Listed the files: a.py.",
+        "compacted_until": 4,
+        "records": [{"summary": "Listed the files: a.py.", "compacted_until": 4, "reason": "auto", "estimated_tokens_before": 9000,
+                     "estimated_tokens_after": 1200, "cost": 0.002, "timestamp": 1767225700.0}],
+        "active_estimated_tokens": 1500,
+        "context_limit": 10000,
+    }
+    return doc
+
+
+class TestMiniSweAgentCompaction:
+    def test_a_record_becomes_a_boundary_and_the_summary_sent_after_it(self) -> None:
+        t = openai_chat.from_document(_compacted_traj())
+        tags = [(m.role, m.tag) for m in t.messages]
+        assert tags == [("system", None), ("user", None), ("assistant", None), ("user", None),
+                        ("system", "boundary"), ("user", "summary"), ("assistant", None), ("user", None)]
+        marker = t.messages[4].boundary
+        assert marker is not None and marker.strategy == openai_chat.MINI_COMPACTION == "mini_swe_agent_compaction"
+        assert (marker.trigger, marker.tokens_before, marker.tokens_after, marker.messages_removed) == ("auto", 9000, 1200, 3)
+        assert "Listed the files: a.py." in t.messages[5].content[0].text  # type: ignore[union-attr]
+        # the commands on both sides of it still pair
+        assert [(u, r) for u, r in tool_pairs(t.messages).values()] == [(2, 3), (6, 7)]
+
+    def test_replay_undoes_the_recorded_compaction(self) -> None:
+        import lab
+
+        t = openai_chat.from_document(_compacted_traj())
+        report = lab.replay(t, "lab", window=32000)
+        assert report.recorded_compactions == 1 and report.invalid_requests == 0
+        assert all(row.first_request_kept for row in report.rows)
+
+    def test_a_record_outside_the_history_is_counted(self) -> None:
+        doc = _compacted_traj()
+        doc["compaction"]["records"].append({"summary": "?", "compacted_until": 99})
+        t = openai_chat.from_document(doc)
+        assert sum(1 for m in t.messages if m.boundary is not None) == 1
+        assert t.notes.skipped == {"compaction record:invalid": 1}
+
+    def test_without_a_compaction_nothing_is_inserted(self) -> None:
+        doc = _compacted_traj()
+        doc["compaction"] = {"summary": "", "compacted_until": 1, "records": []}
+        assert not any(m.boundary is not None for m in openai_chat.from_document(doc).messages)

@@ -211,12 +211,11 @@ class TestErrors:
         ("record", "where"),
         [
             (_rec("response_item", {"type": "function_call", "name": "x", "arguments": "{}"}), "line 2, $.payload"),
-            (_rec("response_item", {"type": "function_call_output", "output": "x"}), "line 2, $.payload"),
             (_rec("response_item", {"type": "message", "role": "user", "content": 5}), "line 2, $.payload.content"),
             (_rec("response_item", "not an object"), "line 2, $.payload"),
             (_rec("response_item", {"type": "message", "content": []}), "line 2, $.payload"),
         ],
-        ids=["call-without-id", "output-without-id", "content-number", "payload-string", "message-without-role"],
+        ids=["call-without-id", "content-number", "payload-string", "message-without-role"],
     )
     def test_malformed_records_name_file_and_line(self, tmp_path: Path, record: dict[str, Any], where: str) -> None:
         path = _jsonl(tmp_path, [ROLLOUT[0], record])

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
+from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import detect, dump, load, openhands, openhands_v1
 from lab.formats.jsonio import make_probe
@@ -137,6 +137,9 @@ class TestMapping:
             ("user", None),
             ("system", "boundary"),
             ("user", "summary"),
+            # k2 forgot an event without a summary: still a boundary, with a note as its user turn
+            ("system", "boundary"),
+            ("user", "summary"),
             ("assistant", None),
             ("user", None),
             ("assistant", None),
@@ -182,13 +185,13 @@ class TestMapping:
         assert marker.timestamp is not None and marker.timestamp.tzinfo is not None
 
     def test_older_observation_linked_by_action_id(self, t: Transcript) -> None:
-        assert isinstance(t.messages[6].content[0], ThinkingBlock) and t.messages[6].content[0].thinking == "Build it."
-        result = t.messages[7].content[0]
+        assert isinstance(t.messages[8].content[0], ThinkingBlock) and t.messages[8].content[0].thinking == "Build it."
+        result = t.messages[9].content[0]
         assert isinstance(result, ToolResultBlock)
         assert (result.tool_use_id, result.content, result.is_error) == ("toolu_03", "make: *** Error 2", True)
 
     def test_agent_errors_and_rejections(self, t: Transcript) -> None:
-        error, rejected = t.messages[9].content[0], t.messages[11].content[0]
+        error, rejected = t.messages[11].content[0], t.messages[13].content[0]
         assert isinstance(error, ToolResultBlock) and error.is_error and error.content == "Tool 'nope' not found."
         assert isinstance(rejected, ToolResultBlock) and rejected.is_error and rejected.content == "Action rejected: Too risky"
 
@@ -200,7 +203,6 @@ class TestMapping:
             "ConversationStateUpdateEvent": 1,
             "redacted_thinking": 1,
             "CondensationRequest": 1,
-            "Condensation": 1,
             "AgentErrorEvent (unlinked)": 1,
             "PauseEvent": 1,
             "SomethingNew": 1,
@@ -417,3 +419,229 @@ def test_an_event_whose_kind_is_not_text_is_not_claimed(tmp_path: Path) -> None:
     # The sniffer looked a list-valued kind up in a set: TypeError, which detection logs as a "no".
     events = [{**EVENTS[1], "kind": ["SystemPromptEvent"]}, *EVENTS[2:]]
     assert openhands_v1.sniff(make_probe(_write(tmp_path, "events.json", events))) == 0
+
+
+# --- shapes of the current SDK (audit against OpenHands/software-agent-sdk) -------------------------
+
+
+def _terminal_obs(eid: str, call_id: str, text: str, action_id: str, *, exit_code: int, is_error: bool = False) -> dict[str, Any]:
+    # tools/terminal/definition.py: TerminalObservation keeps the PS1 metadata the model is shown after the output.
+    metadata = {"exit_code": exit_code, "pid": 7, "username": "openhands", "hostname": "box", "working_dir": "/workspace",
+                "py_interpreter_path": "/usr/bin/python", "prefix": "", "suffix": ""}  # fmt: skip
+    observation = {"kind": "TerminalObservation", "content": [_text(text)], "is_error": is_error, "command": "pytest",
+                   "exit_code": exit_code, "timeout": False, "metadata": metadata}  # fmt: skip
+    return _ev(eid, "ObservationEvent", "environment", tool_name="terminal", tool_call_id=call_id, observation=observation, action_id=action_id)
+
+
+class TestCurrentSdkShapes:
+    def test_condensation_without_summary_is_still_a_boundary(self) -> None:
+        # context/condenser/agent_reset_condenser.py: a new_context reset forgets events and writes no summary;
+        # the model no longer sees them, so a replay must be able to undo it.
+        events = [
+            EVENTS[1],
+            EVENTS[2],
+            _action("a1", "toolu_01", "terminal", {"command": "ls"}, "resp-1"),
+            _obs("o1", "toolu_01", "terminal", [_text("a.py")], "a1"),
+            _ev("k1", "Condensation", "environment", forgotten_event_ids=["a1", "o1"], llm_response_id="resp-1"),
+            _ev("m1", "MessageEvent", "agent", llm_message={"role": "assistant", "content": [_text("Fresh start.")]}, llm_response_id="resp-2"),
+        ]
+        t = openhands_v1.from_events(events)
+        marker = t.messages[4]
+        assert marker.boundary is not None and marker.boundary.strategy == CONDENSATION_STRATEGY
+        assert isinstance(marker.content[0], TextBlock) and "2 event(s) forgotten" in marker.content[0].text
+        assert [m.tag for m in t.messages[4:]] == ["boundary", "summary", None]
+        assert "Condensation" not in t.notes.skipped
+
+    def test_condensation_that_forgets_nothing_is_counted(self) -> None:
+        t = openhands_v1.from_events([EVENTS[1], _ev("k1", "Condensation", "environment", forgotten_event_ids=[], llm_response_id="r")])
+        assert [m.boundary for m in t.messages] == [None]
+        assert t.notes.skipped == {"Condensation (nothing forgotten)": 1}
+
+    def test_terminal_observation_as_the_model_saw_it(self) -> None:
+        # to_llm_content appends the working directory, interpreter and exit code to the output.
+        events = [_action("a1", "toolu_01", "terminal", {"command": "pytest"}, "r1"), _terminal_obs("o1", "toolu_01", "2 passed", "a1", exit_code=0)]
+        result = openhands_v1.from_events(events).messages[1].content[0]
+        assert isinstance(result, ToolResultBlock)
+        assert result.content == (
+            "2 passed\n[Current working directory: /workspace]\n[Python interpreter: /usr/bin/python]\n[Command finished with exit code 0]"
+        )
+
+    def test_terminal_still_running_has_no_exit_line(self) -> None:
+        events = [_action("a1", "toolu_01", "terminal", {"command": "sleep 99"}, "r1"), _terminal_obs("o1", "toolu_01", "", "a1", exit_code=-1)]
+        result = openhands_v1.from_events(events).messages[1].content[0]
+        assert isinstance(result, ToolResultBlock) and "exit code" not in result.content
+        assert result.content.startswith("\n[Current working directory: /workspace]")
+
+    def test_error_observation_carries_the_sdk_error_header(self) -> None:
+        # tool/schema.py: Observation.to_llm_content puts ERROR_MESSAGE_HEADER before an error's content.
+        obs = _obs("o1", "toolu_01", "file_editor", [_text("No such file: /x.py")], "a1", is_error=True)
+        obs["observation"] = {"kind": "FileEditorObservation", "command": "view", "content": [_text("No such file: /x.py")], "is_error": True}
+        t = openhands_v1.from_events([_action("a1", "toolu_01", "file_editor", {"command": "view", "path": "/x.py"}, "r1"), obs])
+        result = t.messages[1].content[0]
+        assert isinstance(result, ToolResultBlock) and result.is_error
+        assert result.content == "[An error occurred during execution.]\nNo such file: /x.py"
+
+    def test_string_observation_content(self) -> None:
+        obs = _obs("o1", "toolu_01", "think", "Your thought has been logged.", "a1")
+        obs["observation"] = {"kind": "ThinkObservation", "content": "Your thought has been logged.", "is_error": False}
+        t = openhands_v1.from_events([_action("a1", "toolu_01", "think", {"thought": "hm"}, "r1"), obs])
+        assert t.messages[1].content[0].content == "Your thought has been logged."  # type: ignore[union-attr]
+
+    @pytest.mark.parametrize(
+        "kind", ["ConversationIterationLimitEvent", "WarningEvent", "AskUserRequestEvent", "AskUserResponseEvent"]
+    )
+    def test_newer_event_kinds_are_counted_and_identify_v1(self, kind: str) -> None:
+        events = [_ev("w1", kind, "environment", message="x"), EVENTS[1], EVENTS[2]]
+        assert openhands_v1.sniff(Probe(path=Path("x.json"), head=json.dumps(events), shape="json", records=None, document=events)) == 95
+        t = openhands_v1.from_events(events)
+        assert t.notes.skipped == {kind: 1} and [m.role for m in t.messages] == ["system", "user"]
+
+
+def _stats(*usages: dict[str, Any]) -> dict[str, Any]:
+    # conversation/conversation_stats.py + llm/utils/metrics.py: one Metrics per LLM usage id, a TokenUsage per call.
+    return {"usage_to_metrics": {"agent": {"model_name": "claude-sonnet-4-5", "accumulated_cost": 0.01, "costs": [],
+                                           "response_latencies": [], "token_usages": list(usages)}}}  # fmt: skip
+
+
+def _usage(rid: str, prompt: int, completion: int, read: int = 0, write: int = 0) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4-5", "prompt_tokens": prompt, "completion_tokens": completion, "cache_read_tokens": read,
+            "cache_write_tokens": write, "reasoning_tokens": 0, "context_window": 200000, "per_turn_token": prompt + completion,
+            "response_id": rid}  # fmt: skip
+
+
+class TestUsageFromState:
+    EVENTS = [
+        EVENTS[1],
+        EVENTS[2],
+        _action("a1", "toolu_01", "terminal", {"command": "ls"}, "resp-1", thought="Look."),
+        _action("a2", "toolu_02", "terminal", {"command": "pwd"}, "resp-1"),
+        _obs("o1", "toolu_01", "terminal", [_text("a.py")], "a1"),
+        _obs("o2", "toolu_02", "terminal", [_text("/w")], "a2"),
+        _ev("m1", "MessageEvent", "agent", llm_message={"role": "assistant", "content": [_text("Done.")]}, llm_response_id="resp-2"),
+    ]
+
+    def _folder(self, tmp_path: Path, state: dict[str, Any]) -> Path:
+        conv = tmp_path / "conv"
+        (conv / "events").mkdir(parents=True)
+        (conv / "base_state.json").write_text(json.dumps(state), encoding="utf-8")
+        for i, ev in enumerate(self.EVENTS):
+            _write(conv / "events", f"event-{i:05d}-{ev['id']}.json", ev)
+        return conv
+
+    def test_per_response_usage_lands_on_its_assistant_message(self, tmp_path: Path) -> None:
+        state = {"id": "conv-9", "agent": {"kind": "Agent", "llm": {"model": "anthropic/claude-sonnet-4-5"}},
+                 "stats": _stats(_usage("resp-1", 1200, 80, read=1000, write=150), _usage("resp-2", 1400, 20, read=1300))}  # fmt: skip
+        t = load(self._folder(tmp_path, state))
+        assistant = [m for m in t.messages if m.role == "assistant"]
+        assert [m.usage for m in assistant] == [
+            Usage(input_tokens=50, output_tokens=80, cache_read_tokens=1000, cache_write_tokens=150),
+            Usage(input_tokens=100, output_tokens=20, cache_read_tokens=1300),
+        ]
+        assert (t.meta.session_id, t.meta.model) == ("conv-9", "anthropic/claude-sonnet-4-5")
+
+    def test_usage_reported_apart_from_cache_reads_is_kept(self, tmp_path: Path) -> None:
+        # ACP agents report cache reads beside the prompt, not inside it (MetricsSnapshot.cache_hit_rate).
+        t = load(self._folder(tmp_path, {"stats": _stats(_usage("resp-2", 300, 20, read=5000))}))
+        assert t.messages[-1].usage == Usage(input_tokens=300, output_tokens=20, cache_read_tokens=5000)
+        assert [m.usage for m in t.messages if m.role == "assistant"][0] is None
+
+    def test_older_state_key_and_damaged_state(self, tmp_path: Path) -> None:
+        old = {"stats": {"service_to_metrics": _stats(_usage("resp-2", 10, 5))["usage_to_metrics"]}}
+        assert load(self._folder(tmp_path / "a", old)).messages[-1].usage == Usage(input_tokens=10, output_tokens=5)
+        damaged = self._folder(tmp_path / "b", {})
+        (damaged / "base_state.json").write_text("{not json", encoding="utf-8")
+        t = load(damaged)
+        assert all(m.usage is None for m in t.messages)
+        assert any("base_state.json" in w for w in t.notes.warnings)
+
+    def test_replay_of_the_folder_is_valid(self, tmp_path: Path) -> None:
+        from lab import replay
+
+        state = {"stats": _stats(_usage("resp-1", 1200, 80, read=1000), _usage("resp-2", 1400, 20, read=1300))}
+        report = replay(load(self._folder(tmp_path, state)), "lab", window=32000)
+        assert report.requests > 0 and report.invalid_requests == 0
+        assert report.first_request_kept is True and all(r.first_request_kept for r in report.rows)
+
+
+def test_the_mapping_fixture_replays_valid(t: Transcript) -> None:
+    from lab import replay
+
+    report = replay(t, "lab", window=32000)
+    assert report.requests > 0 and report.invalid_requests == 0
+    assert report.first_request_kept is True and all(r.first_request_kept for r in report.rows)
+    # Honoured, the condensation's boundary stops the history before it being sent, as OpenHands did.
+    kept = replay(t, "lab", window=32000, recorded_compactions="keep")
+    assert kept.invalid_requests == 0 and [c.action for c in kept.recorded] == ["kept", "kept"]
+
+
+def _acp(eid: str, call_id: str, status: str, **fields: Any) -> dict[str, Any]:
+    # event/acp_tool_call.py: an ACP server's call, streamed pending -> in_progress -> completed under one id.
+    return _ev(eid, "ACPToolCallEvent", "agent", tool_call_id=call_id, title=fields.pop("title", "Read"), status=status,
+               tool_kind=fields.pop("tool_kind", "read"), **fields)  # fmt: skip
+
+
+class TestAcpToolCalls:
+    EVENTS = [
+        _ev("u1", "MessageEvent", "user", llm_message={"role": "user", "content": [_text("Fix a.py")]}),
+        _acp("t1", "exec_1", "pending"),
+        _acp("t2", "exec_1", "in_progress", raw_input={"path": "a.py"}),
+        _acp("t3", "exec_2", "pending", title="Edit", tool_kind="edit"),
+        _acp("t4", "exec_1", "completed", raw_input={"path": "a.py"}, raw_output="print(1)"),
+        _ev("s1", "ConversationStateUpdateEvent", "environment", key="stats", value={}),
+        _acp("t5", "exec_2", "failed", title="Edit", tool_kind="edit", raw_input={"path": "a.py"}, is_error=True,
+             content=[{"type": "diff", "path": "a.py", "oldText": "1", "newText": "print(2)"}]),  # fmt: skip
+        _ev("m1", "MessageEvent", "agent", llm_message={"role": "assistant", "content": [_text("Edited.")]}),
+        # A later run restarts the server's counters: exec_1 again is a new call.
+        _ev("u2", "MessageEvent", "user", llm_message={"role": "user", "content": [_text("Again")]}),
+        _acp("t6", "exec_1", "completed", raw_input="ls", content=[{"type": "content", "content": {"type": "text", "text": "a.py"}}]),
+    ]
+
+    def test_each_call_once_with_its_final_input_and_output(self) -> None:
+        t = openhands_v1.from_events(self.EVENTS)
+        assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+        uses = [b for b in t.messages[1].content if isinstance(b, ToolUseBlock)]
+        assert [(u.id, u.name, u.input) for u in uses] == [("exec_1", "Read", {"path": "a.py"}), ("exec_2", "Edit", {"path": "a.py"})]
+        results = t.messages[2].content
+        assert [(r.tool_use_id, r.content, r.is_error) for r in results] == [  # type: ignore[union-attr]
+            ("exec_1", "print(1)", False),
+            ("exec_2", "a.py\nprint(2)", True),
+        ]
+        last_use, last_result = t.messages[5].content[0], t.messages[6].content[0]
+        assert isinstance(last_use, ToolUseBlock) and last_use.input == {"input": "ls"} and last_use.id == "exec_1#2"
+        assert isinstance(last_result, ToolResultBlock) and last_result.tool_use_id == "exec_1#2" and last_result.content == "a.py"
+        assert not t.notes.orphan_tool_results and not t.notes.unanswered_tool_uses
+        assert t.notes.skipped == {"ACPToolCallEvent (progress update)": 3, "ConversationStateUpdateEvent": 1}
+
+    def test_acp_history_replays_valid(self) -> None:
+        from lab import replay
+
+        report = replay(openhands_v1.from_events(self.EVENTS), "lab", window=32000)
+        assert report.requests > 0 and report.invalid_requests == 0 and report.first_request_kept is True
+
+
+def test_an_export_with_stats_carries_usage() -> None:
+    doc = {"conversation_id": "c", "stats": _stats(_usage("resp-5", 900, 40, read=800)), "events": EVENTS}
+    t = openhands_v1.from_document(doc)
+    assert t.messages[-1].usage == Usage(input_tokens=100, output_tokens=40, cache_read_tokens=800)
+    assert openhands_v1.state_usages({"stats": {"usage_to_metrics": {"agent": {"token_usages": [{"response_id": "r"}, "junk"]}}}}) == {}
+
+
+def test_event_files_past_99999_keep_their_order(tmp_path: Path) -> None:
+    # persistence_const.py: the index is padded to at least five digits, never capped.
+    names = ["event-100000-bbbbbbbb.json", "event-99999-aaaaaaaa.json", "event-00001-cccccccc.json", "event-10001-dddddddd.json"]
+    for name in names:
+        _write(tmp_path, name, EVENTS[2])
+    assert [p.name for p in openhands_v1.event_files(tmp_path)] == [
+        "event-00001-cccccccc.json", "event-10001-dddddddd.json", "event-99999-aaaaaaaa.json", "event-100000-bbbbbbbb.json",
+    ]  # fmt: skip
+
+
+def test_browser_screenshot_is_an_image_marker() -> None:
+    # tools/browser_use/definition.py: BrowserObservation keeps the screenshot as base64 beside its text content.
+    obs = _obs("o1", "toolu_01", "browser_get_state", [_text("[1] <button>Go</button>")], "a1")
+    obs["observation"] = {"kind": "BrowserObservation", "content": [_text("[1] <button>Go</button>")], "is_error": False,
+                          "screenshot_data": "/9j/" + "A" * 400}  # fmt: skip
+    t = openhands_v1.from_events([_action("a1", "toolu_01", "browser_get_state", {"include_screenshot": True}, "r1"), obs])
+    result = t.messages[1].content[0]
+    assert isinstance(result, ToolResultBlock)
+    assert result.content.startswith("[1] <button>Go</button>\n[image: image/jpeg")
