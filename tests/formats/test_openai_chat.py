@@ -570,6 +570,7 @@ class TestMiniSweAgentCompaction:
         report = lab.replay(t, "lab", window=32000)
         assert report.recorded_compactions == 1 and report.invalid_requests == 0
         assert all(row.first_request_kept for row in report.rows)
+        assert [(c.agent, c.action) for c in report.recorded] == [("mini-swe-agent", "undone")]
 
     def test_a_record_outside_the_history_is_counted(self) -> None:
         doc = _compacted_traj()
