@@ -11,9 +11,7 @@ Rows are written as Crush writes them: ``parts`` is the JSON list of
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_goose_db import GooseDb, _conversation
 from tests.formats.test_opencode_storage import _database as opencode_database
 from tests.formats.test_opencode_storage import _other as opencode_session
+from tests.formats.readonly import assert_reads_leave_untouched
 
 _SESSIONS = """
 CREATE TABLE sessions (
@@ -418,19 +417,9 @@ def test_corpus_files_are_not_claimed(path: Path) -> None:
 # --- safety ---------------------------------------------------------------------------------------------
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def test_reading_leaves_the_file_and_its_folder_untouched(tmp_path: Path) -> None:
     db = _agent_session(_db(tmp_path))
-    folder = db.path.parent
-    before, listing, mtime = _digest(db.path), sorted(os.listdir(folder)), db.path.stat().st_mtime_ns
-    load(db.path)
-    sessions(db.path)
-    detect(db.path)
-    assert _digest(db.path) == before and db.path.stat().st_mtime_ns == mtime
-    assert sorted(os.listdir(folder)) == listing
+    assert_reads_leave_untouched(db.path, load, sessions, detect)
 
 
 # --- fuzz seeds -----------------------------------------------------------------------------------------

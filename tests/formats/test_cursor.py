@@ -11,9 +11,7 @@ a workspace file's ``composer.composerData`` and legacy ``aichat`` chat tabs.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from lab.formats.detect import scores
 from lab.formats.jsonio import make_probe
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
+from tests.formats.readonly import assert_reads_leave_untouched
 
 _TABLE = "CREATE TABLE {} (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)"
 T0 = 1767261600000  # 2026-01-01 10:00 UTC, in Cursor's epoch milliseconds
@@ -444,21 +443,10 @@ def test_corpus_files_are_not_claimed(path: Path) -> None:
 # --- read-only ---------------------------------------------------------------------------------------
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.parametrize("wal", [False, True], ids=["rollback-journal", "wal"])
 def test_reading_leaves_the_file_and_its_folder_untouched(tmp_path: Path, wal: bool) -> None:
     db = CursorDb(tmp_path / "state.vscdb", wal=wal).composer("c", _agent_turn())
-    before, listing, mtime = _digest(db.path), sorted(os.listdir(tmp_path)), db.path.stat().st_mtime_ns
-    load(db.path)
-    cursor.list_sessions(db.path)
-    sessions(db.path)
-    detect(db.path)
-    assert _digest(db.path) == before and db.path.stat().st_mtime_ns == mtime
-    # No -wal / -shm left behind, which a plain read-only open of a WAL database creates.
-    assert sorted(os.listdir(tmp_path)) == listing
+    assert_reads_leave_untouched(db.path, load, cursor.list_sessions, sessions, detect)
 
 
 def test_a_database_cursor_is_writing_reads_what_it_committed(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ Rows are written as Goose's ``add_message`` writes them: ``content_json`` and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -29,6 +28,7 @@ from lab.formats import FORMATS, detect, goose_db, load
 from lab.formats.jsonio import make_probe
 from lab.formats.detect import scores
 from tests.formats.test_wrong_format import _forced_results
+from tests.formats.readonly import assert_reads_leave_untouched, file_digest
 
 FIXTURES = Path(__file__).parent / "fixtures" / "goose"
 JSONL = FIXTURES / "20260101_100000.jsonl"
@@ -429,19 +429,9 @@ def test_goose_db_forced_on_a_jsonl_fails_clearly() -> None:
 # --- read-only ------------------------------------------------------------------------------------
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def test_reading_leaves_the_file_and_its_folder_untouched(tmp_path: Path) -> None:
     db, _ = _from_fixture(tmp_path)
-    before, listing, mtime = _digest(db.path), sorted(os.listdir(tmp_path)), db.path.stat().st_mtime_ns
-    load(db.path)
-    goose_db.list_sessions(db.path)
-    detect(db.path)
-    assert _digest(db.path) == before and db.path.stat().st_mtime_ns == mtime
-    # No -wal / -shm left behind, which a plain read-only open of a WAL database creates.
-    assert sorted(os.listdir(tmp_path)) == listing
+    assert_reads_leave_untouched(db.path, load, goose_db.list_sessions, detect)
 
 
 def test_a_database_goose_is_writing_reads_what_it_committed(tmp_path: Path) -> None:
@@ -455,10 +445,10 @@ def test_a_database_goose_is_writing_reads_what_it_committed(tmp_path: Path) -> 
         )
         writer.commit()
         assert (tmp_path / "sessions.db-wal").exists()
-        before = _digest(db.path)
+        before = file_digest(db.path)
         t = goose_db.read_db(db.path)
         assert t.messages[-1].content[-1].text == "one more thing"  # type: ignore[union-attr]
-        assert _digest(db.path) == before
+        assert file_digest(db.path) == before
         # The read holds no lock: Goose can go on writing.
         writer.execute("UPDATE sessions SET updated_at = datetime('now')")
         writer.commit()

@@ -11,9 +11,7 @@ The thread dicts follow ``DbThread`` (agent2, ``"0.3.0"``, serde's externally ta
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from lab.formats.detect import scores
 from lab.formats.jsonio import make_probe
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
+from tests.formats.readonly import assert_reads_leave_untouched
 
 T0 = "2026-01-01T10:00:00+00:00"
 T1 = "2026-01-01T11:00:00+00:00"
@@ -583,21 +582,10 @@ def test_damaged_shapes_inside_a_thread_never_crash(tmp_path: Path) -> None:
 # --- read-only -------------------------------------------------------------------------------------------
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.parametrize("wal", [False, True], ids=["rollback-journal", "wal"])
 def test_reading_leaves_the_file_and_its_folder_untouched(tmp_path: Path, wal: bool) -> None:
     db = ZedDb(tmp_path / "threads.db", wal=wal).thread("t", _tool_thread())
-    before, listing, mtime = _digest(db.path), sorted(os.listdir(tmp_path)), db.path.stat().st_mtime_ns
-    load(db.path)
-    zed.list_sessions(db.path)
-    sessions(db.path)
-    detect(db.path)
-    assert _digest(db.path) == before and db.path.stat().st_mtime_ns == mtime
-    # No -wal / -shm left behind, which a plain read-only open of a WAL database creates.
-    assert sorted(os.listdir(tmp_path)) == listing
+    assert_reads_leave_untouched(db.path, load, zed.list_sessions, sessions, detect)
 
 
 def test_a_database_zed_is_writing_reads_what_it_committed(tmp_path: Path) -> None:
