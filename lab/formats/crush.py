@@ -77,9 +77,9 @@ from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, read_only, select, session_rows, table_names
+from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, session_rows, table_names
 
-__all__ = ["FORMAT", "NAME", "STRATEGY", "SessionInfo", "has_crush_columns", "list_sessions", "read_db", "sniff"]
+__all__ = ["FORMAT", "NAME", "STRATEGY", "SessionInfo", "list_sessions", "read_db", "sniff"]
 
 NAME = "crush"
 STRATEGY = "crush_summary"
@@ -120,16 +120,6 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {r[0] for r in select(conn, "SELECT name FROM pragma_table_info(?)", (table,))}
-
-
-def has_crush_columns(conn: sqlite3.Connection) -> bool:
-    """Whether the database's sessions and messages tables are Crush's (``messages.parts``), not Goose's."""
-    tables = table_names(conn)
-    return all(t in tables and set(cols) <= _columns(conn, t) for t, cols in _REQUIRED.items())
-
-
 @dataclass(frozen=True)
 class _Schema:
     session_columns: tuple[str, ...]
@@ -141,7 +131,7 @@ def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
     missing = [t for t in _REQUIRED if t not in tables]
     if missing:
         raise TranscriptError(f"a SQLite database, but not Crush's: no table {' or '.join(missing)}", file=file, expected=_EXPECTED)
-    columns = {t: _columns(conn, t) for t in _REQUIRED}
+    columns = {t: column_names(conn, t) for t in _REQUIRED}
     lacking = [f"{t}.{c}" for t, cols in _REQUIRED.items() for c in cols if c not in columns[t]]
     if lacking:
         raise TranscriptError(f"a sessions/messages database of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
@@ -436,7 +426,8 @@ def sniff(probe: Probe) -> int:
         return 0
     try:
         with _connect(probe.path) as conn:
-            return 100 if has_crush_columns(conn) else 0
+            # Its sessions and messages tables share Goose's names; messages.parts says they are Crush's.
+            return 100 if has_columns(conn, _REQUIRED) else 0
     except TranscriptError:
         return 0
 

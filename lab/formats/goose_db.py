@@ -50,11 +50,12 @@ behind, which a read-only open of a WAL database otherwise creates and
 cannot remove. While Goose writes (a ``-wal`` file exists) the read goes
 through SQLite's locks and sees the committed rows.
 
-Detection: 100 for a file starting with the SQLite header whose tables
-include ``sessions`` and ``messages``; 40 for any other SQLite file, so
-that reading it says what is missing instead of "unknown format". Crush's
-(and the Go OpenCode's) database has tables of the same names, but its
-``messages`` holds ``parts`` and no ``content_json``: 40, so ``crush`` reads it.
+Detection: 100 for a file starting with the SQLite header whose
+``sessions`` and ``messages`` tables have the columns read above; 40 for
+any other SQLite file, so that reading it says what is missing instead of
+"unknown format". Crush's (and the Go OpenCode's) database has tables of
+the same names, but its ``messages`` holds ``parts`` and no
+``content_json``: 40, so ``crush`` reads it.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ from . import goose, session_choice
 from ._build import Loc
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, is_sqlite, read_only, select, session_rows, table_names
+from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, is_sqlite, read_only, select, session_rows, table_names
 
 __all__ = ["FORMAT", "NAME", "SQLITE_HEADER", "KNOWN_SCHEMA_VERSION", "SessionInfo", "is_sqlite", "list_sessions", "read_db", "sniff"]
 
@@ -132,7 +133,7 @@ def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
         raise TranscriptError(
             f"a SQLite database, but not Goose's session database: no table {' or '.join(missing)}", file=file, expected=_EXPECTED
         )
-    columns = {t: {r[0] for r in select(conn, "SELECT name FROM pragma_table_info(?)", (t,))} for t in _REQUIRED}
+    columns = {t: column_names(conn, t) for t in _REQUIRED}
     lacking = [f"{t}.{c}" for t, cols in _REQUIRED.items() for c in cols if c not in columns[t]]
     if lacking:
         raise TranscriptError(f"a Goose session database of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
@@ -269,14 +270,10 @@ def sniff(probe: Probe) -> int:
         return 0
     try:
         with _connect(probe.path) as conn:
-            tables = table_names(conn)
-            message_columns = {r[0] for r in select(conn, "SELECT name FROM pragma_table_info('messages')")}
+            # By columns, not table names: Crush's (and the Go OpenCode's) tables have the same names.
+            return 100 if has_columns(conn, _REQUIRED) else 40
     except TranscriptError:
         return 40
-    # Crush's (and the Go OpenCode's) tables have the same names: their messages hold parts, not content_json.
-    if "parts" in message_columns and "content_json" not in message_columns:
-        return 40
-    return 100 if set(_REQUIRED) <= tables else 40
 
 
 FORMAT = register(

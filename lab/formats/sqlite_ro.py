@@ -14,7 +14,7 @@ naming the file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import TranscriptError
 from ._build import parse_timestamp
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "session_rows"]
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -67,6 +67,16 @@ def select(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> 
 def table_names(conn: sqlite3.Connection) -> set[str]:
     """The names of the database's tables."""
     return {r[0] for r in select(conn, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def column_names(conn: sqlite3.Connection, table: str) -> set[str]:
+    """The names of a table's columns (none for a table the database lacks)."""
+    return {r[0] for r in select(conn, "SELECT name FROM pragma_table_info(?)", (table,))}
+
+
+def has_columns(conn: sqlite3.Connection, required: Mapping[str, Sequence[str]]) -> bool:
+    """Whether every table of ``required`` exists with at least its columns: how a reader knows its own schema."""
+    return all(set(cols) <= column_names(conn, table) for table, cols in required.items())
 
 
 def session_rows(conn: sqlite3.Connection, columns: Sequence[str]) -> list[dict[str, Any]]:

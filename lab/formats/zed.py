@@ -102,7 +102,7 @@ from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, read_only, select, table_names
+from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, table_names
 
 __all__ = ["FORMAT", "NAME", "MAX_DECOMPRESSED", "AGENT2_VERSION", "SessionInfo", "from_thread", "list_sessions", "read_db", "sniff"]
 
@@ -151,14 +151,10 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
         yield conn
 
 
-def _columns(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in select(conn, "SELECT name FROM pragma_table_info(?)", (_TABLE,))}
-
-
 def _optional_columns(conn: sqlite3.Connection, file: str) -> tuple[str, ...]:
     if _TABLE not in table_names(conn):
         raise TranscriptError("a SQLite database, but not Zed's threads database: no table threads", file=file, expected=_EXPECTED)
-    columns = _columns(conn)
+    columns = column_names(conn, _TABLE)
     lacking = [c for c in _REQUIRED if c not in columns]
     if lacking:
         raise TranscriptError(f"a threads table of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
@@ -643,7 +639,7 @@ def sniff(probe: Probe) -> int:
         return 0
     try:
         with _connect(probe.path) as conn:
-            return 100 if _TABLE in table_names(conn) and set(_REQUIRED) <= _columns(conn) else 0
+            return 100 if has_columns(conn, {_TABLE: _REQUIRED}) else 0
     except TranscriptError:
         return 0
 
