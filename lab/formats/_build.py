@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..core.messages import (
     Block,
@@ -51,6 +52,9 @@ __all__ = [
     "UNNAMED_TOOL",
     "opt_str",
     "as_dict",
+    "positive_int",
+    "token_count",
+    "path_from_uri",
 ]
 
 # What a tool call whose record lost its name is kept as: still a call, so its result keeps its pair and the
@@ -306,8 +310,27 @@ def parse_arguments(raw: Any, notes: ImportNotes, loc: Loc) -> dict[str, Any]:
     return {"_raw": json.dumps(raw, ensure_ascii=False)}
 
 
-def _int(value: Any) -> int:
+def positive_int(value: Any) -> int:
+    """A recorded count that is a positive JSON integer, else 0 (missing, null, negative, a bool or a float)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def token_count(value: Any) -> int:
+    """A recorded count written by JavaScript, where every number is a float: a positive number below 2**53
+    (the doubles that hold integers exactly) as an int, else 0."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 2**53 else 0
+
+
+def path_from_uri(value: Any) -> str | None:
+    """A folder an editor recorded as a path: a ``file://`` URI decoded (``file:///c%3A/x`` is the Windows
+    path ``c:/x``), a plain path as it is, another scheme (a remote workspace) none."""
+    text = opt_str(value)
+    if text is None:
+        return None
+    if text.startswith("file://"):
+        path = unquote(urlsplit(text).path)
+        return (path[1:] if re.match(r"^/[A-Za-z]:", path) else path) or None
+    return None if "://" in text else text
 
 
 def openai_usage(raw: Any) -> Usage | None:
@@ -318,13 +341,13 @@ def openai_usage(raw: Any) -> Usage | None:
     """
     if not isinstance(raw, dict):
         return None
-    prompt = _int(raw.get("prompt_tokens")) or _int(raw.get("input_tokens"))
-    output = _int(raw.get("completion_tokens")) or _int(raw.get("output_tokens"))
+    prompt = positive_int(raw.get("prompt_tokens")) or positive_int(raw.get("input_tokens"))
+    output = positive_int(raw.get("completion_tokens")) or positive_int(raw.get("output_tokens"))
     cached = 0
     for details in (raw.get("prompt_tokens_details"), raw.get("input_tokens_details")):
         if isinstance(details, dict):
-            cached = cached or _int(details.get("cached_tokens"))
-    cached = cached or _int(raw.get("cached_input_tokens")) or _int(raw.get("prompt_cache_hit_tokens"))
+            cached = cached or positive_int(details.get("cached_tokens"))
+    cached = cached or positive_int(raw.get("cached_input_tokens")) or positive_int(raw.get("prompt_cache_hit_tokens"))
     if not (prompt or output or cached):
         return None
     return Usage(input_tokens=max(0, prompt - cached), output_tokens=output, cache_read_tokens=min(cached, prompt) if prompt else cached)

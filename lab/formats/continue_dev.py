@@ -83,11 +83,10 @@ import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, parse_arguments, parse_timestamp, parts_text, opt_str, as_dict
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, parse_arguments, parse_timestamp, parts_text, opt_str, as_dict, token_count, path_from_uri
 from .jsonio import read_json
 from .registry import Format, Probe, register
 
@@ -110,10 +109,6 @@ _SUMMARY_PREFIX = "Previous conversation summary:\n\n "
 _CLI_MARKER = "[COMPACTED HISTORY]"
 # The built-in tool whose output items carry a status Continue appends (renderContextItemsWithStatus).
 _TERMINAL = "run_terminal_command"
-
-
-def _num(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 2**53 else 0
 
 
 def is_item(entry: Any) -> bool:
@@ -154,22 +149,11 @@ def _is_old(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("history"), dict) and ("timeline" in doc["history"] or isinstance(doc.get("session_info"), dict))
 
 
-def _cwd(value: Any) -> str | None:
-    text = opt_str(value)
-    if text is None:
-        return None
-    if text.startswith("file://"):
-        path = unquote(urlsplit(text).path)
-        # file:///c%3A/Users/... is a Windows path: its drive, not a leading slash.
-        return (path[1:] if re.match(r"^/[A-Za-z]:", path) else path) or None
-    return None if "://" in text else text
-
-
 def _usage(raw: Any) -> Usage | None:
     u = as_dict(raw)
-    prompt, output = _num(u.get("promptTokens")), _num(u.get("completionTokens"))
+    prompt, output = token_count(u.get("promptTokens")), token_count(u.get("completionTokens"))
     details = as_dict(u.get("promptTokensDetails"))
-    cached, written = _num(details.get("cachedTokens")), _num(details.get("cacheWriteTokens"))
+    cached, written = token_count(details.get("cachedTokens")), token_count(details.get("cacheWriteTokens"))
     # Continue's Usage follows OpenAI's, whose prompt count holds the cached tokens; its Anthropic adapter
     # puts Anthropic's input_tokens there (cache left out) and reports cacheWriteTokens beside it.
     anthropic = "cacheWriteTokens" in details or cached > prompt
@@ -402,7 +386,7 @@ def _is_cli(history: list[Any]) -> bool:
 
 def _session_usage(session: dict[str, Any], notes: ImportNotes) -> None:
     u = as_dict(session.get("usage"))
-    parts = [f"{k} {u[k]}" for k in ("promptTokens", "completionTokens") if _num(u.get(k))]
+    parts = [f"{k} {u[k]}" for k in ("promptTokens", "completionTokens") if token_count(u.get(k))]
     cost = u.get("totalCost")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
         parts.append(f"cost ${cost:.4f}")
@@ -474,7 +458,7 @@ def from_document(doc: Any, *, file: str | None = None) -> Transcript:
         session_id=opt_str(session.get("sessionId")) or (Path(file).stem if file else None),
         title=opt_str(session.get("title")) or "Continue session",
         model=named[0] if named else None,
-        cwd=_cwd(session.get("workspaceDirectory")),
+        cwd=path_from_uri(session.get("workspaceDirectory")),
     )
     return Transcript(meta=meta, messages=messages, notes=notes)
 

@@ -93,7 +93,7 @@ from urllib.parse import unquote
 
 from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, document_or_log, image_from_url, openai_usage, opt_str, parse_arguments, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, document_or_log, image_from_url, openai_usage, opt_str, parse_arguments, parse_timestamp, token_count
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "NAME", "STRATEGY", "is_session", "replay_log", "from_document", "read", "sniff"]
@@ -286,17 +286,13 @@ def _words(part: Any) -> str | None:
     return None
 
 
-def _num(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 2**53 else 0
-
-
 def _request_usage(req: dict[str, Any], result: dict[str, Any], meta: dict[str, Any]) -> Usage | None:
     for raw in (result.get("usage"), req.get("usage")):
         u = as_dict(raw)
-        prompt, output = _num(u.get("promptTokens")), _num(u.get("completionTokens"))
+        prompt, output = token_count(u.get("promptTokens")), token_count(u.get("completionTokens"))
         if prompt or output:
             return Usage(input_tokens=prompt, output_tokens=output)
-    prompt, output = _num(meta.get("promptTokens")), _num(meta.get("outputTokens"))
+    prompt, output = token_count(meta.get("promptTokens")), token_count(meta.get("outputTokens"))
     return Usage(input_tokens=prompt, output_tokens=output) if prompt or output else None
 
 

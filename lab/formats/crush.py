@@ -74,7 +74,7 @@ from typing import Any
 from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from . import session_choice
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp, positive_int
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
 from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, session_rows, table_names
@@ -203,16 +203,12 @@ def _rows(conn: sqlite3.Connection, schema: _Schema, session_id: str, file: str,
     return out
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def _usage(rec: dict[str, Any]) -> Usage | None:
     usage = Usage(
-        input_tokens=_count(rec.get("input_tokens")),
-        output_tokens=_count(rec.get("output_tokens")),
-        cache_read_tokens=_count(rec.get("cache_read_tokens")),
-        cache_write_tokens=_count(rec.get("cache_write_tokens")),
+        input_tokens=positive_int(rec.get("input_tokens")),
+        output_tokens=positive_int(rec.get("output_tokens")),
+        cache_read_tokens=positive_int(rec.get("cache_read_tokens")),
+        cache_write_tokens=positive_int(rec.get("cache_write_tokens")),
     )
     return usage if usage.total else None
 
@@ -368,7 +364,7 @@ class _Session:
 
 
 def _session_warnings(chosen: dict[str, Any], notes: ImportNotes) -> None:
-    prompt, completion = _count(chosen.get("prompt_tokens")), _count(chosen.get("completion_tokens"))
+    prompt, completion = positive_int(chosen.get("prompt_tokens")), positive_int(chosen.get("completion_tokens"))
     cost = chosen.get("cost")
     spent = f", cost ${cost:.4f}" if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else ""
     if prompt or completion or spent:

@@ -49,10 +49,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from ..core.messages import Block, ImageBlock, ImportNotes, Message, TextBlock, ThinkingBlock, ToolUseBlock, Usage
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp, token_count, path_from_uri
 
 __all__ = ["NO_OUTPUT", "Mapped", "json_value", "stamp", "path_of_uri", "map_bubbles"]
 
@@ -75,10 +74,6 @@ def json_value(raw: Any) -> tuple[bool, Any]:
         return False, None
 
 
-def _num(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 2**53 else 0
-
-
 def stamp(value: Any) -> datetime | None:
     # Cursor's epoch values are milliseconds; a small number is a performance counter, no time.
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 1e11:
@@ -90,13 +85,7 @@ def path_of_uri(value: Any) -> str | None:
     """A workspace folder as a path: ``file://`` URIs decoded (Windows drives too), other schemes none."""
     if isinstance(value, dict):
         value = value.get("fsPath") or value.get("path") or value.get("external")
-    text = opt_str(value)
-    if text is None:
-        return None
-    if text.startswith("file://"):
-        path = unquote(urlsplit(text).path)
-        return (path[1:] if len(path) > 2 and path[0] == "/" and path[2] == ":" else path) or None
-    return None if "://" in text else text
+    return path_from_uri(value)
 
 
 def _lexical_text(raw: Any) -> str:
@@ -125,7 +114,7 @@ def _lexical_text(raw: Any) -> str:
 
 def _usage(raw: Any) -> Usage | None:
     u = as_dict(raw)
-    usage = Usage(input_tokens=_num(u.get("inputTokens")), output_tokens=_num(u.get("outputTokens")))
+    usage = Usage(input_tokens=token_count(u.get("inputTokens")), output_tokens=token_count(u.get("outputTokens")))
     return usage if usage.total else None
 
 
@@ -193,7 +182,7 @@ class _Session:
             code = "\n".join(x for x in lines if isinstance(x, str)) if isinstance(lines, list) else content if isinstance(content, str) else ""
             if code.strip():
                 where = opt_str(c.get("relativeWorkspacePath")) or "code"
-                start = _num(c.get("startLineNumber"))
+                start = token_count(c.get("startLineNumber"))
                 blocks.append(TextBlock(text=f"{where}{f' (from line {start})' if start else ''}:\n{code}\n"))
         selections = as_dict(bubble.get("context")).get("selections")
         if not isinstance(selections, list):

@@ -77,7 +77,7 @@ from typing import Any
 
 from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, Message, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp, opt_str, as_dict
+from ._build import HistoryBuilder, Loc, document_or_log, parse_timestamp, opt_str, as_dict, positive_int
 from .anthropic_blocks import base64_size
 from .registry import Format, Probe, register
 
@@ -99,10 +99,6 @@ _CONTENT_TYPES = _TOOL_CALLS | _NOT_SENT | {"text", "image", "toolResponse", "th
 # Keys of the session metadata line; two of them mark it (a message has none).
 _META_KEYS = frozenset({"working_dir", "description", "message_count", "total_tokens", "input_tokens", "output_tokens", "schedule_id"})
 _INVALID_CALL = "invalid_tool_call"
-
-
-def _num(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def is_message(record: Any) -> bool:
@@ -281,13 +277,13 @@ class _Session:
 
 
 def _set_last_usage(messages: list[Message], session: dict[str, Any], notes: ImportNotes) -> None:
-    usage = Usage(input_tokens=_num(session.get("input_tokens")), output_tokens=_num(session.get("output_tokens")))
+    usage = Usage(input_tokens=positive_int(session.get("input_tokens")), output_tokens=positive_int(session.get("output_tokens")))
     if usage.total:
         for i in range(len(messages) - 1, -1, -1):
             if messages[i].role == "assistant" and messages[i].tag is None:
                 messages[i] = messages[i].model_copy(update={"usage": usage})
                 break
-    totals = [f"{k.removeprefix('accumulated_')} {session[k]}" for k in ("accumulated_input_tokens", "accumulated_output_tokens", "accumulated_total_tokens") if _num(session.get(k))]
+    totals = [f"{k.removeprefix('accumulated_')} {session[k]}" for k in ("accumulated_input_tokens", "accumulated_output_tokens", "accumulated_total_tokens") if positive_int(session.get(k))]
     if totals:
         notes.warnings.append(f"Goose recorded usage for the whole session only: {', '.join(totals)} (accumulated); the last request's usage is on the last reply")
 

@@ -82,7 +82,7 @@ import msgspec
 
 from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp, positive_int
 from .anthropic_blocks import base64_size
 from .gemini import cli_usage
 from .jsonio import check_file
@@ -499,8 +499,8 @@ class _Session:
             trigger="import",
             strategy=STRATEGY,
             timestamp=parse_timestamp(rec.get("timestamp")),
-            tokens_before=_count(info.get("originalTokenCount")),
-            tokens_after=_count(info.get("newTokenCount")),
+            tokens_before=positive_int(info.get("originalTokenCount")),
+            tokens_after=positive_int(info.get("newTokenCount")),
             messages_removed=sum(1 for m in self.b.messages if m.boundary is None),
         )
         self.b.close_results()
@@ -516,10 +516,6 @@ class _Session:
             comp = self.plans.get(rec["uuid"])
             if comp is not None and comp.split is not None:
                 self.splits.setdefault(comp.split, []).append(rec)
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def read(path: Path) -> Transcript:

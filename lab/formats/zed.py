@@ -99,7 +99,7 @@ import zstandard
 from ..core.messages import Block, ImageBlock, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from . import session_choice
-from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp
+from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp, token_count
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
 from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, table_names
@@ -245,17 +245,13 @@ def _decode(data_type: Any, data: Any, limit: int | None = None) -> dict[str, An
 # -- the thread as a transcript -------------------------------------------------------------------
 
 
-def _num(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 2**53 else 0
-
-
 def _usage(raw: Any) -> Usage | None:
     u = as_dict(raw)
     usage = Usage(
-        input_tokens=_num(u.get("input_tokens")),
-        output_tokens=_num(u.get("output_tokens")),
-        cache_read_tokens=_num(u.get("cache_read_input_tokens")),
-        cache_write_tokens=_num(u.get("cache_creation_input_tokens")),
+        input_tokens=token_count(u.get("input_tokens")),
+        output_tokens=token_count(u.get("output_tokens")),
+        cache_read_tokens=token_count(u.get("cache_read_input_tokens")),
+        cache_write_tokens=token_count(u.get("cache_creation_input_tokens")),
     )
     return usage if usage.total else None
 
