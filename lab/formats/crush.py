@@ -77,7 +77,7 @@ from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp, positive_int
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, session_rows, table_names
+from .sqlite_ro import column_names, has_columns, read_only, select, session_rows, table_names, score_database
 
 __all__ = ["FORMAT", "NAME", "STRATEGY", "SessionInfo", "list_sessions", "read_db", "sniff"]
 
@@ -418,14 +418,8 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 
 
 def sniff(probe: Probe) -> int:
-    if not probe.head.startswith(SQLITE_HEADER.decode("ascii")):
-        return 0
-    try:
-        with _connect(probe.path) as conn:
-            # Its sessions and messages tables share Goose's names; messages.parts says they are Crush's.
-            return 100 if has_columns(conn, _REQUIRED) else 0
-    except TranscriptError:
-        return 0
+    # Its sessions and messages tables share Goose's names; messages.parts says they are Crush's.
+    return score_database(probe, lambda conn: 100 if has_columns(conn, _REQUIRED) else 0)
 
 
 FORMAT = register(

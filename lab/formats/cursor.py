@@ -69,7 +69,7 @@ from ._build import Loc, as_dict, opt_str
 from .cursor_bubbles import json_value, map_bubbles, path_of_uri, stamp
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, read_only, select, table_names
+from .sqlite_ro import read_only, select, table_names, score_database
 
 __all__ = ["FORMAT", "NAME", "CHATDATA_KEY", "WORKSPACE_COMPOSERS_KEY", "SessionInfo", "list_sessions", "read_db", "sniff"]
 
@@ -402,13 +402,7 @@ def _score(conn: sqlite3.Connection) -> int:
 
 
 def sniff(probe: Probe) -> int:
-    if not probe.head.startswith(SQLITE_HEADER.decode("ascii")):
-        return 0
-    try:
-        with _connect(probe.path) as conn:
-            return _score(conn)
-    except TranscriptError:
-        return 0
+    return score_database(probe, _score)
 
 
 FORMAT = register(

@@ -74,7 +74,7 @@ from . import goose, session_choice
 from ._build import Loc
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, is_sqlite, read_only, select, session_rows, table_names
+from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, is_sqlite, read_only, select, session_rows, table_names, score_database
 
 __all__ = ["FORMAT", "NAME", "SQLITE_HEADER", "KNOWN_SCHEMA_VERSION", "SessionInfo", "is_sqlite", "list_sessions", "read_db", "sniff"]
 
@@ -266,14 +266,9 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 
 
 def sniff(probe: Probe) -> int:
-    if not probe.head.startswith(SQLITE_HEADER.decode("ascii")):
-        return 0
-    try:
-        with _connect(probe.path) as conn:
-            # By columns, not table names: Crush's (and the Go OpenCode's) tables have the same names.
-            return 100 if has_columns(conn, _REQUIRED) else 40
-    except TranscriptError:
-        return 40
+    # By columns, not table names: Crush's (and the Go OpenCode's) tables have the same names. Any other
+    # SQLite file gets 40, so reading it says what is missing.
+    return score_database(probe, lambda conn: 100 if has_columns(conn, _REQUIRED) else 40, unreadable=40)
 
 
 FORMAT = register(

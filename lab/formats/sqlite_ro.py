@@ -14,16 +14,19 @@ naming the file.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TranscriptError
 from ._build import parse_timestamp
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .registry import Probe
+
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows", "score_database"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -98,3 +101,15 @@ def session_rows(conn: sqlite3.Connection, columns: Sequence[str]) -> list[dict[
     # Goose writes datetime('now') text, an imported legacy session RFC 3339, Crush epoch numbers: compared as times.
     out.sort(key=lambda r: (parse_timestamp(r.get("updated_at")) or floor, r["_rowid"]), reverse=True)
     return out
+
+
+def score_database(probe: Probe, score: Callable[[sqlite3.Connection], int], *, unreadable: int = 0) -> int:
+    """A session-database reader's detection score: 0 for a file without the SQLite header, ``score`` of a
+    read-only connection to it, ``unreadable`` when SQLite cannot open or read it."""
+    if not probe.head.startswith(SQLITE_HEADER.decode("ascii")):
+        return 0
+    try:
+        with read_only(probe.path, what="the SQLite file", expected="a SQLite database") as conn:
+            return score(conn)
+    except TranscriptError:
+        return unreadable

@@ -102,7 +102,7 @@ from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp, token_count
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, read_only, select, table_names
+from .sqlite_ro import column_names, has_columns, read_only, select, table_names, score_database
 
 __all__ = ["FORMAT", "NAME", "MAX_DECOMPRESSED", "AGENT2_VERSION", "SessionInfo", "from_thread", "list_sessions", "read_db", "sniff"]
 
@@ -631,13 +631,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 
 
 def sniff(probe: Probe) -> int:
-    if not probe.head.startswith(SQLITE_HEADER.decode("ascii")):
-        return 0
-    try:
-        with _connect(probe.path) as conn:
-            return 100 if has_columns(conn, {_TABLE: _REQUIRED}) else 0
-    except TranscriptError:
-        return 0
+    return score_database(probe, lambda conn: 100 if has_columns(conn, {_TABLE: _REQUIRED}) else 0)
 
 
 FORMAT = register(
