@@ -26,3 +26,17 @@ def test_recorded_compactions_are_undone() -> None:
     # The compacted sample loses its first request when its recorded compaction is honoured; undone, no preset loses it.
     _, data = bench_quality([SAMPLES / "claude-code-compacted.jsonl"], windows=(32_000,))
     assert all(c["first_request_lost"] == 0 for c in data["cells"])
+
+
+def test_a_seed_that_keeps_everything_is_named_as_unbeatable() -> None:
+    from lab.bench.quality import _targets
+
+    def cell(recall: float, cost: float) -> dict:
+        return {"invalid": 0, "breaker_open": 0, "truncations": 0, "recall": recall, "cost": cost}
+
+    cells = {("lab", 1000): cell(0.99, 1.0), ("minicode", 1000): cell(0.9, 1.0), ("mewcode", 1000): cell(1.0, 2.0), ("codex", 1000): cell(0.95, 2.0)}
+    (recall,) = [t for t in _targets(cells, (1000,)) if "recall" in t[0]]
+    assert recall[1] is False and "no config can be above it" in recall[2]
+    cells[("mewcode", 1000)] = cell(0.98, 2.0)
+    (recall,) = [t for t in _targets(cells, (1000,)) if "recall" in t[0]]
+    assert recall[1] is True and "no config" not in recall[2]

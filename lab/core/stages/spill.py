@@ -34,6 +34,7 @@ from ...errors import StoreError
 from ..events import Event, StageContext, StageResult
 from ..incremental import Memo, passthrough, remember
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..names_index import index_line
 from ..store import SpillStore
 from .base import StageConfig
 
@@ -60,6 +61,8 @@ class SpillConfig(StageConfig):
     preview_chars: int = Field(500, ge=50, le=20_000, description="MiniCode preview: maximum characters, cut at a line or character boundary.")
     mewcode_preview_lines: int = Field(20, ge=1, le=500, description="MewCode preview: first N lines...")
     mewcode_preview_bytes: int = Field(2048, ge=64, le=100_000, description="...or first N bytes, whichever is shorter.")
+    index_chars: int = Field(0, ge=0, le=20_000, description="Names index: list up to this many characters of the paths and code names the "
+                             "output holds beyond its preview in the stub, so the agent knows what the file holds (0: off, as in both seeds).")
     retention_days: float = Field(30, ge=0, le=3650, description="Remove spilled sessions older than this many days (MewCode 30); 0 keeps them forever.")
 
 
@@ -149,7 +152,12 @@ def minicode_stub(content: str, tool: str, path: str, config: SpillConfig) -> st
             cut = cut[:newline]
         body = cut + "\n... (preview cut at " + str(config.preview_chars) + " chars)"
     header = f"[Tool result persisted: {len(content)} chars, tool {tool}, file {_file_name(path)}]"
-    return f"{header}\n{body}"
+    return f"{header}\n{body}{_index(content, body, config)}"
+
+
+def _index(content: str, preview: str, config: SpillConfig) -> str:
+    line = index_line(content, preview, config.index_chars)
+    return f"\n{line}" if line else ""
 
 
 def mewcode_stub(content: str, path: str, config: SpillConfig) -> str:
@@ -163,6 +171,7 @@ def mewcode_stub(content: str, path: str, config: SpillConfig) -> str:
         f"[head preview]\n{preview}\n\n"
         f"This is only the head of the output. The full content is saved at {path}; "
         "read that file with the file tool when you need it, and do not guess the rest from this preview."
+        f"{_index(content, preview, config)}"
     )
 
 

@@ -306,3 +306,42 @@ def test_corpus_pairs_and_tokens(path: Path, fmt: str, tmp_path: Path) -> None:
     for block in results(result.messages).values():
         if block.compacted == "spill":
             assert block.spill_path and store.read(block.spill_path) == results(msgs)[block.tool_use_id].content
+
+
+class TestNamesIndex:
+    """``index_chars``: the stub lists the names the output holds beyond its preview (off in both seeds)."""
+
+    def listing(self, n: int) -> str:
+        return "".join(f"src/module_{i}.py:{i}: def handler_{i}(request):\n" for i in range(n))
+
+    def test_off_by_default_so_seed_stubs_are_unchanged(self) -> None:
+        content = self.listing(400)
+        for fmt in ("minicode", "mewcode"):
+            stub = SpillStage(SpillConfig(preview_format=fmt))._stub(content, "Grep", "/s/x.txt")
+            assert "[names in the full output]" not in stub
+
+    def test_stub_lists_names_beyond_the_preview(self) -> None:
+        content = self.listing(400)
+        cfg = SpillConfig(preview_format="mewcode", mewcode_preview_lines=5, mewcode_preview_bytes=256, index_chars=300)
+        stub = SpillStage(cfg)._stub(content, "Grep", "/s/x.txt")
+        head, index = stub.split("\n[names in the full output] ")
+        assert "src/module_0.py" in head and "src/module_0.py" not in index
+        names = index.split(", ")
+        assert names[0] == "src/module_5.py" and "handler_5" in names and len(index) <= 300
+
+    def test_minicode_stub_indexes_what_head_and_tail_leave_out(self) -> None:
+        content = self.listing(400)
+        stub = SpillStage(SpillConfig(index_chars=200))._stub(content, "Grep", "/s/x.txt")
+        index = stub.rsplit("[names in the full output] ", 1)[1]
+        assert "src/module_399.py" not in index and index.startswith("src/module_8.py")
+
+    def test_stage_spills_with_the_index_and_freezes_it(self) -> None:
+        msgs = [system(), user("find it"), *call_and_result("Grep", self.listing(300), tool_id="g1", pattern="handler")]
+        cfg = CompactionConfig()
+        cfg.spill = SpillConfig(preview_format="mewcode", index_chars=500)
+        ctx = StageContext(cfg, MiniCodeCounter(), MemoryStore(), None, CompactorState(), now=1000.0)  # type: ignore[arg-type]
+        stage = SpillStage(cfg.spill)
+        first = results(stage(msgs, ctx).messages)["g1"]
+        assert first.compacted == "spill" and "[names in the full output] src/module_20.py" in first.content
+        again = results(stage(copy.deepcopy(msgs), ctx).messages)["g1"]
+        assert again.content == first.content
