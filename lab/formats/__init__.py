@@ -91,6 +91,10 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
     folder, the storage root or its data dir; also a session info file or ``opencode.db``).
     A ``.zip`` or tar of such a folder (or of one transcript file) is unpacked into a temporary
     folder and read as what it holds (``lab.formats.archive``: the checks and the size limit).
+    A compressed file of one transcript (zstd, as Codex's ``rollout-*.jsonl.zst``, gzip, bzip2
+    or xz; known by its magic bytes) is decompressed there under the same limit and read as the
+    file it holds, detected by its inner name (``lab.formats.compressed``); errors name the
+    compressed file. A compressed tar stays a folder archive.
     """
     folder = Path(path)
     if session is not None and not archive.is_archive(folder):

@@ -1,4 +1,4 @@
-"""Session folders packed as one file: a ``.zip`` or a tar (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``).
+"""Session folders packed as one file: a ``.zip`` or a tar (``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``, ``.tar.zst``).
 
 Some agents keep a session as a folder (a Cline task folder, an OpenHands V1
 conversation folder, OpenCode's ``storage/``), and a browser can upload only
@@ -7,7 +7,9 @@ what to read: the folder itself, or its single top-level entry (an archive of
 ``task-123/`` holds that folder); ``load_archive`` unpacks, reads and says the
 archive's name, not the unpack folder's, in errors and notes. ``lab.formats.load``
 reads an archive path the same way, unpacked into a temporary folder that goes
-once the transcript is read.
+once the transcript is read. A compressed file that holds no tar is one transcript
+file (``lab.formats.compressed``): it is decompressed into the same folder, under
+the same limit, and said as the compressed file itself.
 
 An archive comes from anyone, so each member is checked before it is written;
 why each check exists:
@@ -51,12 +53,15 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+import zstandard
+
 from ..core.messages import Transcript
 from ..errors import TranscriptError
+from . import compressed
 
 __all__ = ["MAX_UNPACKED_BYTES", "MAX_MEMBERS", "is_archive", "unpack", "load_archive"]
 
@@ -64,7 +69,6 @@ MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 100_000
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a member first, or an empty archive's end record
-_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")  # gzip, bzip2, xz: tar inside, or refused
 _TAR_MAGIC_AT = 257  # "ustar" in a tar header
 _SKIPPED_TOP = "__MACOSX"
 _CHUNK = 1 << 20
@@ -79,13 +83,17 @@ def _kind(path: Path) -> str | None:
         return None
     if head.startswith(_ZIP_MAGIC):
         return "zip"
-    if head.startswith(_COMPRESSED_MAGIC) or head[_TAR_MAGIC_AT : _TAR_MAGIC_AT + 5] == b"ustar":
+    if head[_TAR_MAGIC_AT : _TAR_MAGIC_AT + 5] == b"ustar":
         return "tar"
-    return None
+    packed = compressed.compression(path)
+    if packed is None:
+        return None
+    # A compressed tar is a folder archive; any other compressed stream is one transcript file.
+    return "tar" if compressed.holds_tar(path, packed) else "single"
 
 
 def is_archive(path: str | Path) -> bool:
-    """Whether ``path`` is a file that starts as a zip, a tar or a compressed (gzip, bzip2, xz) stream."""
+    """Whether ``path`` is a file that starts as a zip, a tar or a compressed (zstd, gzip, bzip2, xz) stream."""
     p = Path(path)
     return p.is_file() and _kind(p) is not None
 
@@ -166,11 +174,17 @@ def _unpack_tar(archive: Path, dest: Path, budget: _Budget) -> None:
     if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python 3.11.0-3.11.3, before tarfile's filters
         raise TranscriptError("a tar archive needs Python 3.11.4 or newer here (tarfile's data filter); a .zip works", file=budget.archive, expected=_EXPECTED)
     # "r:*" reads plain, gzip, bzip2 and xz tars; members are read one by one, so a bomb stops at the limit.
-    try:
-        tf = tarfile.open(archive, mode="r:*")  # noqa: SIM115 - closed by the with below; only the open is guarded
-    except tarfile.ReadError:
-        raise TranscriptError("not a readable tar archive (a .gz, .bz2 or .xz of one file: decompress it and import that file)", file=budget.archive, expected=_EXPECTED) from None
-    with tf:
+    with ExitStack() as stack:
+        try:
+            if compressed.compression(archive) == "zstd":
+                # tarfile knows no zstd (before Python 3.14): read as a stream, its members in order.
+                raw = stack.enter_context(open(archive, "rb"))
+                reader = stack.enter_context(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+                tf = stack.enter_context(tarfile.open(fileobj=reader, mode="r|"))
+            else:
+                tf = stack.enter_context(tarfile.open(archive, mode="r:*"))
+        except tarfile.ReadError:
+            raise TranscriptError("not a readable tar archive", file=budget.archive, expected=_EXPECTED) from None
         for member in tf:
             budget.member(member.name)
             target = _member_path(member.name, dest, budget.archive)
@@ -212,15 +226,18 @@ def unpack(
         raise TranscriptError(f"the folder to unpack into is not empty: {out}", file=name)
     budget = _Budget(name, MAX_UNPACKED_BYTES if max_bytes is None else max_bytes, MAX_MEMBERS if max_members is None else max_members)
     try:
-        (_unpack_zip if kind == "zip" else _unpack_tar)(src, out, budget)
+        if kind == "single":
+            compressed.decompress(src, out, max_bytes=budget.max_bytes, shown=name)
+        else:
+            (_unpack_zip if kind == "zip" else _unpack_tar)(src, out, budget)
     except TranscriptError:
         _empty(out)
         raise
     except tarfile.FilterError as exc:
         _empty(out)
         raise TranscriptError(f"refused to unpack: {exc}", file=name, expected=_EXPECTED) from None
-    except (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
-        # A damaged archive, a compression the stdlib lacks, a gzip that is not a tar: one line, no traceback.
+    except (zipfile.BadZipFile, tarfile.TarError, zlib.error, zstandard.ZstdError, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        # A damaged archive, a compression the stdlib lacks, a compressed tar that breaks off: one line, no traceback.
         _empty(out)
         raise TranscriptError(f"cannot unpack {kind} archive: {type(exc).__name__}: {exc}", file=name, expected=_EXPECTED) from None
     except OSError as exc:
@@ -261,9 +278,18 @@ def load_archive(archive: str | Path, read: Callable[[Path], Transcript], *, des
 
     Paths under the unpack folder are said as inside the archive (``shown_as``, else its path), in
     errors, warnings and the transcript's ``source_path``: the unpack folder is the lab's, not the user's.
+    A compressed single file is said as the compressed file itself: it is the one file the user gave.
     """
     shown = shown_as or str(archive)
+    single = _kind(Path(archive)) == "single"
     with _folder(dest) as folder:
+        entry = folder
+
+        def said(text: str) -> str:
+            if single and entry != folder:
+                text = text.replace(str(entry), shown)
+            return _shown(text, folder, shown)
+
         try:
             entry = unpack(archive, folder)
             if entry.is_file() and is_archive(entry):
@@ -276,8 +302,8 @@ def load_archive(archive: str | Path, read: Callable[[Path], Transcript], *, des
                     raise TranscriptError("holds nothing the lab reads (no session folder, nor one transcript file)", file=str(archive), expected=_EXPECTED) from None
                 raise
         except TranscriptError as e:
-            file = _shown(e.file or str(archive), folder, shown).replace(str(archive), shown)
-            raise TranscriptError(_shown(e.reason, folder, shown), file=file, where=e.where, expected=e.expected) from None
-        t.notes.warnings[:] = [_shown(w, folder, shown) for w in t.notes.warnings]
-        t.meta.source_path = _shown(str(entry), folder, shown)
+            file = said(e.file or str(archive)).replace(str(archive), shown)
+            raise TranscriptError(said(e.reason), file=file, where=e.where, expected=e.expected) from None
+        t.notes.warnings[:] = [said(w) for w in t.notes.warnings]
+        t.meta.source_path = said(str(entry))
         return t

@@ -35,6 +35,7 @@ not list, is a ``TranscriptError`` (the latter naming up to ``SHOWN`` ids).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,7 +208,20 @@ def _reader(path: Path, format: str | None, asked: str) -> SessionReader:
 def sessions(path: str | os.PathLike[str], format: str | None = None) -> list[SessionInfo]:
     """The sessions ``path`` holds, newest first (see the module docstring); TranscriptError for a one-session file."""
     p = Path(path)
-    return newest_first(_reader(p, format, "nothing to list").list(p))
+    # Imported here: archive reads through the readers, which import this module to register.
+    from . import archive
+
+    if not archive.is_archive(p):
+        return newest_first(_reader(p, format, "nothing to list").list(p))
+    # A zip, tar or compressed file: list what it holds, said as the archive (as ``load`` reads it).
+    with tempfile.TemporaryDirectory(prefix="lab-sessions-") as tmp:
+        entry = p
+        try:
+            entry = archive.unpack(p, tmp)
+            return newest_first(_reader(entry, format, "nothing to list").list(entry))
+        except TranscriptError as e:
+            said = e.reason.replace(str(entry), str(p)).replace(tmp, str(p))
+            raise TranscriptError(said, file=str(p), where=e.where, expected=e.expected) from None
 
 
 def read_session(path: str | os.PathLike[str], format: str | None, session: str) -> Transcript:

@@ -76,7 +76,8 @@ def upload_tab() -> None:
         help="A transcript file (JSON, JSONL, Markdown, ...); an agent's session store: Goose's sessions.db, "
         "OpenCode's opencode.db, Cursor's state.vscdb, Zed's threads.db or Crush's crush.db (the most recently updated session is read; a picker lists the others); or, as a browser cannot upload a "
         "folder, a .zip or .tar.gz of a session folder: a Cline / Roo Code task folder, an OpenHands V1 conversation "
-        f"folder, OpenCode's storage/ folder. An archive may unpack to at most {archive.MAX_UNPACKED_BYTES // 2**20} MiB.",
+        f"folder, OpenCode's storage/ folder; or one compressed transcript (.jsonl.zst as Codex writes, .gz, .bz2, .xz). "
+        f"An archive or a compressed file may unpack to at most {archive.MAX_UNPACKED_BYTES // 2**20} MiB.",
     )
     if uploaded is not None:
         with st.spinner(f"Importing {uploaded.name}..."):

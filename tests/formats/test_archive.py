@@ -210,9 +210,10 @@ class TestRefuses:
         ("data", "match"),
         [
             (b"PK\x03\x04" + b"\x00" * 40, "cannot unpack zip archive"),
-            (b"\x1f\x8b\x08\x00" + b"\x00" * 40, "not a readable tar archive"),
+            (b"\x1f\x8b\x08\x00" + b"\x00" * 40, "cannot decompress gzip"),
+            (b"\x00" * 257 + b"ustar\x0000" + b"\x00" * 40, "not a readable tar archive"),
         ],
-        ids=["truncated-zip", "gzip-not-tar"],
+        ids=["truncated-zip", "damaged-gzip", "damaged-tar"],
     )
     def test_a_damaged_archive_is_one_clear_error(self, tmp_path: Path, data: bytes, match: str) -> None:
         bad = tmp_path / "bad.zip"

@@ -7,8 +7,10 @@ then listed, picked from by id, asked for an id it lacks, and refused as a one-s
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +222,37 @@ class TestOpenHands:
 
 
 # --- one-session formats and forcing --------------------------------------------------------------
+
+
+class TestPacked:
+    """A multi-session file inside a zip or a compressed file lists and picks as the file itself does."""
+
+    @pytest.fixture(params=["gz", "zip"])
+    def packed(self, request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+        if request.param == "gz":
+            out = tmp_path / ".aider.chat.history.md.gz"
+            out.write_bytes(gzip.compress(CHAT.read_bytes()))
+        else:
+            out = tmp_path / "chat.zip"
+            with zipfile.ZipFile(out, "w") as zf:
+                zf.write(CHAT, CHAT.name)
+        return out
+
+    def test_lists_and_picks_as_the_file_does(self, packed: Path) -> None:
+        # The chat alone: beside the fixture, aider's reader also finds the sibling LLM log.
+        alone = packed.parent / "alone" / CHAT.name
+        alone.parent.mkdir()
+        alone.write_bytes(CHAT.read_bytes())
+        assert _ids(packed) == _ids(alone) == ["1", "0"]
+        assert load(packed, session="0").messages == load(alone, session="0").messages
+        assert "what does slugify do?" in _text(load(packed, session="0"))
+
+    def test_a_one_session_file_is_refused_naming_the_packed_file(self, tmp_path: Path) -> None:
+        out = tmp_path / "rollout.jsonl.gz"
+        out.write_bytes(gzip.compress(EXPORT.read_bytes()))
+        with pytest.raises(TranscriptError, match="this file holds one session") as info:
+            sessions(out)
+        assert info.value.file == str(out) and "lab-sessions-" not in str(info.value)
 
 
 class TestOneSessionFormats:
