@@ -144,7 +144,7 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for r in rows:
         print("  ".join(c.ljust(w) if i != 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r[:4], widths, strict=True))) + "  " + r[4])
-    fmt = listed[0].format if listed else args.format or "?"
+    fmt = ", ".join(sorted({s.format for s in listed})) or args.format or "?"
     print(f"{len(listed)} session(s) ({fmt}), newest first; read one with --session ID (import, export, tokens, replay, compare)")
     return 0
 
@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--counter", action="append", help="minicode, chars/3.5, o200k, cl100k, calibrated, anthropic (repeatable).")
     sp.add_argument("--json", action="store_true", help="Print JSON.")
 
-    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor, Zed, Crush), newest first.")
+    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor, Zed, Crush; a folder of session files; a zip of either), newest first.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     sp.add_argument("--json", action="store_true", help="Print JSON.")

@@ -64,6 +64,7 @@ from . import zed  # noqa: F401  (registers; its 100 outscores goose_db's 40 for
 from . import crush  # noqa: F401  (registers; Crush's sessions/messages tables outscore goose_db, which gives them 40)
 from . import qwen_code  # noqa: F401  (registers)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
+from . import session_folder  # a folder of one-session files: listed, the newest read by default
 from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
@@ -95,6 +96,11 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
     or xz; known by its magic bytes) is decompressed there under the same limit and read as the
     file it holds, detected by its inner name (``lab.formats.compressed``); errors name the
     compressed file. A compressed tar stays a folder archive.
+
+    Any other folder is a folder of sessions (``~/.claude/projects/<project>``, Codex's
+    ``sessions/``, Cline's ``tasks/``): ``session`` is a path inside it as ``sessions(folder)``
+    lists, and without one the most recently modified session is read, with a warning naming
+    the others (``lab.formats.session_folder``).
     """
     folder = Path(path)
     if session is not None and not archive.is_archive(folder):
@@ -105,6 +111,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
         return accept(read_by_path(found, folder), found, file=str(folder))
     if archive.is_archive(folder):
         return archive.load_archive(folder, lambda entry: load(entry, format, session=session))
+    if session_folder.holds_sessions(folder):
+        return session_folder.read_newest(folder, format)
     p = check_file(path)
     return read_detected(p) if format is None else read_forced(format, p)
 

@@ -46,10 +46,12 @@ which also drops permissions no transcript needs.
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import tarfile
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -168,6 +170,20 @@ def _unpack_zip(archive: Path, dest: Path, budget: _Budget) -> None:
                 continue
             with zf.open(info) as src:
                 _copy(src, target, budget, info.filename)
+            _keep_time(target, info.date_time)
+
+
+def _keep_time(target: Path, date_time: tuple[int, int, int, int, int, int]) -> None:
+    """Give an unpacked file its time in the zip (local time, as zip records it), as tar's extract does.
+
+    A folder of session files is listed newest first by modification time
+    (``lab.formats.session_folder``): unpacked at one instant, every file would be as new as the others.
+    """
+    try:
+        stamp = time.mktime((*date_time, 0, 0, -1))
+        os.utime(target, (stamp, stamp))
+    except (OverflowError, ValueError, OSError):
+        pass  # a time the platform cannot hold: the file keeps its unpack time
 
 
 def _unpack_tar(archive: Path, dest: Path, budget: _Budget) -> None:
@@ -269,8 +285,9 @@ def _shown(text: str, folder: Path, archive: str) -> str:
     return text.replace(str(folder), archive)
 
 
-# What ``load`` says of a folder it has no reader for (lab.formats.jsonio.check_file).
-_NOT_A_FILE = "is a directory, not a transcript file"
+# How ``load`` starts what it says of a folder with nothing it reads (lab.formats.jsonio.check_file,
+# lab.formats.session_folder.list_sessions).
+_A_DIRECTORY = "is a directory"
 
 
 def load_archive(archive: str | Path, read: Callable[[Path], Transcript], *, dest: Path | None = None, shown_as: str | None = None) -> Transcript:
@@ -298,7 +315,7 @@ def load_archive(archive: str | Path, read: Callable[[Path], Transcript], *, des
             try:
                 t = read(entry)
             except TranscriptError as e:
-                if entry.is_dir() and e.file == str(entry) and e.reason == _NOT_A_FILE:
+                if entry.is_dir() and e.file == str(entry) and e.reason.startswith(_A_DIRECTORY):
                     raise TranscriptError("holds nothing the lab reads (no session folder, nor one transcript file)", file=str(archive), expected=_EXPECTED) from None
                 raise
         except TranscriptError as e:

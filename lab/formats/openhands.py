@@ -32,7 +32,12 @@ key), with ``id``, ``source`` (agent / user / environment), ``timestamp``.
   condenser's ``CondensationAction``: ``forgotten_event_ids`` or
   ``forgotten_events_start_id``/``end_id``, ``summary``, ``summary_offset``)
   becomes a boundary followed by the summary as a user message tagged
-  ``summary``; one without a summary only forgot events and is counted.
+  ``summary``. One without a summary that forgot events (the agent-reset
+  condenser and the amortized-forgetting one write no summary)
+  is a boundary too, followed by a note in the summary's place; one that
+  forgot nothing is counted. ``condensation_request`` (the agent asking to
+  condense) is bookkeeping, counted: the condensation that answers it is
+  what changed the context.
 * ``recall`` and other bookkeeping actions, their observations, and unknown
   event kinds are skipped and counted.
 
@@ -93,18 +98,28 @@ class _Session:
         self.tools: list[ToolSpec] = []
 
 
-def add_condensation(b: HistoryBuilder, key: str, stamp: datetime | None, summary: str, forgotten: int | None) -> None:
-    """An OpenHands condensation with a summary: a boundary marker, then the summary as user text.
+def add_condensation(b: HistoryBuilder, key: str, stamp: datetime | None, summary: str | None, forgotten: int | None) -> None:
+    """An OpenHands condensation: a boundary marker, then the summary (or a note) as user text.
 
     OpenHands keeps some events verbatim around the summary (the first few and the most recent
     ones); the import cannot tell which from the event stream alone, so the boundary sits where
     the condensation happened, as the Claude Code and Codex importers place theirs.
+
+    Without a summary (the agent-reset condenser, or a summarizer whose model returned no text)
+    events were still forgotten: the model stopped seeing them, so it is a boundary all the same.
+    OpenHands keeps the user's messages through such a reset; a replay that honours the boundary
+    drops them, so a note stands in as the user turn that opens the kept history (undo drops it).
     """
     count = f"{forgotten} event(s) forgotten" if forgotten is not None else "events forgotten"
     boundary = Boundary(trigger="import", strategy=CONDENSATION_STRATEGY, timestamp=stamp)
-    marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}]")
+    if summary:
+        marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}]")
+        text = summary
+    else:
+        marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}, no summary]")
+        text = f"[Earlier conversation forgotten by the OpenHands condenser: {forgotten if forgotten is not None else 'some'} event(s), no summary]"
     b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
-    b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+    b.add("user", [TextBlock(text=text)], key=f"{key}.summary", timestamp=stamp, tag="summary")
 
 
 def _forgotten(args: dict[str, Any]) -> int | None:
@@ -140,8 +155,9 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
         b.add("system", text_block(text), key=key, timestamp=stamp)
         s.tools = tool_specs(args.get("tools"))
         return
-    if kind == "condensation" and isinstance(args.get("summary"), str) and args["summary"]:
-        add_condensation(b, key, stamp, args["summary"], _forgotten(args))
+    summary = args.get("summary") if isinstance(args.get("summary"), str) else None
+    if kind == "condensation" and (summary or _forgotten(args)):
+        add_condensation(b, key, stamp, summary, _forgotten(args))
         s.response_id = None
         return
     if kind in _BOOKKEEPING:

@@ -58,12 +58,12 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import Block, Boundary, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta, Usage
+from ..core.messages import Block, ImageBlock, ImportNotes, Role, TextBlock, ThinkingBlock, ToolSpec, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, image_from_url, need_dict, opt_str, parse_arguments, parse_timestamp, tool_specs
 from .anthropic_blocks import image_marker
 from .jsonio import gc_paused, iter_jsonl, leading_char, read_json
-from .openhands import CONDENSATION_STRATEGY, add_condensation
+from .openhands import add_condensation
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "KINDS", "read", "from_events", "from_document", "read_folder", "event_files", "state_usages", "sniff"]
@@ -231,18 +231,8 @@ class _Session:
         ids = ev.get("forgotten_event_ids")
         forgotten = len(ids) if isinstance(ids, list) else None
         summary = ev.get("summary")
-        if isinstance(summary, str) and summary:
-            add_condensation(self.b, key, stamp, summary, forgotten)
-        elif forgotten:
-            # The agent-reset condenser (and a summarizer whose model returned no text) forgets events
-            # without a summary: the model stops seeing them all the same, so it is a boundary a replay can undo.
-            boundary = Boundary(trigger="import", strategy=CONDENSATION_STRATEGY, timestamp=stamp)
-            marker = TextBlock(text=f"[Conversation condensed by OpenHands: {forgotten} event(s) forgotten, no summary]")
-            self.b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
-            # OpenHands keeps the user's messages through such a reset; a replay that honours the boundary
-            # drops them, so this note stands in as the user turn that opens the kept history (undo drops it).
-            note = TextBlock(text=f"[Earlier conversation forgotten by the OpenHands condenser: {forgotten} event(s), no summary]")
-            self.b.add("user", [note], key=f"{key}.summary", timestamp=stamp, tag="summary")
+        if (isinstance(summary, str) and summary) or forgotten:
+            add_condensation(self.b, key, stamp, summary if isinstance(summary, str) else None, forgotten)
         else:
             self.notes.skip("Condensation (nothing forgotten)")
 

@@ -176,12 +176,17 @@ def pick_session(
     return chosen
 
 
+def _known(format: str | None, path: Path) -> str | None:
+    """``format`` when the lab has it (or None); TranscriptError for a name it lacks."""
+    if format is not None and format not in FORMATS:
+        raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
+    return format
+
+
 def _format_of(path: Path, format: str | None) -> str:
     """The format ``load`` would read ``path`` as: its folder checks in load's order, then detection."""
-    if format is not None:
-        if format not in FORMATS:
-            raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
-        return format
+    if _known(format, path) is not None:
+        return str(format)
     # Imported here: the readers it tries import this module to register, so it cannot import them first.
     from .by_path import path_format
 
@@ -212,20 +217,32 @@ def sessions(path: str | os.PathLike[str], format: str | None = None) -> list[Se
     from . import archive
 
     if not archive.is_archive(p):
-        return newest_first(_reader(p, format, "nothing to list").list(p))
+        return _sessions(p, format)
     # A zip, tar or compressed file: list what it holds, said as the archive (as ``load`` reads it).
     with tempfile.TemporaryDirectory(prefix="lab-sessions-") as tmp:
         entry = p
         try:
             entry = archive.unpack(p, tmp)
-            return newest_first(_reader(entry, format, "nothing to list").list(entry))
+            return _sessions(entry, format)
         except TranscriptError as e:
             said = e.reason.replace(str(entry), str(p)).replace(tmp, str(p))
             raise TranscriptError(said, file=str(p), where=e.where, expected=e.expected) from None
 
 
+def _sessions(p: Path, format: str | None) -> list[SessionInfo]:
+    from . import session_folder
+
+    if session_folder.holds_sessions(p):
+        return session_folder.list_sessions(p, _known(format, p))
+    return newest_first(_reader(p, format, "nothing to list").list(p))
+
+
 def read_session(path: str | os.PathLike[str], format: str | None, session: str) -> Transcript:
     """The session ``session`` of ``path``, checked as ``load`` checks every import."""
     p = Path(path)
+    from . import session_folder
+
+    if session_folder.holds_sessions(p):
+        return session_folder.read_session(p, _known(format, p), str(session))
     reader = _reader(p, format, f"asked for {session!r}")
     return accept(reader.read(p, str(session)), reader.name, file=str(p))

@@ -225,11 +225,14 @@ def _listed(path: Path, transcript: Transcript) -> list[SessionInfo]:
     from ..formats import sessions
     from ..formats.session_choice import READERS
 
+    from ..formats.session_folder import holds_sessions
+
     fmt = transcript.meta.source_format
-    if fmt not in READERS:
+    folder = holds_sessions(path)  # an archive of a folder of session files: each file is a session
+    if fmt not in READERS and not folder:
         return []  # a format of one session per file: nothing to list, and no second read
     try:
-        found = sessions(path, fmt)
+        found = sessions(path, None if folder else fmt)
     except (Exception, RecursionError) as exc:
         # The transcript is read: a listing that fails (a one-session file of a store format, a
         # damaged index) only means there is nothing to pick from, not a failed import.

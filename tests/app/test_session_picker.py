@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -141,6 +142,26 @@ class TestArchive:
         assert not (_session_folder(_app_tmp) / "unpacked").exists()
         assert t.meta.source_path.startswith("storage.zip") and str(_app_tmp) not in t.meta.source_path
         _peak_sent(bare_app)
+
+
+class TestSessionFolder:
+    def test_a_zipped_folder_of_session_files(self, bare_app: AppTest, tmp_path: Path) -> None:
+        # A user zips ~/.claude/projects/<project>: each file is a session, one is read, the others are picked.
+        root = tmp_path / "project"
+        root.mkdir()
+        samples = Path(__file__).parents[2] / "sample_sessions"
+        for name, sample, mtime in (("a.jsonl", "claude-code-compacted.jsonl", 1_700_000_000), ("b.jsonl", "generated-claude-code.jsonl", 1_800_000_000)):
+            (root / name).write_bytes((samples / sample).read_bytes())
+            os.utime(root / name, (mtime, mtime))
+        _upload(bare_app, "project.zip", _zip_folder(root, tmp_path / "project.zip"))
+        assert not bare_app.error, [e.value for e in bare_app.error]
+        picker = bare_app.selectbox(key=PICK)
+        # Newest first by the times the zip kept, the newest loaded.
+        assert [o.split(" · ")[1] for o in picker.options] == ["b.jsonl", "a.jsonl"] and picker.value == "b.jsonl"
+        first = metrics(bare_app)["Messages"]
+        _pick(bare_app, "a.jsonl")
+        assert not bare_app.error, [e.value for e in bare_app.error]
+        assert bare_app.selectbox(key=PICK).value == "a.jsonl" and metrics(bare_app)["Messages"] != first
 
 
 class TestErrors:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, tool_pairs
+from lab.core.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, message_text, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import openhands
 from lab.formats.jsonio import make_probe
@@ -209,10 +209,30 @@ class TestCondensation:
         assert "action:condensation" not in t.notes.skipped
 
     @pytest.mark.parametrize("summary", [None, ""], ids=["none", "empty"])
-    def test_without_summary_it_is_counted(self, summary: str | None) -> None:
-        t = self._t(_condensation(20, forgotten_event_ids=[2, 3], summary=summary))
+    @pytest.mark.parametrize(
+        ("args", "count"),
+        [({"forgotten_event_ids": [2, 3]}, "2 event(s)"), ({"forgotten_events_start_id": 2, "forgotten_events_end_id": 4}, "3 event(s)")],
+        ids=["id-list", "range"],
+    )
+    def test_without_summary_forgotten_events_are_a_boundary_and_a_note(self, summary: str | None, args: dict[str, Any], count: str) -> None:
+        # The amortized-forgetting condenser (and a summarizer whose model returned nothing) forgets
+        # events without a summary: the model stopped seeing them, so a replay must know where.
+        t = self._t(_condensation(20, summary=summary, **args), _act(21, "message", {"content": "next"}))
+        marker, note, after = t.messages[-3:]
+        assert marker.tag == "boundary" and marker.boundary is not None and marker.boundary.strategy == openhands.CONDENSATION_STRATEGY
+        assert count in marker.content[0].text and "no summary" in marker.content[0].text
+        assert note.role == "user" and note.tag == "summary" and "no summary" in message_text(note)
+        assert after.content[0].text == "next" and "action:condensation" not in t.notes.skipped
+
+    @pytest.mark.parametrize("args", [{}, {"forgotten_event_ids": []}, {"forgotten_events_start_id": 5, "forgotten_events_end_id": 2}], ids=["no-ids", "empty", "backwards"])
+    def test_one_that_forgot_nothing_is_counted(self, args: dict[str, Any]) -> None:
+        t = self._t(_condensation(20, **args))
         assert t.notes.skipped == {"action:condensation": 1}
         assert all(m.boundary is None for m in t.messages)
+
+    def test_a_condensation_request_is_counted(self) -> None:
+        t = self._t(_act(20, "condensation_request", {}))
+        assert t.notes.skipped == {"action:condensation_request": 1} and all(m.boundary is None for m in t.messages)
 
     def test_next_actions_do_not_merge_into_the_previous_turn(self) -> None:
         same_response = _act(22, "run", {"command": "pwd"}, tool_call_metadata=_tcm("t9", "execute_bash", {"command": "pwd"}, rid="r1"))

@@ -271,7 +271,8 @@ class TestOneSessionFormats:
         db = _three(tmp_path).path
         with pytest.raises(TranscriptError, match="claude_code holds one session per file"):
             load(db, format="claude_code", session="0")
-        with pytest.raises(TranscriptError, match="not an OpenHands evaluation output.jsonl"):
+        # A folder is a folder of session files: its ids are paths inside it.
+        with pytest.raises(TranscriptError, match="no session '0' in this folder"):
             load(tmp_path, format="openhands", session="0")
         with pytest.raises(TranscriptError, match="line 1: not JSON"):
             load(db, format="openhands", session="0")

@@ -165,6 +165,18 @@ class TestOpenHands:
         assert "USER_CONTEXT: fix the parser" not in "".join(message_text(m) for m in replayed.messages)
         assert len(replayed.messages) == len(t.messages) - 2
 
+    def test_v0_condensation_without_summary_is_undone_or_kept(self) -> None:
+        events = _oh_events()
+        events[4] = _oh_act(4, "condensation", {"forgotten_event_ids": [2, 3], "forgotten_events_start_id": None,
+                                                "forgotten_events_end_id": None, "summary": None, "summary_offset": None})
+        t = openhands.from_document(events, file="x.json")
+        assert [(c.agent, c.action) for c in find_recorded(t)] == [("OpenHands", "undone")]
+        undone, _, _ = apply_recorded(t, "undo")
+        assert len(undone.messages) == len(t.messages) - 2 and not any(m.boundary is not None for m in undone.messages)
+        assert FIRST in message_text(undone.messages[1])
+        kept, found, _ = apply_recorded(t, "keep")
+        assert kept is t and [c.action for c in found] == ["kept"]
+
     def test_v1_condensation_is_undone(self, tmp_path: Path) -> None:
         def ev(eid: str, kind: str, source: str, **fields: Any) -> dict[str, Any]:
             return {"id": eid, "timestamp": TS, "source": source, **fields, "kind": kind}

@@ -1,0 +1,213 @@
+"""A folder of one-session files, as agents keep them: its sessions, listed and read one at a time.
+
+Most agents write one file (or folder) per session into one place: Claude Code's
+``~/.claude/projects/<project>/``, Codex's ``~/.codex/sessions/<yyyy>/<mm>/<dd>/``,
+Qwen Code's ``chats/``, Continue's ``~/.continue/sessions/``, Cline's ``tasks/``
+(a folder per task), a run's folder of SWE-agent trajectories. Such a folder is
+read here as a session list, as ``lab.formats.session_choice`` reads a database
+that holds several:
+
+* ``list_sessions(folder)``: every file detection claims (and every session folder
+  ``lab.formats.by_path`` knows) under the folder, at any depth, as ``SessionInfo``
+  whose id is its path relative to the folder (POSIX separators), newest first by
+  modification time; ``messages`` counts its records before import (JSONL lines, a
+  JSON list's items or a document's longest list, a folder's files);
+* ``read_session(folder, id)``: that one, read as ``load`` reads the file itself;
+* ``read_newest(folder)``: the most recently modified one, with a warning naming
+  how many the folder holds and how to pick another (what ``load(folder)`` does).
+
+Why each rule exists:
+
+* an id comes from a user (``--session``, an app widget): it must name a path inside
+  the folder, so absolute paths, ``..`` and links that lead out are refused;
+* hidden entries (``.git``, ``.DS_Store``, a half-written ``.x.tmp``) and links are
+  skipped, as the corpus and compare skip them; a link could lead anywhere;
+* a home folder holds anything: at most ``MAX_ENTRIES`` entries are looked at, and a
+  folder with more is an error that says to point at a smaller one;
+* a file no format claims is skipped and counted, never an error: a session folder
+  also holds notes, tool-output caches and the like.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from ..core.messages import Transcript
+from ..errors import TranscriptError
+from .session_choice import SessionInfo, newest_first
+
+__all__ = ["MAX_ENTRIES", "FolderListing", "holds_sessions", "listing", "list_sessions", "read_session", "read_newest"]
+
+MAX_ENTRIES = 20_000
+# Where Claude Code keeps a session's subagents: listed, marked, never the default.
+_SUBAGENT_DIR = "subagents"
+
+
+@dataclass(frozen=True)
+class FolderListing:
+    """The sessions of a folder, newest first, and what was passed over on the way."""
+
+    sessions: list[SessionInfo]
+    # Files and folders no format claims, or that could not be read.
+    skipped: int
+    links: int
+
+
+def holds_sessions(folder: Path) -> bool:
+    """Whether ``folder`` is a folder that no by-path reader reads as one session (cheap: no file is opened)."""
+    from .by_path import path_format
+
+    return folder.is_dir() and path_format(folder) is None
+
+
+def _walk(folder: Path, counts: dict[str, int]) -> Iterator[tuple[Path, bool]]:
+    """(path, is a session folder) for every candidate under ``folder``: files, and folders a by-path reader reads."""
+    from .by_path import path_format
+
+    seen = 0
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError:
+            counts["unreadable"] += 1
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                raise TranscriptError(
+                    f"holds more than {MAX_ENTRIES:,} entries: too many to look through for sessions",
+                    file=str(folder), expected="a folder of session files, e.g. ~/.claude/projects/<project>; point at a smaller one",
+                )
+            if entry.name.startswith("."):
+                continue
+            if entry.is_symlink():
+                counts["links"] += 1
+                continue
+            path = Path(entry.path)
+            if entry.is_dir():
+                if path_format(path) is not None:
+                    yield path, True
+                else:
+                    stack.append(path)
+            elif entry.is_file():
+                yield path, False
+
+
+def _records(path: Path, probe_records: list[object] | None, document: object) -> int:
+    """How many records a file holds before import: JSONL lines, a list's items, a document's longest list."""
+    if isinstance(document, list):
+        return len(document)
+    if isinstance(document, dict):
+        lists = [len(v) for v in document.values() if isinstance(v, list)]
+        return max(lists, default=1)
+    lines = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            lines += chunk.count(b"\n")
+    return lines or (1 if probe_records else 0)
+
+
+def _info(folder: Path, path: Path, is_folder: bool, format: str | None) -> SessionInfo | None:
+    """The session at ``path``, or None when no format (or not ``format``) claims it."""
+    from .by_path import path_format
+    from .detect import candidates
+    from .jsonio import make_probe
+
+    rel = PurePosixPath(*path.relative_to(folder).parts)
+    updated = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).isoformat()
+    if is_folder:
+        name = path_format(path, format)
+        if name is None:
+            return None
+        count = sum(1 for _ in path.rglob("*.json"))
+        return SessionInfo(id=str(rel), title=None, messages=count, updated=updated, format=name, kind="folder")
+    probe = make_probe(path)
+    ranked = candidates(probe)
+    scores = dict(ranked)
+    name = format if format is not None else (ranked[0][0] if ranked else None)
+    if name is None or scores.get(name, 0) <= 0:
+        return None
+    kind = "subagent" if _SUBAGENT_DIR in rel.parts[:-1] or (name == "claude_code" and rel.name.startswith("agent-")) else None
+    return SessionInfo(id=str(rel), title=None, messages=_records(path, probe.records, probe.document), updated=updated, format=name, kind=kind)
+
+
+def listing(folder: Path, format: str | None = None) -> FolderListing:
+    """The sessions under ``folder`` (see the module docstring), with what was skipped."""
+    counts = {"unreadable": 0, "links": 0}
+    found: list[SessionInfo] = []
+    for path, is_folder in _walk(folder, counts):
+        try:
+            info = _info(folder, path, is_folder, format)
+        except (TranscriptError, OSError, RecursionError):
+            info = None
+        if info is None:
+            counts["unreadable"] += 1
+        else:
+            found.append(info)
+    return FolderListing(sessions=newest_first(found), skipped=counts["unreadable"], links=counts["links"])
+
+
+def list_sessions(folder: Path, format: str | None = None) -> list[SessionInfo]:
+    """The sessions under ``folder``, newest first; TranscriptError when it holds none."""
+    found = listing(folder, format)
+    if not found.sessions:
+        what = f"no {format} session" if format else "no transcript any format reads"
+        raise TranscriptError(
+            f"is a directory with {what} ({found.skipped} file(s) skipped, {found.links} link(s) not followed)",
+            file=str(folder), expected="a folder of session files (each read as `python -m lab import FILE` reads it)",
+        )
+    return found.sessions
+
+
+def _inside(folder: Path, session: str) -> Path:
+    """The path the id ``session`` names inside ``folder``; TranscriptError for one that would lead out."""
+    rel = PurePosixPath(session.replace("\\", "/"))
+    if not session or rel.is_absolute() or ".." in rel.parts or any(p.startswith(".") for p in rel.parts) or ":" in session:
+        raise TranscriptError(f"not a session id of this folder: {session!r} (an id is a path inside it, as listed)", file=str(folder))
+    target = folder.joinpath(*rel.parts)
+    step = folder
+    for part in rel.parts:
+        step = step / part
+        if step.is_symlink():
+            # The listing never follows links, so an id through one was not listed: it may lead anywhere.
+            raise TranscriptError(f"refused session {session!r}: {part!r} is a link (links are not followed)", file=str(folder))
+    try:
+        resolved = target.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise TranscriptError(
+            f"no session {session!r} in this folder", file=str(folder), expected="an id `python -m lab sessions FOLDER` lists"
+        ) from None
+    if folder.resolve() not in resolved.parents:
+        raise TranscriptError(f"refused session {session!r}: it leads out of the folder", file=str(folder))
+    return target
+
+
+def read_session(folder: Path, format: str | None, session: str) -> Transcript:
+    """The session ``session`` (an id ``list_sessions`` lists) of ``folder``, read as ``load`` reads it."""
+    from . import load
+
+    return load(_inside(folder, session), format)
+
+
+def read_newest(folder: Path, format: str | None = None) -> Transcript:
+    """The most recently modified session of ``folder``, with a warning naming the others and how to pick one."""
+    from . import load
+
+    found = list_sessions(folder, format)
+    main = [s for s in found if s.kind != "subagent"] or found
+    chosen = main[0]
+    t = load(folder / chosen.id, format)
+    if len(found) > 1:
+        rest = [s.id for s in found if s is not chosen]
+        others = ", ".join(rest[:3]) + (", ..." if len(rest) > 3 else "")
+        t.notes.warnings.append(
+            f"this folder holds {len(found)} sessions; read the most recently modified, {chosen.id!r}; others: {others}; "
+            f"pick one with --session ID (all ids: `python -m lab sessions {folder}`)"
+        )
+    return t
