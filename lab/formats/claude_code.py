@@ -14,8 +14,10 @@ What the importer rebuilds from the entries:
   (``claude_code_thread``).
 - ``isSidechain`` entries (subagents) are kept apart in ``Transcript.sidechains``:
   those of the session file, and those of the files Claude Code 2.1 writes
-  beside it (``<session>/subagents/agent-<id>.jsonl``), read after it; a
-  subagent file that cannot be read is skipped with a warning.
+  beside it (``<session>/subagents/agent-<id>.jsonl``), read after it, or,
+  as Claude Code 2.0 wrote them, the ``agent-<id>.jsonl`` files in the
+  session's own folder whose entries name its ``sessionId``; a subagent file
+  that cannot be read is skipped with a warning.
   A thread is keyed by the id of the main thread's ``Task``/``Agent`` tool_use
   that started it (its result's ``toolUseResult.agentId``, else its prompt),
   else by its ``agentId``, else by its root entry's uuid. A subagent's own file
@@ -77,6 +79,7 @@ that line with a warning.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -148,6 +151,43 @@ def _subagent_files(path: Path) -> list[Path]:
     return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
 
 
+# Agent files beside a session that are opened to find its own: a project folder may hold thousands.
+_MAX_SIBLINGS = 2_000
+
+
+def _sibling_agent_files(path: Path, notes_session_ids: set[str]) -> list[Path]:
+    """Claude Code 2.0's subagent files, written beside the session as ``agent-<id>.jsonl``: those of this session.
+
+    Every line of such a file names the parent's ``sessionId``; the session's own id is its file's
+    stem (``<sessionId>.jsonl``) and the ``sessionId`` of its first entries. Only each file's first
+    line is read to tell.
+    """
+    if path.suffix != ".jsonl" or path.name.startswith("agent-"):
+        return []
+    ids = {path.stem} | notes_session_ids
+    found: list[Path] = []
+    for n, file in enumerate(sorted(path.parent.glob("agent-*.jsonl"))):
+        if n >= _MAX_SIBLINGS:
+            break
+        try:
+            with open(file, "rb") as fh:
+                first = json.loads(fh.readline(1 << 16) or b"null")
+        except (OSError, ValueError):
+            continue
+        if isinstance(first, dict) and first.get("sessionId") in ids and first.get("isSidechain") is True:
+            found.append(file)
+    return found
+
+
+def _session_ids(path: Path) -> set[str]:
+    """The ``sessionId`` values of a session file's first entries."""
+    try:
+        records = make_probe(path).records or []
+    except TranscriptError:
+        return set()
+    return {r["sessionId"] for r in records if isinstance(r, dict) and isinstance(r.get("sessionId"), str)}
+
+
 def _with_subagents(main: Feed, files: list[Path]) -> Feed:
     def feed(importer: EntryImporter) -> None:
         main(importer)
@@ -206,7 +246,7 @@ def read(path: Path) -> Transcript:
     if leading_char(path) == "[":
         return _import(_pairs(lambda: _array_entries(path)), str(path))
     feed = _jsonl(path)
-    subagents = _subagent_files(path)
+    subagents = _subagent_files(path) or _sibling_agent_files(path, _session_ids(path))
     return _import(_with_subagents(feed, subagents) if subagents else feed, str(path))
 
 

@@ -942,6 +942,25 @@ def test_subagent_files_beside_the_session_are_its_sidechains(tmp_path: Path) ->
     _replays_cleanly(t)
 
 
+def test_claude_code_2_0_agent_files_beside_the_session_are_its_sidechains(tmp_path: Path) -> None:
+    # Claude Code 2.0 wrote agent-<id>.jsonl into the project folder itself, beside every session of the
+    # project: each line names its parent's sessionId, which tells this session's apart from the others'.
+    path = _session_with_agent_call(tmp_path)
+    _write(tmp_path, _subagent_lines(), "agent-a1f2e3d4c5b6a7980.jsonl")
+    other = Log(prefix="oth", isSidechain=True, agentId="b0b0", sessionId="another-session")
+    other.user("Someone else's subagent.")
+    other.text("msg_o1", "Not this session's.")
+    _write(tmp_path, other.lines, "agent-b0b0.jsonl")
+    (tmp_path / "agent-junk.jsonl").write_text("{not json\n", encoding="utf-8")
+    t = claude_code.read(path)
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
+    assert list(t.sidechains) == ["toolu_agent"] and len(t.sidechains["toolu_agent"]) == 4
+    assert not any("Someone else" in str(m.content) for thread in t.sidechains.values() for m in thread)
+    # The agent file itself still imports as its own session, and the newer layout wins when both exist.
+    assert claude_code.read(tmp_path / "agent-a1f2e3d4c5b6a7980.jsonl").sidechains == {}
+    _replays_cleanly(t)
+
+
 def test_a_damaged_subagent_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
     path = _session_with_agent_call(tmp_path)
     folder = tmp_path / "0b5c-session" / "subagents"
