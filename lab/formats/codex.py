@@ -213,6 +213,11 @@ class _Reader:
         item = need_dict(item, loc, "item")
         if item.get("type") == "agent_message":
             self.agent_messages += 1
+        if summary is not None and item.get("type") in ("compaction", "compaction_summary"):
+            # The encrypted summary that ends a remote compaction's replacement history: the boundary
+            # before that history already marks this compaction.
+            self.notes.skip(f"item:{item['type']}")
+            return
         if item.get("type", "message" if "role" in item else None) == "message" and item.get("role") == "user":
             content = item.get("content")
             parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []

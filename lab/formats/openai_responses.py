@@ -24,9 +24,13 @@ An output is a string, a list of content items or ``{content, success}``;
 ``success: false`` marks an error, and so does a Codex shell output reporting
 a non-zero exit code (Codex records no success flag). Consecutive assistant
 items form one assistant message. Items run by the provider or opaque
-(web_search_call, image_generation_call, ghost_snapshot, encrypted compaction
-and context_compaction, compaction_trigger, additional_tools, ...) and unknown
-types are skipped and counted as ``item:<type>``.
+(web_search_call, image_generation_call, ghost_snapshot, context_compaction, compaction_trigger, additional_tools, ...) and unknown
+types are skipped and counted as ``item:<type>``. A ``compaction`` item (also
+spelled ``compaction_summary``; the
+API's server-side compaction: an encrypted summary the server reads in place of
+the items before it) becomes a boundary and a placeholder summary a replay
+undoes; inside a Codex ``compacted`` record's replacement history it is the
+end of what that record already marks, and is counted.
 
 Detection (``sniff``): 95 for a Codex rollout (records ``{type, payload}``),
 85 for an older rollout (a bare session header, then bare items), 90 for
@@ -44,7 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import Block, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
+from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, image_from_url, need_dict, parse_arguments, text_block, tool_specs
 from .jsonio import read_json
@@ -65,9 +69,13 @@ ITEM_TYPES = {"message", "reasoning", "agent_message"} | _CALLS | _OUTPUTS
 # control such as Codex's compaction_trigger): counted, not kept.
 SERVER_ITEMS = {
     "web_search_call", "image_generation_call", "file_search_call", "code_interpreter_call", "mcp_call",
-    "mcp_list_tools", "ghost_snapshot", "compaction", "compaction_summary", "context_compaction",
+    "mcp_list_tools", "ghost_snapshot", "context_compaction",
     "compaction_trigger", "additional_tools", "configuration_update",
 }
+# The encrypted summary item, as the API names it and as Codex also spells it.
+_COMPACTION = ("compaction", "compaction_summary")
+# The boundary strategy of an inline ``compaction`` item (the Responses API's server-side or standalone compaction).
+COMPACTION_STRATEGY = "openai_compaction"
 # Record types of a Codex rollout line ``{timestamp, type, payload}``, older and newer.
 ROLLOUT_RECORDS = {
     "session_meta", "response_item", "turn_context", "event_msg", "compacted",
@@ -235,6 +243,8 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         name, args = _call_name_args(item, kind, notes, loc)
         use = b.use(call_id, name, args, key=key)
         b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
+    elif kind in _COMPACTION:
+        _compaction(b, item, key, stamp)
     elif kind in _OUTPUTS:
         call_id = _call_id(item, kind, loc)
         if kind == "tool_search_output":
@@ -244,6 +254,23 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         b.result(call_id, text, key=key, is_error=is_error, timestamp=stamp)
     else:
         notes.skip(f"item:{kind}")
+
+
+def _compaction(b: HistoryBuilder, item: dict[str, Any], key: str, stamp: datetime | None) -> None:
+    """An inline ``compaction`` item: the provider's encrypted summary of everything before it.
+
+    The server reads the newest compaction item in place of the items before it (the API's guide lets a
+    client drop them), so it is a recorded compaction: a boundary, then the item as a placeholder summary
+    tagged ``summary`` (its content is opaque; a replay that keeps recorded compactions sends the
+    placeholder, one that undoes them drops it and replays the items before it).
+    """
+    blob = item.get("encrypted_content")
+    size = f"{len(blob):,} characters" if isinstance(blob, str) else "no content"
+    boundary = Boundary(trigger="import", strategy=COMPACTION_STRATEGY, timestamp=stamp)
+    b.add("system", [TextBlock(text="[Context compacted by the provider (Responses compaction item)]")], key=f"{key}.boundary",
+          timestamp=stamp, tag="boundary", boundary=boundary)
+    note = f"[Encrypted compaction summary of the earlier conversation ({size}); only the provider can read it]"
+    b.add("user", [TextBlock(text=note)], key=f"{key}.summary", timestamp=stamp, tag="summary")
 
 
 # Fields only Chat Completions messages have: a {"type": "message"} line holding them (home-made logs)

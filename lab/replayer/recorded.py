@@ -38,6 +38,7 @@ RECORDED_MODES: tuple[RecordedMode, ...] = ("undo", "keep")
 _AGENTS = {
     "claude_code_compact": "Claude Code",
     "codex_compact": "Codex",
+    "openai_compaction": "OpenAI Responses (server-side compaction)",
     "openhands_condensation": "OpenHands",
     "goose_compaction": "Goose",
     "opencode_compaction": "OpenCode",

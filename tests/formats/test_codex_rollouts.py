@@ -192,8 +192,6 @@ class TestItemVariants:
             item({"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "weather"}}),
             item({"type": "image_generation_call", "id": "ig_1", "status": "completed", "revised_prompt": "a cat", "result": "Zm9v"}),
             item({"type": "ghost_snapshot", "ghost_commit": {"id": "abc", "parent": None, "preexisting_untracked_files": [], "preexisting_untracked_dirs": []}}),
-            item({"type": "compaction", "encrypted_content": "gAAA"}),
-            item({"type": "compaction_summary", "encrypted_content": "gAAA"}),
             item({"type": "brand_new_item", "x": 1}),
             msg("assistant", "It is sunny.", part="output_text"),
         ]
@@ -203,10 +201,39 @@ class TestItemVariants:
             "item:web_search_call": 1,
             "item:image_generation_call": 1,
             "item:ghost_snapshot": 1,
-            "item:compaction": 1,
-            "item:compaction_summary": 1,
             "item:brand_new_item": 1,
         }
+
+    @pytest.mark.parametrize("kind", ["compaction", "compaction_summary"])
+    def test_an_inline_compaction_item_is_a_boundary_a_replay_undoes(self, tmp_path: Path, kind: str) -> None:
+        # The Responses API's server-side compaction: an encrypted summary read in place of what came before.
+        from lab.replayer.recorded import apply_recorded, find_recorded
+
+        recs = [
+            msg("user", "fix the parser"),
+            msg("assistant", "Looking.", part="output_text"),
+            item({"type": kind, "id": "cmp_1", "encrypted_content": "gAAA" * 10}),
+            msg("user", "go on"),
+            msg("assistant", "Done.", part="output_text"),
+        ]
+        t = read(tmp_path, recs)
+        assert [m.tag for m in t.messages] == [None, None, "boundary", "summary", None, None]
+        marker, summary = t.messages[2:4]
+        assert marker.boundary is not None and marker.boundary.strategy == "openai_compaction"
+        assert "40 characters" in summary.content[0].text and "item:" + kind not in t.notes.skipped
+        found = find_recorded(t)
+        assert [(c.agent, c.action) for c in found] == [("OpenAI Responses (server-side compaction)", "undone")]
+        undone = apply_recorded(t, "undo")[0]
+        assert [m.role for m in undone.messages] == ["user", "assistant", "user", "assistant"]
+
+    def test_the_compaction_item_ending_a_replacement_history_is_counted_not_a_second_boundary(self, tmp_path: Path) -> None:
+        history = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the parser"}]},
+                   {"type": "compaction", "encrypted_content": "gAAA"}]
+        recs = [msg("user", "fix the parser"), msg("assistant", "Looking.", part="output_text"),
+                {"timestamp": "2026-01-01T00:00:00Z", "type": "compacted", "payload": {"message": "", "replacement_history": history}},
+                msg("assistant", "Done.", part="output_text")]
+        t = read(tmp_path, recs)
+        assert sum(m.boundary is not None for m in t.messages) == 1 and t.notes.skipped.get("item:compaction") == 1
 
 
 class TestInjectedContext:
