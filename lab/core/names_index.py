@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["INDEX_HEADER", "names_beyond", "index_line"]
+__all__ = ["INDEX_HEADER", "TOKEN", "names_beyond", "index_line"]
 
 INDEX_HEADER = "[names in the full output]"
 
-_TOKEN = re.compile(r"[\w~](?:[\w.~@+/-]*[\w~])?")
+# What a name is, here and in needed-later recall (``lab.replayer.mentions`` reads its tokens with this
+# rule): one definition, so the index lists names exactly as recall will look for them.
+TOKEN = re.compile(r"[\w~](?:[\w.~@+/-]*[\w~])?")
 # JSON escapes left in text that was encoded twice (MCP results, logged tool output): separators, not letters.
 _ESCAPE = re.compile(r"\\(?:[nrt\"\\/]|u[0-9a-fA-F]{4})")
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
@@ -47,11 +49,11 @@ def names_beyond(content: str, preview: str, budget: int) -> list[str]:
     """The names ``content`` holds that ``preview`` does not, first seen first, joined within ``budget`` characters."""
     if budget <= 0:
         return []
-    shown = set(_TOKEN.findall(_ESCAPE.sub(" ", preview)))
+    shown = set(TOKEN.findall(_ESCAPE.sub(" ", preview)))
     out: list[str] = []
     seen: set[str] = set()
     used = 0
-    for match in _TOKEN.finditer(_ESCAPE.sub(" ", content)):
+    for match in TOKEN.finditer(_ESCAPE.sub(" ", content)):
         token = match.group()
         if len(token) < _MIN_CHARS or token in seen:
             continue

@@ -60,6 +60,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import ahocorasick
 
 from ..core.messages import ToolUseBlock
+from ..core.names_index import TOKEN
 
 __all__ = [
     "KINDS",
@@ -96,7 +97,7 @@ COMMAND_KEYS = ("command", "cmd")
 MAX_LINE = 200
 _MIN_CHARS = 4
 
-_TOKEN = re.compile(r"[\w~](?:[\w.~@+/-]*[\w~])?")
+_TOKEN = TOKEN  # the names index's rule (lab.core.names_index): what recall looks for is what a stub lists
 _DIFF_PATH = re.compile(r"^(?:\+\+\+|---) [ab]/(\S+)|^diff --git a/(\S+) b/(\S+)", re.M)
 _URL = re.compile(r"https?://[^\s<>\"'`)\]}]+")
 _ERROR = re.compile(
