@@ -155,7 +155,7 @@ def _subagent_files(path: Path) -> list[Path]:
 _MAX_SIBLINGS = 2_000
 
 
-def _sibling_agent_files(path: Path, notes_session_ids: set[str]) -> list[Path]:
+def _sibling_agent_files(path: Path) -> list[Path]:
     """Claude Code 2.0's subagent files, written beside the session as ``agent-<id>.jsonl``: those of this session.
 
     Every line of such a file names the parent's ``sessionId``; the session's own id is its file's
@@ -164,9 +164,12 @@ def _sibling_agent_files(path: Path, notes_session_ids: set[str]) -> list[Path]:
     """
     if path.suffix != ".jsonl" or path.name.startswith("agent-"):
         return []
-    ids = {path.stem} | notes_session_ids
+    siblings = sorted(path.parent.glob("agent-*.jsonl"))
+    if not siblings:
+        return []
+    ids = {path.stem} | _session_ids(path)
     found: list[Path] = []
-    for n, file in enumerate(sorted(path.parent.glob("agent-*.jsonl"))):
+    for n, file in enumerate(siblings):
         if n >= _MAX_SIBLINGS:
             break
         try:
@@ -246,7 +249,7 @@ def read(path: Path) -> Transcript:
     if leading_char(path) == "[":
         return _import(_pairs(lambda: _array_entries(path)), str(path))
     feed = _jsonl(path)
-    subagents = _subagent_files(path) or _sibling_agent_files(path, _session_ids(path))
+    subagents = _subagent_files(path) or _sibling_agent_files(path)
     return _import(_with_subagents(feed, subagents) if subagents else feed, str(path))
 
 
