@@ -34,12 +34,24 @@ class _UsageError(Exception):
     pass
 
 
-def warn_misread(t: Transcript) -> None:
-    """One ``warning:`` line on stderr per sign that the import may be a misread (``lab.formats.sanity``)."""
+# Every reader that picks one session of several says how to pick another with this (``--session ID``, ``--session N``).
+_PICK_HINT = "--session"
+
+
+def warn_misread(t: Transcript, *, picked: bool = True) -> None:
+    """One ``warning:`` line on stderr per sign that the import may be a misread (``lab.formats.sanity``).
+
+    With ``picked``, also a ``note:`` naming which session was read of a file or folder that holds several:
+    a replay of "the newest" must say which one it was.
+    """
     from .formats.sanity import misread_warnings
 
     for warning in misread_warnings(t.notes):
         print(f"warning: {warning}", file=sys.stderr)
+    if picked:
+        for note in t.notes.warnings:
+            if _PICK_HINT in note:
+                print(f"note: {note}", file=sys.stderr)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -47,7 +59,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from .formats import dump, load
 
     t = load(args.path, format=args.format, session=args.session)
-    warn_misread(t)
+    warn_misread(t, picked=False)  # its notes, the pick among them, are printed below
     dump(t, to="lab", path=args.out)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     print(f"imported {args.path} as {t.meta.source_format} -> {args.out}")
@@ -115,6 +127,7 @@ def _cmd_tokens(args: argparse.Namespace) -> int:
     from .formats import load
 
     t = load(args.path, format=args.format, session=args.session)
+    warn_misread(t)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     if args.json:
         print(json.dumps({"path": args.path, "tokens": stats.tokens, "tool_output_share": stats.tool_output_share}, indent=2))

@@ -306,6 +306,36 @@ class TestSessions:
         code, stdout, _ = _run(args, capsys)
         assert code == 0 and "requests: 1;" in stdout
 
+    def test_a_replay_of_the_default_session_says_which_it_read(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        db = _goose_db(tmp_path)
+        report = tmp_path / "report.json"
+        code, _, stderr = _run(["replay", str(db), "--preset", "minicode", "--report", str(report)], capsys)
+        assert code == 0 and "note: this Goose database holds 2 sessions" in stderr and "'20260102_1'" in stderr
+        code, _, stderr = _run(["replay", str(db), "--preset", "minicode", "--report", str(report), "--session", "20260101_1"], capsys)
+        assert code == 0 and "holds 2 sessions" not in stderr
+
+    def test_a_folder_of_session_files(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        import os
+        import shutil
+
+        folder = tmp_path / "project"
+        folder.mkdir()
+        for name, sample, mtime in (("old.jsonl", "claude-code-compacted.jsonl", 1_700_000_000), ("new.jsonl", "generated-claude-code.jsonl", 1_800_000_000)):
+            shutil.copyfile(SAMPLES / sample, folder / name)
+            os.utime(folder / name, (mtime, mtime))
+        code, stdout, _ = _run(["sessions", str(folder)], capsys)
+        assert code == 0 and [line.split()[0] for line in stdout.splitlines()[1:3]] == ["new.jsonl", "old.jsonl"]
+        assert "2 session(s) (claude_code)" in stdout
+        code, _, stderr = _run(["tokens", str(folder)], capsys)
+        assert code == 0 and "read the most recently modified, 'new.jsonl'" in stderr
+        picked = [_run(["tokens", str(folder), "--session", name, "--counter", "chars/3.5", "--json"], capsys) for name in ("old.jsonl", "new.jsonl")]
+        assert [json.loads(out)["tokens"]["chars/3.5"] for _, out, _ in picked] == [
+            json.loads(_run(["tokens", str(folder / name), "--counter", "chars/3.5", "--json"], capsys)[1])["tokens"]["chars/3.5"]
+            for name in ("old.jsonl", "new.jsonl")
+        ]
+        code, _, stderr = _run(["tokens", str(folder), "--session", "../project/new.jsonl"], capsys)
+        assert code == 2 and stderr.startswith("error: ") and "not a session id of this folder" in stderr and len(stderr.splitlines()) == 1
+
     def test_compare_reads_the_session_asked(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         db = _goose_db(tmp_path)
         table = tmp_path / "table.json"
