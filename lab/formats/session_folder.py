@@ -40,7 +40,7 @@ from ..core.messages import Transcript
 from ..errors import TranscriptError
 from .session_choice import SessionInfo, newest_first
 
-__all__ = ["MAX_ENTRIES", "FolderListing", "holds_sessions", "listing", "list_sessions", "read_session", "read_newest"]
+__all__ = ["MAX_ENTRIES", "FolderListing", "holds_sessions", "walk", "listing", "list_sessions", "read_session", "read_newest"]
 
 MAX_ENTRIES = 20_000
 # Where Claude Code keeps a session's subagents: listed, marked, never the default.
@@ -64,10 +64,16 @@ def holds_sessions(folder: Path) -> bool:
     return folder.is_dir() and path_format(folder) is None
 
 
-def _walk(folder: Path, counts: dict[str, int]) -> Iterator[tuple[Path, bool]]:
-    """(path, is a session folder) for every candidate under ``folder``: files, and folders a by-path reader reads."""
+def walk(folder: Path, counts: dict[str, int], *, limit: int | None = None) -> Iterator[tuple[Path, bool]]:
+    """(path, is a session folder) for every candidate under ``folder``: files, and folders a by-path reader reads.
+
+    Hidden entries are passed over, links counted in ``counts["links"]`` and not followed, unreadable
+    folders counted in ``counts["unreadable"]``; a session folder is one candidate, never looked into.
+    Past ``limit`` entries (``MAX_ENTRIES`` when None; 0 for no limit) it is a ``TranscriptError``.
+    """
     from .by_path import path_format
 
+    cap = MAX_ENTRIES if limit is None else limit
     seen = 0
     stack = [folder]
     while stack:
@@ -79,9 +85,9 @@ def _walk(folder: Path, counts: dict[str, int]) -> Iterator[tuple[Path, bool]]:
             continue
         for entry in entries:
             seen += 1
-            if seen > MAX_ENTRIES:
+            if cap and seen > cap:
                 raise TranscriptError(
-                    f"holds more than {MAX_ENTRIES:,} entries: too many to look through for sessions",
+                    f"holds more than {cap:,} entries: too many to look through for sessions",
                     file=str(folder), expected="a folder of session files, e.g. ~/.claude/projects/<project>; point at a smaller one",
                 )
             if entry.name.startswith("."):
@@ -141,7 +147,7 @@ def listing(folder: Path, format: str | None = None) -> FolderListing:
     """The sessions under ``folder`` (see the module docstring), with what was skipped."""
     counts = {"unreadable": 0, "links": 0}
     found: list[SessionInfo] = []
-    for path, is_folder in _walk(folder, counts):
+    for path, is_folder in walk(folder, counts):
         try:
             info = _info(folder, path, is_folder, format)
         except (TranscriptError, OSError, RecursionError):

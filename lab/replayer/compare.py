@@ -183,32 +183,24 @@ def compare(
     return table
 
 
-def _conversations(found: list[Path]) -> list[Path]:
-    """``found`` with each OpenHands V1 conversation folder standing for the files in it (one per event), unsorted."""
-    from ..formats.openhands_v1 import event_files
-
-    folders: set[Path] = set()
-    for f in found:
-        if f.name.startswith("event-") and f.suffix.lower() == ".json":
-            folder = f.parent.parent if f.parent.name == "events" else f.parent
-            if folder not in folders and event_files(folder):
-                folders.add(folder)
-    inside = [f for f in found if not any(folder in f.parents for folder in folders)]
-    return inside + list(folders)
-
-
 def folder_files(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The transcript files of a folder (recursively, hidden and note files skipped), a file, or a list of either."""
+    """The transcripts of a folder, a file, or a list of either: each file, and each session folder, once.
+
+    A folder is walked as ``lab.formats.session_folder`` walks one (hidden entries passed over, links not
+    followed, no limit on its size), so a session folder inside it (an OpenHands V1 conversation, a Cline
+    task, OpenCode storage) is one transcript, not the files it holds. Note and data files (``.md``,
+    ``.txt``, ``.csv``, ``.parquet``, ``.py``) are left out; any other file is listed, so one no format
+    reads is an error row, not a silent gap.
+    """
+    from ..formats.session_folder import walk
+
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files: list[Path] = []
     for item in items:
         p = Path(item)
         if p.is_dir():
-            found = [
-                f for f in p.rglob("*")
-                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts) and f.suffix.lower() not in _SKIP_SUFFIXES
-            ]
-            files.extend(sorted(_conversations(found)))
+            counts = {"unreadable": 0, "links": 0}
+            files.extend(sorted(f for f, is_folder in walk(p, counts, limit=0) if is_folder or f.suffix.lower() not in _SKIP_SUFFIXES))
         elif p.exists():
             files.append(p)
         else:

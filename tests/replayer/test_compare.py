@@ -125,3 +125,21 @@ def test_an_openhands_v1_conversation_folder_counts_as_one_transcript(tmp_path: 
     assert folder_files(tmp_path) == [conv, tmp_path / "other.lab.json"]
     table = compare_folder(tmp_path, ["mewcode"], processes=1, window=32_000)
     assert not table.errors and sorted(r["transcript"] for r in table.rows) == ["conversations/abc", "other.lab.json"]
+
+
+def test_a_cline_task_folder_counts_as_one_transcript_and_links_are_not_followed(tmp_path: Path) -> None:
+    import shutil
+
+    from lab.replayer.compare import folder_files
+
+    task = tmp_path / "tasks" / "1712345678901"
+    shutil.copytree(Path(__file__).parents[1] / "formats" / "fixtures" / "cline" / "task", task)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.lab.json"
+    write_lab_json(generate(GeneratorConfig(seed=2, requests=3)), outside)
+    (tmp_path / "link.lab.json").symlink_to(outside)
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    # The task's three files are one Cline session; a file no format reads stays listed, to fail loudly.
+    assert folder_files(tmp_path) == [tmp_path / "broken.json", task]
+    table = compare_folder(tmp_path, ["mewcode"], processes=1, window=32_000)
+    assert [r["transcript"] for r in table.rows] == ["tasks/1712345678901"]
+    assert [e["transcript"] for e in table.errors] == ["broken.json"]
