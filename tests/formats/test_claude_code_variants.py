@@ -913,6 +913,14 @@ def test_a_kept_segment_is_sent_after_the_summary_when_the_compaction_is_kept(tm
 # not into the session file; the parent's Agent result names it in ``toolUseResult.agentId``.
 
 
+def _one_turn_agent(agent: str, asked: str, answer: str, **common: Any) -> list[dict[str, Any]]:
+    """A subagent's file of one request and its answer (a side request, or another session's agent)."""
+    log = Log(prefix=f"{agent}-", isSidechain=True, agentId=agent, **common)
+    log.user(asked)
+    log.text(f"msg_{agent}", answer)
+    return log.lines
+
+
 def _session_with_agent_call(tmp_path: Path) -> Path:
     log = Log()
     log.user("look into the config parser")
@@ -928,10 +936,7 @@ def test_subagent_files_beside_the_session_are_its_sidechains(tmp_path: Path) ->
     folder.mkdir(parents=True)
     _write(folder, _subagent_lines(), "agent-a1f2e3d4c5b6a7980.jsonl")
     # A side request (the compaction or prompt-suggestion agents) with no Agent call to name it.
-    side = Log(prefix="cmp", isSidechain=True, agentId="acompact-77aa")
-    side.user("Summarize the conversation so far.")
-    side.text("msg_c1", "Summary: the config parser has two callers.")
-    _write(folder, side.lines, "agent-acompact-77aa.jsonl")
+    _write(folder, _one_turn_agent("acompact-77aa", "Summarize the conversation so far.", "Summary: the config parser has two callers."), "agent-acompact-77aa.jsonl")
     (folder / "agent-a1f2e3d4c5b6a7980.meta.json").write_text("{}", encoding="utf-8")
     t = claude_code.read(path)
     assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
@@ -947,16 +952,13 @@ def test_claude_code_2_0_agent_files_beside_the_session_are_its_sidechains(tmp_p
     # project: each line names its parent's sessionId, which tells this session's apart from the others'.
     path = _session_with_agent_call(tmp_path)
     _write(tmp_path, _subagent_lines(), "agent-a1f2e3d4c5b6a7980.jsonl")
-    other = Log(prefix="oth", isSidechain=True, agentId="b0b0", sessionId="another-session")
-    other.user("Someone else's subagent.")
-    other.text("msg_o1", "Not this session's.")
-    _write(tmp_path, other.lines, "agent-b0b0.jsonl")
+    _write(tmp_path, _one_turn_agent("b0b0", "Someone else's subagent.", "Not this session's.", sessionId="another-session"), "agent-b0b0.jsonl")
     (tmp_path / "agent-junk.jsonl").write_text("{not json\n", encoding="utf-8")
     t = claude_code.read(path)
     assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant"]
     assert list(t.sidechains) == ["toolu_agent"] and len(t.sidechains["toolu_agent"]) == 4
     assert not any("Someone else" in str(m.content) for thread in t.sidechains.values() for m in thread)
-    # The agent file itself still imports as its own session, and the newer layout wins when both exist.
+    # The agent file itself still imports as its own session.
     assert claude_code.read(tmp_path / "agent-a1f2e3d4c5b6a7980.jsonl").sidechains == {}
     _replays_cleanly(t)
 
