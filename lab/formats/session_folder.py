@@ -11,7 +11,9 @@ that holds several:
   ``lab.formats.by_path`` knows) under the folder, at any depth, as ``SessionInfo``
   whose id is its path relative to the folder (POSIX separators), newest first by
   modification time; ``messages`` counts its records before import (JSONL lines, a
-  JSON list's items or a document's longest list, a folder's files);
+  JSON list's items or a document's longest list, a folder's files); ``title`` is
+  the agent's own summary line or the first user text among what detection read
+  (text a harness wrote in the user's place, which opens with markup, passed over);
 * ``read_session(folder, id)``: that one, read as ``load`` reads the file itself;
 * ``read_newest(folder)``: the most recently modified one, with a warning naming
   how many the folder holds and how to pick another (what ``load(folder)`` does).
@@ -35,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..core.messages import Transcript
 from ..errors import TranscriptError
@@ -119,6 +122,71 @@ def _records(path: Path, probe_records: list[object] | None, document: object) -
     return lines or (1 if probe_records else 0)
 
 
+# A title is one line of at most this many characters; at most this many JSON values are looked through for it.
+_TITLE_CHARS = 80
+_TITLE_NODES = 2_000
+_TITLE_DEPTH = 6
+# User text a harness wrote in the user's place opens with markup: environment context, AGENTS.md, caveats.
+_INJECTED = ("<", "#", "[", "{")
+
+
+def _title(records: list[Any] | None, document: Any) -> str | None:
+    """A title from what detection already parsed, never importing: the agent's own summary line
+    (Claude Code's ``{"type": "summary"}``, a ``title`` field), else the first user text that is the user's."""
+    values = records if records else ([document] if document is not None else [])
+    for rec in values:
+        if isinstance(rec, dict):
+            named = rec.get("summary") if rec.get("type") == "summary" else rec.get("title")
+            if isinstance(named, str) and named.strip():
+                return _one_line(named)
+    budget = [_TITLE_NODES]
+    for rec in values:
+        text = _user_text(rec, 0, budget)
+        if text:
+            return _one_line(text)
+    return None
+
+
+def _user_text(node: Any, depth: int, budget: list[int]) -> str | None:
+    budget[0] -= 1
+    if budget[0] < 0 or depth > _TITLE_DEPTH:
+        return None
+    if isinstance(node, dict):
+        if node.get("role") == "user" or node.get("source") == "user":
+            text = _text_of(node.get("content"))
+            if text is None and isinstance(node.get("args"), dict):
+                text = _text_of(node["args"].get("content"))  # an OpenHands user message event
+            if text is not None and not text.lstrip().startswith(_INJECTED):
+                return text
+        values: Any = node.values()
+    elif isinstance(node, list):
+        values = node
+    else:
+        return None
+    for value in values:
+        if isinstance(value, (dict, list)):
+            found = _user_text(value, depth + 1, budget)
+            if found:
+                return found
+    return None
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content if content.strip() else None
+    parts = content if isinstance(content, list) else []
+    for part in parts:
+        text = part.get("text") if isinstance(part, dict) else part if isinstance(part, str) else None
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+
+
 def _info(folder: Path, path: Path, is_folder: bool, format: str | None) -> SessionInfo | None:
     """The session at ``path``, or None when no format (or not ``format``) claims it."""
     from .by_path import path_format
@@ -140,7 +208,8 @@ def _info(folder: Path, path: Path, is_folder: bool, format: str | None) -> Sess
     if name is None or scores.get(name, 0) <= 0:
         return None
     kind = "subagent" if _SUBAGENT_DIR in rel.parts[:-1] or (name == "claude_code" and rel.name.startswith("agent-")) else None
-    return SessionInfo(id=str(rel), title=None, messages=_records(path, probe.records, probe.document), updated=updated, format=name, kind=kind)
+    title = _title(probe.records, probe.document)
+    return SessionInfo(id=str(rel), title=title, messages=_records(path, probe.records, probe.document), updated=updated, format=name, kind=kind)
 
 
 def listing(folder: Path, format: str | None = None) -> FolderListing:

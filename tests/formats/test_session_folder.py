@@ -6,6 +6,7 @@ times set so that "newest first" is known, plus the litter real session folders 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import zipfile
@@ -58,6 +59,16 @@ class TestList:
         assert all(s.messages > 0 and s.updated for s in listed)
         # JSONL lines before import: what the file holds, not what an import makes of it.
         assert listed[-1].messages == len((SAMPLES / "claude-code-compacted.jsonl").read_text(encoding="utf-8").splitlines())
+
+    def test_titles_are_the_user_s_first_words_or_the_agent_s_summary(self, folder: Path, tmp_path: Path) -> None:
+        titles = {s.id: s.title for s in sessions(folder)}
+        # Codex injects environment context as user text first: passed over for the user's own question.
+        assert titles["2026/03/rollout-new.jsonl"] == "why does `weatherbot forecast --days 0` crash?"
+        assert titles["old.jsonl"] is not None and titles["old.jsonl"].startswith("The stock report in inventory/report.py")
+        assert len(titles["old/subagents/agent-a1.jsonl"] or "") <= 80
+        lines = [{"type": "summary", "summary": "Fix the\nparser", "leafUuid": "x"}, *map(json.loads, (SAMPLES / "claude-code-compacted.jsonl").read_text(encoding="utf-8").splitlines())]
+        (folder / "titled.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        assert {s.id: s.title for s in sessions(folder)}["titled.jsonl"] == "Fix the parser"
 
     def test_litter_is_skipped_and_counted_hidden_entries_unseen(self, folder: Path) -> None:
         found = session_folder.listing(folder)
