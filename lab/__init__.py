@@ -4,6 +4,7 @@ Notebook and agent use::
 
     import lab
     t = lab.load("session.jsonl")                  # any supported format, auto-detected
+    lab.sessions("my-project/")                    # a store or folder of several: ids, newest first; lab.load(path, session=ID)
     report = lab.replay(t, "mewcode", window=64_000)
     report.df                                      # one row per model request
     lab.replay(t, "mewcode", settings=lab.ReplaySettings(use_timestamps=False))  # prices, cache, clock: beside the config
@@ -31,6 +32,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "load": ("lab.formats", "load"),
     "dump": ("lab.formats", "dump"),
     "detect": ("lab.formats", "detect"),
+    "sessions": ("lab.formats", "sessions"),
     "replay": ("lab.replayer", "replay"),
     "compare": ("lab.replayer", "compare"),
     "compare_folder": ("lab.replayer", "compare_folder"),

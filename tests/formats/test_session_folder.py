@@ -139,3 +139,9 @@ class TestArchive:
         ids = {s.id for s in sessions(zipped)}
         assert ids == {"old/subagents/agent-a1.jsonl", "2026/03/rollout-new.jsonl", "tasks/123", "old.jsonl"}
         assert load(zipped, session="old.jsonl").messages == load(folder / "old.jsonl").messages
+
+
+def test_the_listing_is_public_api(folder: Path) -> None:
+    import lab
+
+    assert "sessions" in lab.__all__ and [s.id for s in lab.sessions(folder)] == [s.id for s in sessions(folder)]
