@@ -154,6 +154,20 @@ class TestArchives:
         _upload(bare_app, "conv.tar.gz", out.read_bytes())
         assert _format(bare_app) == "openhands_v1" and not bare_app.error
 
+    def test_a_zstd_codex_rollout_loads_as_the_file_it_holds(self, bare_app: AppTest, tmp_path: Path, _app_tmp: Path) -> None:
+        import zstandard
+
+        rollout = Path(__file__).parents[2] / "sample_sessions" / "codex-rollout-forecast.jsonl"
+        _upload(bare_app, "rollout-2026-01-01.jsonl.zst", zstandard.ZstdCompressor().compress(rollout.read_bytes()))
+        assert _format(bare_app) == "openai_responses" and not bare_app.error
+        assert not (_session_folder(_app_tmp) / "unpacked").exists()
+        _replays(bare_app)
+
+    def test_a_damaged_gzip_is_one_error_and_the_app_goes_on(self, bare_app: AppTest) -> None:
+        _upload(bare_app, "session.jsonl.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 40)
+        assert _one_error(bare_app).startswith("session.jsonl.gz: ")
+        _still_works(bare_app)
+
     def test_a_zipped_opencode_storage_folder_names_the_others_inside_the_archive(self, bare_app: AppTest, tmp_path: Path, _app_tmp: Path) -> None:
         root = _storage(tmp_path / "data")
         _storage(tmp_path / "data", _other("ses_older", DOC["info"]["time"]["updated"] - 5000))
@@ -210,6 +224,6 @@ class TestBadInput:
 
 def test_the_uploader_says_what_it_accepts(bare_app: AppTest) -> None:
     helptext = bare_app.file_uploader(key="session.upload").help or ""
-    for accepted in ("sessions.db", "opencode.db", ".zip", ".tar.gz", "Cline", "OpenHands V1", "storage/", "512 MiB"):
+    for accepted in ("sessions.db", "opencode.db", ".zip", ".tar.gz", "Cline", "OpenHands V1", "storage/", "512 MiB", ".jsonl.zst"):
         assert accepted in helptext
 
