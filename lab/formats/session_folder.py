@@ -243,7 +243,8 @@ def list_sessions(folder: Path, format: str | None = None) -> list[SessionInfo]:
 def _inside(folder: Path, session: str) -> Path:
     """The path the id ``session`` names inside ``folder``; TranscriptError for one that would lead out."""
     rel = PurePosixPath(session.replace("\\", "/"))
-    if not session or rel.is_absolute() or ".." in rel.parts or any(p.startswith(".") for p in rel.parts) or ":" in session:
+    controls = any(ord(c) < 0x20 or c == "\x7f" for c in session)  # a NUL makes no path at all
+    if not session or controls or rel.is_absolute() or ".." in rel.parts or any(p.startswith(".") for p in rel.parts) or ":" in session:
         raise TranscriptError(f"not a session id of this folder: {session!r} (an id is a path inside it, as listed)", file=str(folder))
     target = folder.joinpath(*rel.parts)
     step = folder

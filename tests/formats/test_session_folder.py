@@ -13,6 +13,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lab.errors import TranscriptError
 from lab.formats import load, session_folder, sessions
@@ -145,3 +147,15 @@ def test_the_listing_is_public_api(folder: Path) -> None:
     import lab
 
     assert "sessions" in lab.__all__ and [s.id for s in lab.sessions(folder)] == [s.id for s in sessions(folder)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["..", ".", "/", "\\", ":", "~", "a", " ", "\x00", "old.jsonl", "tasks", "123", "2026", "03", "rollout-new.jsonl"]), max_size=8).map("".join))
+def test_any_id_reads_inside_the_folder_or_is_a_clear_error(folder: Path, session: str) -> None:
+    # An id is a user's text that becomes a path: it reads a session under the folder, or raises the lab's error.
+    try:
+        t = load(folder, session=session)
+    except TranscriptError:
+        return
+    source = Path(t.meta.source_path or "").resolve()
+    assert folder.resolve() in source.parents
