@@ -61,7 +61,7 @@ class FolderListing:
 
 
 def holds_sessions(folder: Path) -> bool:
-    """Whether ``folder`` is a folder that no by-path reader reads as one session (cheap: no file is opened)."""
+    """Whether ``folder`` is a folder that no by-path reader reads as one session (cheap: no transcript is read)."""
     from .by_path import path_format
 
     return folder.is_dir() and path_format(folder) is None
@@ -187,8 +187,11 @@ def _one_line(text: str) -> str:
     return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
 
 
-def _info(folder: Path, path: Path, is_folder: bool, format: str | None) -> SessionInfo | None:
-    """The session at ``path``, or None when no format (or not ``format``) claims it."""
+def _info(folder: Path, path: Path, is_folder: bool, format: str | None, detail: bool) -> SessionInfo | None:
+    """The session at ``path``, or None when no format (or not ``format``) claims it.
+
+    Without ``detail`` its title and record count are left out (0): counting reads the whole file.
+    """
     from .by_path import path_format
     from .detect import candidates
     from .jsonio import make_probe
@@ -208,17 +211,18 @@ def _info(folder: Path, path: Path, is_folder: bool, format: str | None) -> Sess
     if name is None or scores.get(name, 0) <= 0:
         return None
     kind = "subagent" if _SUBAGENT_DIR in rel.parts[:-1] or (name == "claude_code" and rel.name.startswith("agent-")) else None
-    title = _title(probe.records, probe.document)
-    return SessionInfo(id=str(rel), title=title, messages=_records(path, probe.records, probe.document), updated=updated, format=name, kind=kind)
+    title = _title(probe.records, probe.document) if detail else None
+    count = _records(path, probe.records, probe.document) if detail else 0
+    return SessionInfo(id=str(rel), title=title, messages=count, updated=updated, format=name, kind=kind)
 
 
-def listing(folder: Path, format: str | None = None) -> FolderListing:
-    """The sessions under ``folder`` (see the module docstring), with what was skipped."""
+def listing(folder: Path, format: str | None = None, *, detail: bool = True) -> FolderListing:
+    """The sessions under ``folder`` (see the module docstring), with what was skipped; ``detail``: as ``_info``."""
     counts = {"unreadable": 0, "links": 0}
     found: list[SessionInfo] = []
     for path, is_folder in walk(folder, counts):
         try:
-            info = _info(folder, path, is_folder, format)
+            info = _info(folder, path, is_folder, format, detail)
         except (TranscriptError, OSError, RecursionError):
             info = None
         if info is None:
@@ -228,9 +232,9 @@ def listing(folder: Path, format: str | None = None) -> FolderListing:
     return FolderListing(sessions=newest_first(found), skipped=counts["unreadable"], links=counts["links"])
 
 
-def list_sessions(folder: Path, format: str | None = None) -> list[SessionInfo]:
+def list_sessions(folder: Path, format: str | None = None, *, detail: bool = True) -> list[SessionInfo]:
     """The sessions under ``folder``, newest first; TranscriptError when it holds none."""
-    found = listing(folder, format)
+    found = listing(folder, format, detail=detail)
     if not found.sessions:
         what = f"no {format} session" if format else "no transcript any format reads"
         raise TranscriptError(
@@ -275,7 +279,8 @@ def read_newest(folder: Path, format: str | None = None) -> Transcript:
     """The most recently modified session of ``folder``, with a warning naming the others and how to pick one."""
     from . import load
 
-    found = list_sessions(folder, format)
+    # Which sessions there are and when each changed, not how long each is: no file is read through.
+    found = list_sessions(folder, format, detail=False)
     main = [s for s in found if s.kind != "subagent"] or found
     chosen = main[0]
     t = load(folder / chosen.id, format)

@@ -114,6 +114,14 @@ class TestRead:
         warning = next(w for w in t.notes.warnings if "this folder holds" in w)
         assert "4 sessions" in warning and "'2026/03/rollout-new.jsonl'" in warning and "--session ID" in warning
 
+    def test_the_default_read_never_reads_the_other_files_through(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        # A project folder may hold gigabytes of sessions: picking the newest detects each, never counts its lines.
+        def counted(*_: object) -> int:
+            raise AssertionError("a file was read through to count its records")
+
+        monkeypatch.setattr(session_folder, "_records", counted)
+        assert load(folder).meta.source_format == "openai_responses"
+
     @pytest.mark.parametrize("bad", ["../sessions/old.jsonl", "/etc/passwd", ".git/x.jsonl", "C:\\x", "", "old/../../x"])
     def test_ids_that_lead_out_are_refused(self, folder: Path, bad: str) -> None:
         with pytest.raises(TranscriptError, match="not a session id of this folder"):
