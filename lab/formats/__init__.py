@@ -28,6 +28,7 @@ or a provider request body. Importing this package registers every format:
     zed              Zed agent threads (threads.db: agent-1 and agent2 threads, zstd or JSON rows; one thread, the newest or by id)
     crush            Crush / Go OpenCode session database (.crush/crush.db, .opencode/opencode.db; one session, the newest top-level or by id)
     qwen_code        Qwen Code chat records (~/.qwen/projects/<project>/chats/<sessionId>.jsonl)
+    copilot_cli      GitHub Copilot CLI session events (~/.copilot/session-state/<sessionId>/events.jsonl)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
 sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
@@ -63,6 +64,7 @@ from . import cursor  # noqa: F401  (registers; its 100 outscores goose_db's 40 
 from . import zed  # noqa: F401  (registers; its 100 outscores goose_db's 40 for any SQLite file)
 from . import crush  # noqa: F401  (registers; Crush's sessions/messages tables outscore goose_db, which gives them 40)
 from . import qwen_code  # noqa: F401  (registers)
+from . import copilot_cli  # noqa: F401  (registers; its 98 outscores managed_agents' 97 for dotted event types)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from . import session_folder  # a folder of one-session files: listed, the newest read by default
 from .by_path import path_format, read_by_path

@@ -45,6 +45,7 @@ _AGENTS = {
     "continue_summary": "Continue",
     "continue_cli_compaction": "Continue (cn)",
     "copilot_summary": "GitHub Copilot",
+    "copilot_cli_compaction": "GitHub Copilot CLI",
     "crush_summary": "Crush",
     "qwen_compression": "Qwen Code",
     "mini_swe_agent_compaction": "mini-swe-agent",

@@ -48,6 +48,7 @@ from lab.formats import (
     cline,
     continue_dev,
     copilot_chat,
+    copilot_cli,
     qwen_code,
     gemini,
     goose,
@@ -334,6 +335,7 @@ TARGETS = [
     Target("zed", read_thread_json, lambda: [Seed(n, "json", d) for n, d in zed_thread_seeds()]),
     Target("crush", crush_read_tables_json, lambda: [Seed(n, "json", d) for n, d in crush_table_seeds()]),
     Target("qwen_code", qwen_code.read, lambda: [_fixture("qwen_code/6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl")], "6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl"),
+    Target("copilot_cli", copilot_cli.read, lambda: [_fixture("copilot_cli/events.jsonl")], "events.jsonl"),
 ]
 
 
