@@ -29,6 +29,7 @@ or a provider request body. Importing this package registers every format:
     crush            Crush / Go OpenCode session database (.crush/crush.db, .opencode/opencode.db; one session, the newest top-level or by id)
     qwen_code        Qwen Code chat records (~/.qwen/projects/<project>/chats/<sessionId>.jsonl)
     copilot_cli      GitHub Copilot CLI session events (~/.copilot/session-state/<sessionId>/events.jsonl)
+    pydantic_ai      Pydantic AI message histories (all_messages_json, ModelMessagesTypeAdapter)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
 sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
@@ -65,6 +66,7 @@ from . import zed  # noqa: F401  (registers; its 100 outscores goose_db's 40 for
 from . import crush  # noqa: F401  (registers; Crush's sessions/messages tables outscore goose_db, which gives them 40)
 from . import qwen_code  # noqa: F401  (registers)
 from . import copilot_cli  # noqa: F401  (registers; its 98 outscores managed_agents' 97 for dotted event types)
+from . import pydantic_ai  # noqa: F401  (registers; its 97 outscores gemini's 95 for lists of objects with parts)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from . import session_folder  # a folder of one-session files: listed, the newest read by default
 from .by_path import path_format, read_by_path

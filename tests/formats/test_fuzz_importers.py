@@ -49,6 +49,7 @@ from lab.formats import (
     continue_dev,
     copilot_chat,
     copilot_cli,
+    pydantic_ai,
     qwen_code,
     gemini,
     goose,
@@ -336,6 +337,7 @@ TARGETS = [
     Target("crush", crush_read_tables_json, lambda: [Seed(n, "json", d) for n, d in crush_table_seeds()]),
     Target("qwen_code", qwen_code.read, lambda: [_fixture("qwen_code/6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl")], "6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl"),
     Target("copilot_cli", copilot_cli.read, lambda: [_fixture("copilot_cli/events.jsonl")], "events.jsonl"),
+    Target("pydantic_ai", pydantic_ai.read, lambda: [_fixture("pydantic_ai/history.json")], "history.json"),
 ]
 
 
