@@ -34,7 +34,9 @@ Mapping: ``system`` and ``developer`` -> system; ``assistant`` ``tool_calls``
 ``{"_raw": text}`` and noted) and legacy ``function_call`` -> tool_use blocks;
 ``tool`` (``tool_call_id``) and legacy ``function`` messages -> tool_result
 blocks, consecutive ones in one user message; ``image_url`` parts -> image
-placeholders; ``reasoning_content`` (DeepSeek and others) -> thinking.
+placeholders; ``reasoning_content`` (DeepSeek and others) -> thinking;
+smolagents' ``tool-call`` and ``tool-response`` roles -> tool_use and
+tool_result blocks (``smolagents``).
 A text command becomes the reply's remaining text plus a tool_use
 ``{"command": ...}`` with id ``call_m<index>``, and the message answering it a
 tool_result; a warning in ``ImportNotes`` says the shape was changed.
@@ -85,6 +87,7 @@ from ._build import (
     text_block,
     tool_specs,
 )
+from . import smolagents
 from .cline_tools import xml_tool_calls
 from .jsonio import read_json
 from .message_lines import MessageLine, is_message_lines, iter_messages, line_scores, message_of
@@ -207,6 +210,10 @@ def _message(
         _tool(b, m, loc, key, stamp)
     elif role == "function":
         _function(b, m, loc, key, stamp)
+    elif role == smolagents.TOOL_CALL:
+        smolagents.add_tool_call(b, content_text(m.get("content"), notes, loc.at("content")), key, stamp)
+    elif role == smolagents.TOOL_RESPONSE:
+        smolagents.add_tool_response(b, content_text(m.get("content"), notes, loc.at("content")), key, stamp)
     else:
         notes.skip(f"role:{role}")
 
