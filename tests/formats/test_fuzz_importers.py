@@ -48,6 +48,7 @@ from lab.formats import (
     cline,
     continue_dev,
     copilot_chat,
+    autogen,
     copilot_cli,
     pydantic_ai,
     qwen_code,
@@ -338,6 +339,7 @@ TARGETS = [
     Target("qwen_code", qwen_code.read, lambda: [_fixture("qwen_code/6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl")], "6d1c9a52-3f0e-4b7a-9e21-8c4d2f1a0b37.jsonl"),
     Target("copilot_cli", copilot_cli.read, lambda: [_fixture("copilot_cli/events.jsonl")], "events.jsonl"),
     Target("pydantic_ai", pydantic_ai.read, lambda: [_fixture("pydantic_ai/history.json")], "history.json"),
+    Target("autogen", autogen.read, lambda: [_fixture("autogen/agent_state.json"), _fixture("autogen/team_state.json")], "state.json"),
 ]
 
 
