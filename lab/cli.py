@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--counter", action="append", help="minicode, chars/3.5, o200k, cl100k, calibrated, anthropic (repeatable).")
     sp.add_argument("--json", action="store_true", help="Print JSON.")
 
-    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor, Zed, Crush; a folder of session files; a zip of either), newest first.")
+    sp = add("sessions", _cmd_sessions, "List the sessions of a file or folder that holds several (Goose, OpenCode, Aider, OpenHands, Cursor, Zed, Crush, the Agents SDK; a folder of session files; a zip of either), newest first.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     sp.add_argument("--json", action="store_true", help="Print JSON.")

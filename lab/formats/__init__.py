@@ -31,6 +31,7 @@ or a provider request body. Importing this package registers every format:
     copilot_cli      GitHub Copilot CLI session events (~/.copilot/session-state/<sessionId>/events.jsonl)
     pydantic_ai      Pydantic AI message histories (all_messages_json, ModelMessagesTypeAdapter)
     autogen          AutoGen AgentChat saved state (agent, team) and message lists
+    agents_sdk_db    OpenAI Agents SDK SQLiteSession database (one session, the newest or by id)
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
 sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
@@ -69,6 +70,7 @@ from . import qwen_code  # noqa: F401  (registers)
 from . import copilot_cli  # noqa: F401  (registers; its 98 outscores managed_agents' 97 for dotted event types)
 from . import pydantic_ai  # noqa: F401  (registers; its 97 outscores gemini's 95 for lists of objects with parts)
 from . import autogen  # noqa: F401  (registers)
+from . import agents_sdk_db  # noqa: F401  (registers its session reader)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from . import session_folder  # a folder of one-session files: listed, the newest read by default
 from .by_path import path_format, read_by_path

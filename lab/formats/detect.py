@@ -19,7 +19,7 @@ The order, in one place (``lab.formats.load`` follows it):
    openhands, openhands_v1, gemini, langchain, managed_agents,
    claude_agent_sdk, http_log, aider, cline, opencode, goose, goose_db,
    continue, copilot_chat, cursor, zed, crush, qwen_code, copilot_cli,
-   pydantic_ai, autogen (a
+   pydantic_ai, autogen, agents_sdk_db (a
    test keeps this list true).
 4. ``load`` reads the file as the first candidate. A ``TranscriptError``
    from it is the answer (it names the line and what was expected). A result

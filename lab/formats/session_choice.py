@@ -25,6 +25,8 @@ The ids are the ones each reader lists:
                 ``tabId`` in a workspace ``state.vscdb``
     zed         Zed's thread id (``threads.id``)
     crush       Crush's session id (``sessions.id``; a sub-agent's is its tool call's id)
+    agents_sdk_db  the OpenAI Agents SDK's ``session_id`` (``agent_sessions``)
+    (a folder)  a path inside it (``session_folder``)
 
 The path names its format as ``load`` would find it (its folder checks, then
 the best-scored format of the file); ``format`` forces one. Asking a format

@@ -281,7 +281,7 @@ class TestOneSessionFormats:
         assert _ids(db, "goose_db")[0] == "20260103_1"
 
     def test_every_reader_is_registered_and_listed_in_the_refusal(self) -> None:
-        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor", "zed", "crush"}
+        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor", "zed", "crush", "agents_sdk_db"}
         with pytest.raises(TranscriptError) as caught:
             load(EXPORT, session="x")
         assert all(r.what in str(caught.value) for r in session_choice.READERS.values())
