@@ -128,6 +128,8 @@ _TITLE_NODES = 2_000
 _TITLE_DEPTH = 6
 # User text a harness wrote in the user's place opens with markup: environment context, AGENTS.md, caveats.
 _INJECTED = ("<", "#", "[", "{")
+# Typed records that hold the user's words (Copilot CLI, AutoGen), beside the role-keyed ones.
+_USER_TYPES = ("user.message", "UserMessage")
 
 
 def _title(records: list[Any] | None, document: Any) -> str | None:
@@ -152,10 +154,11 @@ def _user_text(node: Any, depth: int, budget: list[int]) -> str | None:
     if budget[0] < 0 or depth > _TITLE_DEPTH:
         return None
     if isinstance(node, dict):
-        if node.get("role") == "user" or node.get("source") == "user":
+        if node.get("role") == "user" or node.get("source") == "user" or node.get("type") in _USER_TYPES or node.get("part_kind") == "user-prompt":
             text = _text_of(node.get("content"))
-            if text is None and isinstance(node.get("args"), dict):
-                text = _text_of(node["args"].get("content"))  # an OpenHands user message event
+            for holder in ("args", "data"):  # an OpenHands user message event; a Copilot CLI user.message
+                if text is None and isinstance(node.get(holder), dict):
+                    text = _text_of(node[holder].get("content"))
             if text is not None and not text.lstrip().startswith(_INJECTED):
                 return text
         values: Any = node.values()

@@ -167,3 +167,14 @@ def test_any_id_reads_inside_the_folder_or_is_a_clear_error(folder: Path, sessio
         return
     source = Path(t.meta.source_path or "").resolve()
     assert folder.resolve() in source.parents
+
+
+def test_typed_user_records_give_titles_too(tmp_path: Path) -> None:
+    # Copilot CLI keeps each session as <id>/events.jsonl beside files that are no transcript.
+    session = tmp_path / "session-state" / "5fedbe45"
+    session.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "copilot_cli" / "events.jsonl", session / "events.jsonl")
+    (session / "workspace.yaml").write_text("id: 5fedbe45\nsummary: Forecast crash\n", encoding="utf-8")
+    found = session_folder.listing(tmp_path / "session-state")
+    assert [(s.id, s.format, s.title) for s in found.sessions] == [("5fedbe45/events.jsonl", "copilot_cli", "why does `weatherbot forecast --days 0` crash?")]
+    assert found.skipped == 1
