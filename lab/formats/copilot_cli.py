@@ -5,7 +5,8 @@ follow the event types the Copilot SDKs generate (``session_events``).
 
 Mapping:
 
-* ``session.start``: the session id, the CLI version and the working directory
+* the ``summary`` of the ``workspace.yaml`` beside ``events.jsonl`` is the title;
+  ``session.start``: the session id, the CLI version and the working directory
   (``data.context.cwd``) go into the meta; ``session.model_change`` (and
   ``assistant.usage``) name the model.
 * ``user.message``: a user turn. Its ``transformedContent``, when the CLI
@@ -43,6 +44,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
@@ -218,6 +221,18 @@ def from_events(events: list[Any], *, file: str | None = None) -> Transcript:
     return _convert(((ev, base.at(i)) for i, ev in enumerate(events)), notes, file)
 
 
+def _workspace_summary(path: Path) -> str | None:
+    """The session's title as the CLI keeps it: ``summary`` in the ``workspace.yaml`` beside ``events.jsonl``."""
+    meta = path.with_name("workspace.yaml")
+    if path.name != "events.jsonl" or not meta.is_file():
+        return None
+    try:
+        data = yaml.safe_load(meta.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return opt_str(data.get("summary")) if isinstance(data, dict) else None
+
+
 def read(path: Path) -> Transcript:
     file = str(path)
     notes = ImportNotes()
@@ -225,8 +240,11 @@ def read(path: Path) -> Transcript:
     if records is None:
         if not isinstance(doc, list):
             raise TranscriptError("not a Copilot CLI event log", file=file, where="$", expected="one event {type, data} per line")
-        return from_events(doc, file=file)
-    return _convert(records, notes, file)
+        t = from_events(doc, file=file)
+    else:
+        t = _convert(records, notes, file)
+    t.meta.title = _workspace_summary(Path(path)) or t.meta.title
+    return t
 
 
 def _score(records: list[Any]) -> int:

@@ -107,6 +107,13 @@ class TestEdges:
     def test_an_older_flat_session_file_reads_the_same(self, tmp_path: Path, t: Any) -> None:
         assert load(_write(tmp_path, _events(), "5fedbe45.jsonl")).messages == t.messages
 
+    def test_the_workspace_summary_is_the_title(self, tmp_path: Path) -> None:
+        events = _write(tmp_path, _events())
+        (tmp_path / "workspace.yaml").write_text("id: 5fedbe45\nsummary: Forecast crash on zero days\nsummary_count: 1\n", encoding="utf-8")
+        assert load(events).meta.title == "Forecast crash on zero days"
+        (tmp_path / "workspace.yaml").write_text(": not [yaml", encoding="utf-8")
+        assert load(events).meta.title == "GitHub Copilot CLI 0.0.407-1 session"
+
     def test_lines_that_are_no_events_are_counted(self, tmp_path: Path) -> None:
         t = load(_write(tmp_path, [*_events(), {"note": "x"}, [1, 2]]))
         assert t.notes.skipped["record:dict"] == 1 and t.notes.skipped["record:list"] == 1
