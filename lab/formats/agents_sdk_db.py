@@ -27,8 +27,8 @@ from . import session_choice
 from ._build import HistoryBuilder, Loc
 from .jsonio import check_file
 from .openai_responses import add_item
-from .registry import Format, Probe, register
-from .sqlite_ro import has_columns, read_only, score_database, select
+from .registry import Format, register
+from .sqlite_ro import has_columns, read_only, schema_sniff, select
 
 __all__ = ["FORMAT", "NAME", "list_sessions", "read_db", "sniff"]
 
@@ -89,8 +89,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
     return Transcript(meta=meta, messages=messages, notes=notes)
 
 
-def sniff(probe: Probe) -> int:
-    return score_database(probe, lambda conn: 100 if has_columns(conn, _REQUIRED) else 0)
+sniff = schema_sniff(_REQUIRED)
 
 
 FORMAT = register(

@@ -40,7 +40,6 @@ above Managed Agents' 97 for dotted ``user.message`` events.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,7 @@ import yaml
 
 from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
-from ._build import HistoryBuilder, Loc, document_or_log, opt_str, parse_timestamp, token_count, text_block
+from ._build import HistoryBuilder, Loc, document_or_log, opt_str, parse_arguments, parse_timestamp, text_block, token_count
 from .registry import Format, Probe, register
 
 __all__ = ["FORMAT", "NAME", "COMPACTION_STRATEGY", "from_events", "read", "sniff"]
@@ -139,7 +138,8 @@ class _Session:
             if not isinstance(req, dict) or not opt_str(req.get("toolCallId")) or not opt_str(req.get("name")):
                 self.notes.skip("toolRequest:malformed")
                 continue
-            blocks.append(self.b.use(req["toolCallId"], req["name"], _arguments(req.get("arguments"), self.notes), key=f"{key}.{i}"))
+            args = parse_arguments(req.get("arguments"), self.notes, loc.at("data").at("toolRequests").at(i).at("arguments"))
+            blocks.append(self.b.use(req["toolCallId"], req["name"], args, key=f"{key}.{i}"))
         if blocks:
             self.b.add("assistant", blocks, key=key, timestamp=stamp)
         else:
@@ -181,20 +181,6 @@ class _Session:
             f"[Copilot CLI compacted the conversation ({removed or 'some'} message(s) removed); its summary is not in the file]"
         )
         self.b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
-
-
-def _arguments(value: Any, notes: ImportNotes) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"input": value}
-        return parsed if isinstance(parsed, dict) else {"input": parsed}
-    if value is not None:
-        notes.skip("toolRequest:arguments")
-    return {}
 
 
 def _event(record: Any) -> bool:

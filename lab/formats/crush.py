@@ -76,8 +76,8 @@ from ..errors import TranscriptError
 from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp, positive_int
 from .jsonio import check_file, gc_paused
-from .registry import Format, Probe, register
-from .sqlite_ro import column_names, has_columns, read_only, select, session_rows, table_names, score_database
+from .registry import Format, register
+from .sqlite_ro import column_names, read_only, schema_sniff, select, session_rows, table_names
 
 __all__ = ["FORMAT", "NAME", "STRATEGY", "SessionInfo", "list_sessions", "read_db", "sniff"]
 
@@ -417,9 +417,8 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
     return Transcript(meta=meta, messages=messages, notes=notes)
 
 
-def sniff(probe: Probe) -> int:
-    # Its sessions and messages tables share Goose's names; messages.parts says they are Crush's.
-    return score_database(probe, lambda conn: 100 if has_columns(conn, _REQUIRED) else 0)
+# Its sessions and messages tables share Goose's names; messages.parts says they are Crush's.
+sniff = schema_sniff(_REQUIRED)
 
 
 FORMAT = register(

@@ -26,7 +26,7 @@ from ._build import parse_timestamp
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Probe
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows", "score_database"]
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows", "score_database", "schema_sniff"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -113,3 +113,9 @@ def score_database(probe: Probe, score: Callable[[sqlite3.Connection], int], *, 
             return score(conn)
     except TranscriptError:
         return unreadable
+
+
+def schema_sniff(required: Mapping[str, Sequence[str]]) -> Callable[[Probe], int]:
+    """A reader's ``sniff`` that knows its database by its schema: 100 when every table of ``required``
+    has at least its columns, else 0 (``score_database``'s rules for a file that is no SQLite or cannot be read)."""
+    return lambda probe: score_database(probe, lambda conn: 100 if has_columns(conn, required) else 0)

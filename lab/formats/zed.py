@@ -101,8 +101,8 @@ from ..errors import TranscriptError
 from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, as_dict, opt_str, parse_arguments, parse_timestamp, token_count
 from .jsonio import check_file, gc_paused
-from .registry import Format, Probe, register
-from .sqlite_ro import column_names, has_columns, read_only, select, table_names, score_database
+from .registry import Format, register
+from .sqlite_ro import column_names, read_only, schema_sniff, select, table_names
 
 __all__ = ["FORMAT", "NAME", "MAX_DECOMPRESSED", "AGENT2_VERSION", "SessionInfo", "from_thread", "list_sessions", "read_db", "sniff"]
 
@@ -630,8 +630,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
     return from_thread(doc, thread_id=row.id, notes=notes, file=file, title=row.summary, cwd=_cwd(row))
 
 
-def sniff(probe: Probe) -> int:
-    return score_database(probe, lambda conn: 100 if has_columns(conn, {_TABLE: _REQUIRED}) else 0)
+sniff = schema_sniff({_TABLE: _REQUIRED})
 
 
 FORMAT = register(
