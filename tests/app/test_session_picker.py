@@ -144,6 +144,20 @@ class TestArchive:
         _peak_sent(bare_app)
 
 
+class TestAgentsSdkDatabase:
+    def test_an_agents_sdk_database_gets_the_picker(self, bare_app: AppTest, tmp_path: Path) -> None:
+        from tests.formats.test_agents_sdk_db import _db
+
+        _upload(bare_app, "conversations.db", _db(tmp_path).read_bytes())
+        assert not bare_app.error, [e.value for e in bare_app.error]
+        picker = bare_app.selectbox(key=PICK)
+        assert picker.value == "user_42" and [o.split(" · ")[1] for o in picker.options] == ["empty", "user_42", "older"]
+        assert metrics(bare_app)["Tool calls"] == "1"
+        _pick(bare_app, "older")
+        assert not bare_app.error and bare_app.session_state["lab.transcript"].meta.session_id == "older"
+        assert metrics(bare_app)["Messages"] == "2"
+
+
 class TestSessionFolder:
     def test_a_zipped_folder_of_session_files(self, bare_app: AppTest, tmp_path: Path) -> None:
         # A user zips ~/.claude/projects/<project>: each file is a session, one is read, the others are picked.
