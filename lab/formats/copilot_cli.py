@@ -18,9 +18,10 @@ Mapping:
 * ``tool.execution_complete``: the result of its ``toolCallId``:
   ``result.content`` (else ``detailedContent``), or ``error.message`` with
   ``is_error`` when ``success`` is false.
-* ``assistant.usage``: that model call's tokens on the latest assistant message
-  (``inputTokens`` is taken as the uncached input, the cache reads and writes
-  as the CLI splits them).
+* ``assistant.usage``: that model call's tokens on the latest assistant message.
+  ``inputTokens`` is the whole prompt, the cached part included (``cacheReadTokens``
+  says how much of it came from the cache), so the uncached input is what is
+  left after the cache reads and writes.
 * ``session.compaction_complete`` that succeeded: a boundary, then its
   ``summaryContent`` as a user message tagged ``summary`` (a note in its place
   when it recorded none), so a replay can undo it: the events before it are
@@ -161,11 +162,12 @@ class _Session:
         self.b.result(call_id, text or "", key=key, is_error=failed, timestamp=stamp)
 
     def usage(self, data: dict[str, Any]) -> None:
+        read, written = token_count(data.get("cacheReadTokens")), token_count(data.get("cacheWriteTokens"))
         usage = Usage(
-            input_tokens=token_count(data.get("inputTokens")),
+            input_tokens=max(token_count(data.get("inputTokens")) - read - written, 0),
             output_tokens=token_count(data.get("outputTokens")),
-            cache_read_tokens=token_count(data.get("cacheReadTokens")),
-            cache_write_tokens=token_count(data.get("cacheWriteTokens")),
+            cache_read_tokens=read,
+            cache_write_tokens=written,
         )
         if usage.total:
             self.b.set_last_usage(usage)

@@ -54,7 +54,10 @@ class TestMapping:
         assert (view.id, view.name, view.input) == ("toolu_vrtx_01", "view", {"path": "/home/dev/weatherbot/weatherbot/cli.py"})
         # Arguments recorded as JSON text are parsed.
         assert bash.input == {"command": "grep -n days weatherbot/forecast.py"}
+        # inputTokens (16,210) holds the cached prompt too: the uncached rest is what is left.
         assert reply.usage is not None and (reply.usage.input_tokens, reply.usage.cache_read_tokens, reply.usage.output_tokens) == (5210, 11000, 88)
+        last = [m for m in t.messages if m.role == "assistant" and m.usage is not None][-1].usage
+        assert last is not None and (last.input_tokens, last.cache_read_tokens, last.cache_write_tokens) == (402, 16300, 120)
 
     def test_results_and_failures(self, t: Any) -> None:
         results = [b for m in t.messages for b in m.content if isinstance(b, ToolResultBlock)]
