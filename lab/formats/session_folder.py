@@ -286,7 +286,14 @@ def read_newest(folder: Path, format: str | None = None) -> Transcript:
     found = list_sessions(folder, format, detail=False)
     main = [s for s in found if s.kind != "subagent"] or found
     chosen = main[0]
-    t = load(folder / chosen.id, format)
+    try:
+        t = load(folder / chosen.id, format)
+    except TranscriptError as e:
+        if len(found) < 2:
+            raise
+        # The newest file is damaged or half-written: the others may read, and the error says how to get one.
+        how = f"another of the folder's {len(found)} sessions with --session ID (`python -m lab sessions {folder}` lists them)"
+        raise TranscriptError(e.reason, file=e.file, where=e.where, expected=f"{e.expected}; or {how}" if e.expected else how) from None
     if len(found) > 1:
         rest = [s.id for s in found if s is not chosen]
         others = ", ".join(rest[:3]) + (", ..." if len(rest) > 3 else "")

@@ -122,6 +122,14 @@ class TestRead:
         monkeypatch.setattr(session_folder, "_records", counted)
         assert load(folder).meta.source_format == "openai_responses"
 
+    def test_a_damaged_newest_session_says_how_to_read_another(self, folder: Path) -> None:
+        newest = folder / "2026" / "03" / "rollout-new.jsonl"
+        newest.write_text('{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}\n{not json\n', encoding="utf-8")
+        os.utime(newest, (1_800_000_000, 1_800_000_000))
+        with pytest.raises(TranscriptError) as err:
+            load(folder)
+        assert err.value.file == str(newest) and "--session ID" in (err.value.expected or "")
+
     @pytest.mark.parametrize("bad", ["../sessions/old.jsonl", "/etc/passwd", ".git/x.jsonl", "C:\\x", "", "old/../../x"])
     def test_ids_that_lead_out_are_refused(self, folder: Path, bad: str) -> None:
         with pytest.raises(TranscriptError, match="not a session id of this folder"):
