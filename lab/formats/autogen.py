@@ -107,7 +107,10 @@ class _Thread:
 
     def calls(self, content: Any, loc: Loc, key: str, usage: Usage | None, blocks: list[Block] | None = None) -> None:
         blocks = blocks or []
-        for i, call in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(content, list):
+            self.notes.skip("ToolCallRequestEvent:no call list")
+            content = []
+        for i, call in enumerate(content):
             if not isinstance(call, dict) or not opt_str(call.get("name")):
                 self.notes.skip("FunctionCall:malformed")
                 continue

@@ -74,7 +74,7 @@ def upload_tab() -> None:
         key="session.upload",
         # Read at each draw, not import: the limit is the archive module's (a test lowers it there).
         help="A transcript file (JSON, JSONL, Markdown, ...); an agent's session store: Goose's sessions.db, "
-        "OpenCode's opencode.db, Cursor's state.vscdb, Zed's threads.db or Crush's crush.db (the most recently updated session is read; a picker lists the others); or, as a browser cannot upload a "
+        "OpenCode's opencode.db, Cursor's state.vscdb, Zed's threads.db, Crush's crush.db or an OpenAI Agents SDK session database (the most recently updated session is read; a picker lists the others); or, as a browser cannot upload a "
         "folder, a .zip or .tar.gz of a session folder: a Cline / Roo Code task folder, an OpenHands V1 conversation "
         f"folder, OpenCode's storage/ folder; or one compressed transcript (.jsonl.zst as Codex writes, .gz, .bz2, .xz). "
         f"An archive or a compressed file may unpack to at most {archive.MAX_UNPACKED_BYTES // 2**20} MiB.",

@@ -224,6 +224,6 @@ class TestBadInput:
 
 def test_the_uploader_says_what_it_accepts(bare_app: AppTest) -> None:
     helptext = bare_app.file_uploader(key="session.upload").help or ""
-    for accepted in ("sessions.db", "opencode.db", ".zip", ".tar.gz", "Cline", "OpenHands V1", "storage/", "512 MiB", ".jsonl.zst"):
+    for accepted in ("sessions.db", "opencode.db", ".zip", ".tar.gz", "Cline", "OpenHands V1", "storage/", "512 MiB", ".jsonl.zst", "Agents SDK"):
         assert accepted in helptext
 
