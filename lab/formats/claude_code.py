@@ -155,7 +155,7 @@ def _subagent_files(path: Path) -> list[Path]:
 _MAX_SIBLINGS = 2_000
 
 
-def _sibling_agent_files(path: Path) -> list[Path]:
+def _sibling_agent_files(path: Path, probe: Probe) -> list[Path]:
     """Claude Code 2.0's subagent files, written beside the session as ``agent-<id>.jsonl``: those of this session.
 
     Every line of such a file names the parent's ``sessionId``; the session's own id is its file's
@@ -167,7 +167,7 @@ def _sibling_agent_files(path: Path) -> list[Path]:
     siblings = sorted(path.parent.glob("agent-*.jsonl"))
     if not siblings:
         return []
-    ids = {path.stem} | _session_ids(path)
+    ids = {path.stem} | {r["sessionId"] for r in probe.records or [] if isinstance(r, dict) and isinstance(r.get("sessionId"), str)}
     found: list[Path] = []
     for n, file in enumerate(siblings):
         if n >= _MAX_SIBLINGS:
@@ -180,15 +180,6 @@ def _sibling_agent_files(path: Path) -> list[Path]:
         if isinstance(first, dict) and first.get("sessionId") in ids and first.get("isSidechain") is True:
             found.append(file)
     return found
-
-
-def _session_ids(path: Path) -> set[str]:
-    """The ``sessionId`` values of a session file's first entries."""
-    try:
-        records = make_probe(path).records or []
-    except TranscriptError:
-        return set()
-    return {r["sessionId"] for r in records if isinstance(r, dict) and isinstance(r.get("sessionId"), str)}
 
 
 def _with_subagents(main: Feed, files: list[Path]) -> Feed:
@@ -233,9 +224,8 @@ def read_entries(entries: Entries, *, file: str = "<entries>") -> Transcript:
     return _import(_pairs(lambda: held), file)
 
 
-def _agent_sdk_records(path: Path) -> bool:
+def _agent_sdk_records(probe: Probe) -> bool:
     """Whether the file's first records are Agent SDK stream-json (``parent_tool_use_id``, no ``parentUuid``)."""
-    probe = make_probe(path)
     records = probe.document[:20] if isinstance(probe.document, list) else probe.records or []
     dicts = [r for r in records if isinstance(r, dict)]
     return any("parent_tool_use_id" in r for r in dicts) and not any("parentUuid" in r for r in dicts)
@@ -243,13 +233,16 @@ def _agent_sdk_records(path: Path) -> bool:
 
 def read(path: Path) -> Transcript:
     path = Path(path)
-    if _agent_sdk_records(path):
+    # Read once: it tells Agent SDK output apart, and names the session's id for its 2.0 agent files.
+    probe = make_probe(path)
+    if _agent_sdk_records(probe):
         # Read as entries, a subagent's records (parent_tool_use_id) would join the main thread unseen.
         raise TranscriptError("Claude Agent SDK stream-json, not a Claude Code session file", file=str(path), expected="Claude Code entries with a parentUuid chain")
     if leading_char(path) == "[":
         return _import(_pairs(lambda: _array_entries(path)), str(path))
     feed = _jsonl(path)
-    subagents = _subagent_files(path) or _sibling_agent_files(path)
+    subagents = _subagent_files(path) or _sibling_agent_files(path, probe)
+    del probe  # its parsed head is not kept through the import, which streams the file
     return _import(_with_subagents(feed, subagents) if subagents else feed, str(path))
 
 

@@ -63,7 +63,7 @@ from ..core.messages import (
 )
 from ._build import HistoryBuilder, Loc, need_dict, openai_usage, parse_timestamp
 from .jsonio import gc_paused, iter_jsonl
-from .openai_responses import ITEM_TYPES, NAME, ROLLOUT_RECORDS, SERVER_ITEMS, add_item, is_rollout_header
+from .openai_responses import COMPACTION_ITEMS, ITEM_TYPES, NAME, ROLLOUT_RECORDS, SERVER_ITEMS, add_item, is_rollout_header
 
 __all__ = ["read_rollout", "is_injected_context", "INJECTED_FRAGMENTS"]
 
@@ -213,7 +213,7 @@ class _Reader:
         item = need_dict(item, loc, "item")
         if item.get("type") == "agent_message":
             self.agent_messages += 1
-        if summary is not None and item.get("type") in ("compaction", "compaction_summary"):
+        if summary is not None and item.get("type") in COMPACTION_ITEMS:
             # The encrypted summary that ends a remote compaction's replacement history: the boundary
             # before that history already marks this compaction.
             self.notes.skip(f"item:{item['type']}")

@@ -56,7 +56,7 @@ from .openai_chat import add_message
 from .registry import Format, Probe, register
 
 __all__ = [
-    "FORMAT", "ITEM_TYPES", "SERVER_ITEMS", "ROLLOUT_RECORDS", "read", "read_rollout", "from_document", "from_items",
+    "FORMAT", "ITEM_TYPES", "SERVER_ITEMS", "COMPACTION_ITEMS", "COMPACTION_STRATEGY", "ROLLOUT_RECORDS", "read", "read_rollout", "from_document", "from_items",
     "add_item", "is_rollout_header", "sniff",
 ]
 
@@ -73,7 +73,7 @@ SERVER_ITEMS = {
     "compaction_trigger", "additional_tools", "configuration_update",
 }
 # The encrypted summary item, as the API names it and as Codex also spells it.
-_COMPACTION = ("compaction", "compaction_summary")
+COMPACTION_ITEMS = ("compaction", "compaction_summary")
 # The boundary strategy of an inline ``compaction`` item (the Responses API's server-side or standalone compaction).
 COMPACTION_STRATEGY = "openai_compaction"
 # Record types of a Codex rollout line ``{timestamp, type, payload}``, older and newer.
@@ -243,7 +243,7 @@ def add_item(b: HistoryBuilder, item: Any, loc: Loc, key: str, stamp: datetime |
         name, args = _call_name_args(item, kind, notes, loc)
         use = b.use(call_id, name, args, key=key)
         b.add("assistant", [use], key=key, timestamp=stamp, merge=True)
-    elif kind in _COMPACTION:
+    elif kind in COMPACTION_ITEMS:
         _compaction(b, item, key, stamp)
     elif kind in _OUTPUTS:
         call_id = _call_id(item, kind, loc)

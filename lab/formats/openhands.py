@@ -144,6 +144,17 @@ def _response(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
     return (rid if isinstance(rid, str) else None), (msg if isinstance(msg, dict) else {})
 
 
+def _condensation(s: _Session, args: dict[str, Any], key: str, stamp: datetime | None) -> bool:
+    """Add a condensation that summarized or forgot events; False for one that did neither (bookkeeping)."""
+    summary = args.get("summary") if isinstance(args.get("summary"), str) else None
+    forgotten = _forgotten(args)
+    if not (summary or forgotten):
+        return False
+    add_condensation(s.b, key, stamp, summary, forgotten)
+    s.response_id = None
+    return True
+
+
 def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
     kind = ev["action"]
     args = as_dict(ev.get("args"))
@@ -155,10 +166,7 @@ def _action(s: _Session, ev: dict[str, Any], loc: Loc, key: str) -> None:
         b.add("system", text_block(text), key=key, timestamp=stamp)
         s.tools = tool_specs(args.get("tools"))
         return
-    summary = args.get("summary") if isinstance(args.get("summary"), str) else None
-    if kind == "condensation" and (summary or _forgotten(args)):
-        add_condensation(b, key, stamp, summary, _forgotten(args))
-        s.response_id = None
+    if kind == "condensation" and _condensation(s, args, key, stamp):
         return
     if kind in _BOOKKEEPING:
         if isinstance(ev.get("id"), (int, str)):

@@ -205,7 +205,7 @@ def _info(folder: Path, path: Path, is_folder: bool, format: str | None, detail:
         name = path_format(path, format)
         if name is None:
             return None
-        count = sum(1 for _ in path.rglob("*.json"))
+        count = sum(1 for _ in path.rglob("*.json")) if detail else 0
         return SessionInfo(id=str(rel), title=None, messages=count, updated=updated, format=name, kind="folder")
     probe = make_probe(path)
     ranked = candidates(probe)
