@@ -71,7 +71,6 @@ MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 100_000
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a member first, or an empty archive's end record
-_TAR_MAGIC_AT = 257  # "ustar" in a tar header
 _SKIPPED_TOP = "__MACOSX"
 _CHUNK = 1 << 20
 _EXPECTED = "a .zip or .tar(.gz) of a session folder (Cline task, OpenHands V1 conversation, OpenCode storage)"
@@ -80,14 +79,14 @@ _EXPECTED = "a .zip or .tar(.gz) of a session folder (Cline task, OpenHands V1 c
 def _kind(path: Path) -> str | None:
     try:
         with open(path, "rb") as fh:
-            head = fh.read(_TAR_MAGIC_AT + 8)
+            head = fh.read(compressed.TAR_HEAD)
     except OSError:
         return None
     if head.startswith(_ZIP_MAGIC):
         return "zip"
-    if head[_TAR_MAGIC_AT : _TAR_MAGIC_AT + 5] == b"ustar":
+    if compressed.is_tar_header(head):
         return "tar"
-    packed = compressed.compression(path)
+    packed = compressed.compression_of(head)
     if packed is None:
         return None
     # A compressed tar is a folder archive; any other compressed stream is one transcript file.

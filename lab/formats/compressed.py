@@ -38,7 +38,7 @@ import zstandard
 
 from ..errors import TranscriptError
 
-__all__ = ["MAGIC", "compression", "holds_tar", "inner_name", "decompress"]
+__all__ = ["MAGIC", "TAR_HEAD", "compression", "compression_of", "holds_tar", "is_tar_header", "inner_name", "decompress"]
 
 # First bytes of each stream, by the name errors use.
 MAGIC: dict[str, bytes] = {
@@ -48,7 +48,8 @@ MAGIC: dict[str, bytes] = {
     "xz": b"\xfd7zXZ\x00",
 }
 _SUFFIXES = (".zst", ".zstd", ".gz", ".gzip", ".bz2", ".xz")
-_TAR_MAGIC_AT = 257  # "ustar" in a tar header
+# "ustar" at this offset marks a tar header (POSIX and GNU tars alike).
+TAR_HEAD = 257 + 5
 _CHUNK = 1 << 20
 _ZSTD_FEED = 512  # input bytes per zstd call: at most ~16 MiB out at the worst ratio (see the docstring)
 _EXPECTED = "a zstd, gzip, bzip2 or xz compressed transcript file, or a compressed tar of a session folder"
@@ -63,6 +64,11 @@ def compression(path: Path) -> str | None:
             head = fh.read(6)
     except OSError:
         return None
+    return compression_of(head)
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression a stream starting with ``head`` is in (a ``MAGIC`` key), else None."""
     return next((kind for kind, magic in MAGIC.items() if head.startswith(magic)), None)
 
 
@@ -103,13 +109,18 @@ def holds_tar(path: Path, kind: str) -> bool:
         try:
             for chunk in chunks:
                 head += chunk
-                if len(head) >= _TAR_MAGIC_AT + 5:
+                if len(head) >= TAR_HEAD:
                     break
         finally:
             chunks.close()
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zstandard.ZstdError):
         return False
-    return head[_TAR_MAGIC_AT : _TAR_MAGIC_AT + 5] == b"ustar"
+    return is_tar_header(head)
+
+
+def is_tar_header(head: bytes) -> bool:
+    """Whether ``head`` (at least ``TAR_HEAD`` bytes of a stream) starts a tar."""
+    return head[TAR_HEAD - 5 : TAR_HEAD] == b"ustar"
 
 
 def inner_name(path: Path) -> str:
