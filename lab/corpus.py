@@ -23,15 +23,17 @@ def corpus_dir() -> Path | None:
 
 
 def corpus_files(folder: Path) -> list[Path]:
-    """Every transcript under ``folder``, at any depth, sorted.
+    """Every transcript under ``folder``, at any depth, sorted, found as a folder of sessions is walked.
 
-    Markdown (SOURCES.md, READMEs) describes the corpus and hidden files are
-    editor or OS litter (``.DS_Store``, a half-written ``.x.tmp``): neither is a transcript.
+    The walk is ``lab.formats.session_folder.walk``, the one ``python -m lab sessions`` and ``compare``
+    use: a session kept as a folder (an OpenHands V1 conversation, a Cline task) is one transcript, not
+    its files; hidden entries (``.DS_Store``, a half-written ``.x.tmp``) and links are passed over.
+    Markdown (SOURCES.md, READMEs) describes the corpus and is left out too.
     """
+    from collections import Counter
+
+    from .formats.session_folder import walk
+
     if not folder.is_dir():
         return []
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file() and p.suffix.lower() != ".md" and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    return sorted(p for p, is_folder in walk(folder, Counter(), limit=0) if is_folder or p.suffix.lower() != ".md")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from lab.corpus import CORPUS_ENV, corpus_dir, corpus_files
 from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "formats" / "fixtures"
 
 PROBE = '''
 import pytest
@@ -56,6 +59,14 @@ class TestCorpusFiles:
 
     def test_missing_folder_is_empty(self, tmp_path: Path) -> None:
         assert corpus_files(tmp_path / "nowhere") == []
+
+    def test_a_session_kept_as_a_folder_is_one_transcript_and_links_are_not_followed(self, tmp_path: Path) -> None:
+        # A Cline task is three files the cline reader reads as one session, as `python -m lab sessions` lists it.
+        task = tmp_path / "cline" / "1750000000"
+        shutil.copytree(FIXTURES / "cline" / "task", task)
+        root = _corpus(tmp_path, "a/x.jsonl")
+        (root / "link.jsonl").symlink_to(root / "a/x.jsonl")
+        assert corpus_files(root) == [root / "a/x.jsonl", task]
 
 
 def _probe(tmp_path: Path, corpus: Path | None, required: bool) -> subprocess.CompletedProcess[str]:

@@ -281,6 +281,30 @@ class HistoryBuilder:
         """The next tool result starts a new user message (a new turn began)."""
         self._results_open = False
 
+    # -- recorded compactions -----------------------------------------------
+    def unmarked(self) -> int:
+        """How many messages so far are not compaction markers: what a compaction recorded now replaces."""
+        return sum(1 for m in self.messages if m.boundary is None)
+
+    def boundary(self, boundary: Boundary, marker: str | None, *, key: str, timestamp: datetime | None = None) -> Message:
+        """The original agent's own compaction: a system message tagged ``boundary`` (id ``{key}.boundary``),
+        holding the ``marker`` text when there is one.
+
+        Every importer writes it the same way, so a replay finds it the same way: honoured, it drops what came
+        before; undone, the marker itself is dropped (``lab.replayer.recorded``). A tool result after it starts a
+        new user message.
+        """
+        self.close_results()
+        blocks = [TextBlock(text=marker)] if marker else []
+        return self.add("system", blocks, key=f"{key}.boundary", timestamp=timestamp, tag="boundary", boundary=boundary)
+
+    def compaction(self, boundary: Boundary, marker: str | None, summary: str, *, key: str, timestamp: datetime | None = None) -> Message:
+        """A compaction with the summary the agent went on from: the ``boundary`` marker, then the summary as a
+        user turn tagged ``summary`` (id ``{key}.summary``), which an undoing replay drops with it. Returns the marker."""
+        marker_message = self.boundary(boundary, marker, key=key, timestamp=timestamp)
+        self.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=timestamp, tag="summary")
+        return marker_message
+
     def finish(self) -> list[Message]:
         self.notes.unanswered_tool_uses.extend(self._open)
         self._open.clear()

@@ -257,7 +257,7 @@ class _Reader:
 
     def compacted(self, payload: dict[str, Any], loc: Loc, key: str, stamp: datetime | None) -> None:
         boundary = Boundary(trigger="import", strategy="codex_compact", timestamp=stamp)
-        marker = self.b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+        marker = self.b.boundary(boundary, None, key=key, timestamp=stamp)
         message = payload.get("message") if isinstance(payload.get("message"), str) else ""
         history = payload.get("replacement_history")
         if isinstance(history, list) and history:

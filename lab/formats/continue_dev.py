@@ -359,10 +359,7 @@ class _Session:
         self.b.add("user", [TextBlock(text=_SUMMARY_PREFIX + text)], key=f"{key}.summary", tag="summary")
 
     def _boundary(self, key: str, strategy: str, text: str) -> None:
-        replaced = sum(1 for m in self.b.messages if m.boundary is None)
-        boundary = Boundary(trigger="import", strategy=strategy, messages_removed=replaced)
-        self.b.close_results()
-        self.b.add("system", [TextBlock(text=text)], key=f"{key}.boundary", tag="boundary", boundary=boundary)
+        self.b.boundary(Boundary(trigger="import", strategy=strategy, messages_removed=self.b.unmarked()), text, key=key)
 
     def models_of(self, item: dict[str, Any]) -> None:
         logs = item.get("promptLogs")

@@ -426,11 +426,8 @@ class _Session:
             self.summary(text, f"{key}.before")
 
     def summary(self, text: str, key: str) -> None:
-        replaced = sum(1 for m in self.b.messages if m.boundary is None)
-        self.b.close_results()
-        self.b.add("system", [TextBlock(text="[Conversation summarized by Copilot]")], key=f"{key}.boundary", tag="boundary",
-                   boundary=Boundary(trigger="import", strategy=STRATEGY, messages_removed=replaced))  # fmt: skip
-        self.b.add("user", [TextBlock(text=text)], key=f"{key}.summary", tag="summary")
+        boundary = Boundary(trigger="import", strategy=STRATEGY, messages_removed=self.b.unmarked())
+        self.b.compaction(boundary, "[Conversation summarized by Copilot]", text, key=key)
 
     # -- rendered response parts (no rounds stored) ------------------------------------------
     def rendered(self, parts: list[Any], key: str, loc: Loc) -> None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import yaml
 
-from ..core.messages import Block, Boundary, ImportNotes, TextBlock, ThinkingBlock, Transcript, TranscriptMeta, Usage
+from ..core.messages import Block, Boundary, ImportNotes, ThinkingBlock, Transcript, TranscriptMeta, Usage
 from ..errors import TranscriptError
 from ._build import HistoryBuilder, Loc, document_or_log, opt_str, parse_arguments, parse_timestamp, text_block, token_count
 from .registry import Format, Probe, register
@@ -176,13 +176,11 @@ class _Session:
     def compaction(self, data: dict[str, Any], key: str, stamp: datetime | None) -> None:
         before = token_count(data.get("preCompactionTokens"))
         boundary = Boundary(trigger="import", strategy=COMPACTION_STRATEGY, timestamp=stamp, tokens_before=before)
-        self.b.add("system", [TextBlock(text="[Conversation compacted by Copilot CLI]")], key=f"{key}.boundary", timestamp=stamp,
-                   tag="boundary", boundary=boundary)
         removed = token_count(data.get("messagesRemoved"))
         summary = opt_str(data.get("summaryContent")) or (
             f"[Copilot CLI compacted the conversation ({removed or 'some'} message(s) removed); its summary is not in the file]"
         )
-        self.b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+        self.b.compaction(boundary, "[Conversation compacted by Copilot CLI]", summary, key=key, timestamp=stamp)
 
 
 def _event(record: Any) -> bool:

@@ -303,10 +303,8 @@ class _Session:
         if not blocks:
             self.notes.skip("message:summary (empty)")
             return
-        replaced = sum(1 for m in self.b.messages if m.boundary is None)
-        boundary = Boundary(trigger="import", strategy=STRATEGY, timestamp=stamp, messages_removed=replaced)
-        self.b.close_results()
-        self.b.add("system", [TextBlock(text="[Conversation summarized by Crush]")], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+        boundary = Boundary(trigger="import", strategy=STRATEGY, timestamp=stamp, messages_removed=self.b.unmarked())
+        self.b.boundary(boundary, "[Conversation summarized by Crush]", key=key, timestamp=stamp)
         self.b.add("user", blocks, key=key, timestamp=stamp, tag="summary")
 
     def assistant(self, rec: dict[str, Any], key: str, stamp: datetime | None, loc: Loc) -> None:

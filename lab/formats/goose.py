@@ -270,9 +270,7 @@ class _Session:
 
     def _boundary(self, key: str, stamp: datetime | None) -> None:
         boundary = Boundary(trigger="import", strategy=STRATEGY, timestamp=stamp, messages_removed=self.hidden)
-        marker = TextBlock(text=f"[Conversation compacted by Goose: {self.hidden} message(s) hidden from the agent]")
-        self.b.close_results()
-        self.b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+        self.b.boundary(boundary, f"[Conversation compacted by Goose: {self.hidden} message(s) hidden from the agent]", key=key, timestamp=stamp)
         self.hidden = 0
 
 

@@ -373,11 +373,9 @@ def _compaction(b: HistoryBuilder, r: dict[str, Any], key: str, removed: int) ->
     trigger: Any = _MINI_TRIGGERS.get(reason, "import") if isinstance(reason, str) else "import"
     tokens = [v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0 for v in (r.get("estimated_tokens_before"), r.get("estimated_tokens_after"))]
     boundary = Boundary(trigger=trigger, strategy=MINI_COMPACTION, timestamp=stamp, tokens_before=tokens[0], tokens_after=tokens[1], messages_removed=removed)
-    b.close_results()
-    b.add("system", [], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
     # The wording mini-swe-agent wraps its checkpoint in (compaction.summary_message).
     summary = f"<conversation_summary>\n{r['summary']}\n</conversation_summary>\nContinue from this checkpoint."
-    b.add("user", [TextBlock(text=summary)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+    b.compaction(boundary, None, summary, key=key, timestamp=stamp)
 
 
 def from_messages(

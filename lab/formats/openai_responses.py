@@ -267,10 +267,8 @@ def _compaction(b: HistoryBuilder, item: dict[str, Any], key: str, stamp: dateti
     blob = item.get("encrypted_content")
     size = f"{len(blob):,} characters" if isinstance(blob, str) else "no content"
     boundary = Boundary(trigger="import", strategy=COMPACTION_STRATEGY, timestamp=stamp)
-    b.add("system", [TextBlock(text="[Context compacted by the provider (Responses compaction item)]")], key=f"{key}.boundary",
-          timestamp=stamp, tag="boundary", boundary=boundary)
     note = f"[Encrypted compaction summary of the earlier conversation ({size}); only the provider can read it]"
-    b.add("user", [TextBlock(text=note)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+    b.compaction(boundary, "[Context compacted by the provider (Responses compaction item)]", note, key=key, timestamp=stamp)
 
 
 # Fields only Chat Completions messages have: a {"type": "message"} line holding them (home-made logs)

@@ -198,9 +198,7 @@ class _Session:
 
     def _boundary(self, key: str, stamp: datetime | None, auto: bool) -> None:
         boundary = Boundary(trigger="auto" if auto else "manual", strategy=STRATEGY, timestamp=stamp)
-        marker = TextBlock(text=f"[Conversation compacted by OpenCode ({'auto' if auto else 'manual'})]")
-        self.b.close_results()
-        self.b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
+        self.b.boundary(boundary, f"[Conversation compacted by OpenCode ({'auto' if auto else 'manual'})]", key=key, timestamp=stamp)
         self.marker_open = True
 
     # -- messages ------------------------------------------------------------------

@@ -113,13 +113,12 @@ def add_condensation(b: HistoryBuilder, key: str, stamp: datetime | None, summar
     count = f"{forgotten} event(s) forgotten" if forgotten is not None else "events forgotten"
     boundary = Boundary(trigger="import", strategy=CONDENSATION_STRATEGY, timestamp=stamp)
     if summary:
-        marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}]")
+        marker = f"[Conversation condensed by OpenHands: {count}]"
         text = summary
     else:
-        marker = TextBlock(text=f"[Conversation condensed by OpenHands: {count}, no summary]")
+        marker = f"[Conversation condensed by OpenHands: {count}, no summary]"
         text = f"[Earlier conversation forgotten by the OpenHands condenser: {forgotten if forgotten is not None else 'some'} event(s), no summary]"
-    b.add("system", [marker], key=f"{key}.boundary", timestamp=stamp, tag="boundary", boundary=boundary)
-    b.add("user", [TextBlock(text=text)], key=f"{key}.summary", timestamp=stamp, tag="summary")
+    b.compaction(boundary, marker, text, key=key, timestamp=stamp)
 
 
 def _forgotten(args: dict[str, Any]) -> int | None:

@@ -501,12 +501,12 @@ class _Session:
             timestamp=parse_timestamp(rec.get("timestamp")),
             tokens_before=positive_int(info.get("originalTokenCount")),
             tokens_after=positive_int(info.get("newTokenCount")),
-            messages_removed=sum(1 for m in self.b.messages if m.boundary is None),
+            messages_removed=self.b.unmarked(),
         )
-        self.b.close_results()
-        self.b.add("system", [TextBlock(text="[Conversation compressed by Qwen Code]")], key=f"{cid}.boundary", tag="boundary", boundary=boundary)
         if summary:
-            self.b.add("user", [TextBlock(text="\n\n".join(summary))], key=f"{cid}.summary", tag="summary")
+            self.b.compaction(boundary, "[Conversation compressed by Qwen Code]", "\n\n".join(summary), key=cid)
+        else:
+            self.b.boundary(boundary, "[Conversation compressed by Qwen Code]", key=cid)
         if reply:
             self.b.add("assistant", [TextBlock(text="\n\n".join(reply))], key=f"{cid}.reply", tag="placeholder")
 

@@ -126,8 +126,11 @@ def _records(path: Path, probe_records: list[object] | None, document: object) -
 _TITLE_CHARS = 80
 _TITLE_NODES = 2_000
 _TITLE_DEPTH = 6
-# User text a harness wrote in the user's place opens with markup: environment context, AGENTS.md, caveats.
-_INJECTED = ("<", "#", "[", "{")
+# User text a harness wrote in the user's place opens with markup: environment context, caveats, command tags.
+_INJECTED = ("<", "[", "{")
+# It also opens with a heading naming the instructions file it carries ("# AGENTS.md instructions for ..."); a
+# heading of the user's own ("# Task") is the user's.
+_INJECTED_HEADINGS = (".md", "instructions")
 # Typed records that hold the user's words (Copilot CLI, AutoGen), beside the role-keyed ones.
 _USER_TYPES = ("user.message", "UserMessage")
 
@@ -159,8 +162,8 @@ def _user_text(node: Any, depth: int, budget: list[int]) -> str | None:
             for holder in ("args", "data"):  # an OpenHands user message event; a Copilot CLI user.message
                 if text is None and isinstance(node.get(holder), dict):
                     text = _text_of(node[holder].get("content"))
-            if text is not None and not text.lstrip().startswith(_INJECTED):
-                return text
+            if text is not None and not _injected(text):
+                return text.lstrip().lstrip("#") if text.lstrip().startswith("#") else text
         values: Any = node.values()
     elif isinstance(node, list):
         values = node
@@ -172,6 +175,15 @@ def _user_text(node: Any, depth: int, budget: list[int]) -> str | None:
             if found:
                 return found
     return None
+
+
+def _injected(text: str) -> bool:
+    """Whether user text was written by the harness (see ``_INJECTED``), not typed by the user."""
+    head = text.lstrip()
+    if head.startswith("#"):
+        first = head.split("\n", 1)[0].lower()
+        return any(word in first for word in _INJECTED_HEADINGS)
+    return head.startswith(_INJECTED)
 
 
 def _text_of(content: Any) -> str | None:

@@ -179,6 +179,15 @@ def _load_sample_cached(path: str, digest: str) -> tuple[Transcript, str]:
     return import_file(Path(path))
 
 
+def _content_digest(path: Path) -> str:
+    """The cache key's content part: a file's bytes, or for a session kept as a folder (a corpus entry such
+    as a Cline task) each file's name and bytes, so an edit anywhere in it imports it again."""
+    if not path.is_dir():
+        return keys.digest(path.read_bytes())
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    return keys.digest("\n".join(f"{p.relative_to(path).as_posix()}:{keys.digest(p.read_bytes())}" for p in files))
+
+
 def load_sample(name: str | None = None) -> Transcript:
     """Load a sample (the default one when ``name`` is None) and make it current."""
     paths = _sample_paths()
@@ -188,7 +197,7 @@ def load_sample(name: str | None = None) -> Transcript:
     if name not in paths:
         raise TranscriptError("not a sample session", file=name, expected=f"one of: {', '.join(paths)}")
     path = paths[name]
-    digest = keys.digest(path.read_bytes())
+    digest = _content_digest(path)
     transcript, fmt = _load_sample_cached(str(path), digest)
     set_transcript(transcript, name, key="f:" + digest, format=fmt)
     return transcript

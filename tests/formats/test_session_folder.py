@@ -177,6 +177,17 @@ def test_any_id_reads_inside_the_folder_or_is_a_clear_error(folder: Path, sessio
     assert folder.resolve() in source.parents
 
 
+def test_a_user_s_markdown_heading_titles_the_session_an_injected_instructions_file_does_not(tmp_path: Path) -> None:
+    def session(name: str, *texts: str) -> None:
+        rows = [{"role": "user", "content": t} for t in texts] + [{"role": "assistant", "content": "ok"}]
+        (tmp_path / name).write_text(json.dumps(rows), encoding="utf-8")
+
+    session("heading.json", "## Task\nFix the flaky test in tests/test_io.py")
+    session("agents.json", "# AGENTS.md instructions for /repo\n\nUse ruff.", "<environment_context>cwd</environment_context>", "rename the CLI flag")
+    titles = {s.id: s.title for s in session_folder.listing(tmp_path).sessions}
+    assert titles == {"heading.json": "Task Fix the flaky test in tests/test_io.py", "agents.json": "rename the CLI flag"}
+
+
 def test_typed_user_records_give_titles_too(tmp_path: Path) -> None:
     # Copilot CLI keeps each session as <id>/events.jsonl beside files that are no transcript.
     session = tmp_path / "session-state" / "5fedbe45"

@@ -37,3 +37,21 @@ def test_only_listed_names_load(name: str, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("LAB_CORPUS", str(_corpus(tmp_path)))
     with pytest.raises(TranscriptError, match="not a sample session"):
         transcript.load_sample(name)
+
+
+def test_a_corpus_session_kept_as_a_folder_is_listed_once_and_keyed_by_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from lab.ui.files import import_file
+
+    root = _corpus(tmp_path / "corpus")
+    task = root / "cline" / "1750000000"
+    shutil.copytree(Path(__file__).parents[1] / "formats" / "fixtures" / "cline" / "task", task)
+    monkeypatch.setenv("LAB_CORPUS", str(root))
+    assert "corpus/cline/1750000000" in transcript.sample_files()
+    assert not any(n.startswith("corpus/cline/1750000000/") for n in transcript.sample_files())
+    assert import_file(task)[1] == "cline"
+    before = transcript._content_digest(task)
+    assert transcript._content_digest(task) == before
+    (task / "ui_messages.json").write_text((task / "ui_messages.json").read_text() + " ")
+    assert transcript._content_digest(task) != before
