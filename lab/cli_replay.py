@@ -129,6 +129,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                            settings=with_hidden(resolve_settings(settings, args.recorded_compactions), args.hidden_tokens),
                            ray=args.ray, probe=probe_spec(args), session=args.session)
     table.write(out)
+    for note in table.notes:
+        print(f"note: {note}", file=sys.stderr)
     print(f"compared {len({r['transcript'] for r in table.rows})} transcript(s) x {len(configs)} config(s): {len(table.rows)} row(s) -> {out}")
     for r in table.rows:
         score = "n/a" if r["retention_score"] is None else f"{r['retention_score']:.3f}"

@@ -181,6 +181,16 @@ class TestSettings:
 
 
 class TestCompare:
+    def test_an_evaluation_output_compares_every_instance_and_says_so(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from tests.formats.test_sessions import _output, _record
+
+        path = _output(tmp_path, [_record("a-1", "fix a"), _record("b-2", "fix b"), _record("c-3", "fix c")])
+        assert main(["compare", str(path), "--preset", "minicode", "--processes", "1", "--out", str(tmp_path / "t.csv")]) == 0
+        captured = capsys.readouterr()
+        assert "3 transcript(s) x 1 config(s): 3 row(s)" in captured.out
+        assert captured.err.count("note: ") == 1 and "holds 3 sessions (an OpenHands evaluation output.jsonl)" in captured.err
+        assert list(pd.read_csv(tmp_path / "t.csv")["transcript"]) == [f"{path} [{i}]" for i in ("a-1", "b-2", "c-3")]
+
     def test_folder_to_csv(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         folder = tmp_path / "in"
         folder.mkdir()

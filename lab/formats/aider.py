@@ -45,7 +45,7 @@ outcome); whole-file blocks stay text, since no notice confirms them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -60,7 +60,7 @@ from .jsonio import check_file
 from .registry import Format, Probe, register
 
 __all__ = [
-    "FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "list_sessions", "read_session", "sniff",
+    "FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "list_sessions", "read_session", "each_session", "sniff",
     "parse_tokens", "parse_cost",
 ]  # fmt: skip
 
@@ -272,11 +272,12 @@ def _with_turns(sessions: list[Session]) -> list[Session]:
     return [s for s in sessions if any(i.kind in ("user", "assistant") for i in s.items)]
 
 
-def read_chat_history(path: Path, session: int | None = None, *, text: str | None = None) -> Transcript:
-    """Import one session of an aider chat history (the last with turns unless ``session`` says)."""
+def read_chat_history(path: Path, session: int | None = None, *, text: str | None = None, parsed: list[Session] | None = None) -> Transcript:
+    """Import one session of an aider chat history (the last with turns unless ``session`` says); ``parsed``:
+    the file's sessions as ``parse_chat_history`` gave them, when the caller reads several."""
     path = Path(path)
     file = str(path)
-    sessions = parse_chat_history(_read_text(path) if text is None else text)
+    sessions = parsed if parsed is not None else parse_chat_history(_read_text(path) if text is None else text)
     with_turns = _with_turns(sessions)
     if not with_turns:
         raise TranscriptError("no user or assistant turn in any session", file=file, expected="an aider chat history with '#### ' user lines")
@@ -427,8 +428,22 @@ def _is_chat_history(path: Path) -> bool:
     return not HEADER.match(_first_line(head))
 
 
+def each_session(path: Path) -> Iterator[tuple[str, Transcript | TranscriptError]]:
+    """Every session with turns, the file read and parsed once, as (its ``list_sessions`` id, its transcript
+    or why it cannot be read)."""
+    path = Path(path)
+    parsed = parse_chat_history(_read_text(path))
+    for n in range(len(_with_turns(parsed))):
+        try:
+            yield str(n), read_chat_history(path, n, parsed=parsed)
+        except TranscriptError as e:
+            yield str(n), e
+
+
 session_choice.register_reader(
-    session_choice.SessionReader(name=NAME, what="an aider .aider.chat.history.md", holds=_is_chat_history, list=list_sessions, read=read_session)
+    session_choice.SessionReader(
+        name=NAME, what="an aider .aider.chat.history.md", holds=_is_chat_history, list=list_sessions, read=read_session, each=each_session
+    )
 )
 
 

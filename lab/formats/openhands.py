@@ -72,7 +72,7 @@ from .jsonio import gc_paused, iter_jsonl, read_json
 from .registry import Format, Probe, register
 
 __all__ = [
-    "FORMAT", "read", "read_output_jsonl", "list_records", "read_record", "from_events", "from_document", "sniff", "add_condensation",
+    "FORMAT", "read", "read_output_jsonl", "list_records", "read_record", "each_record", "from_events", "from_document", "sniff", "add_condensation",
     "CONDENSATION_STRATEGY",
 ]  # fmt: skip
 
@@ -431,13 +431,35 @@ def read_record(path: Path, session: str) -> Transcript:
     if found is None or session not in ids:
         raise session_choice.unknown_session(session, ids[::-1], file=file, what="this OpenHands output.jsonl")
     lineno, rec = found
-    loc = Loc(file, "$", lineno)
-    t = Transcript(meta=TranscriptMeta(source_format=NAME, source_path=file))
+    return _one_record(rec, Loc(file, "$", lineno))
+
+
+def _one_record(rec: dict[str, Any], loc: Loc) -> Transcript:
+    """One record of an output.jsonl as a transcript of its own."""
+    t = Transcript(meta=TranscriptMeta(source_format=NAME, source_path=loc.file))
     history = _history(rec, loc)
     _record_meta(rec, t.meta)
     t.messages, t.tools = from_events(history, loc=loc.at("history"), notes=t.notes)
     t.notes.records_read = len(history)
     return t
+
+
+def each_record(path: Path) -> Iterator[tuple[str, Transcript | TranscriptError]]:
+    """Every record of an output.jsonl, read in one pass, as (its ``list_records`` id, its transcript or why
+    it cannot be read): what a compare of the whole evaluation reads, instead of one pass per record."""
+    path = Path(path)
+    file = str(path)
+    iids: list[Any] = []
+    read: list[Transcript | TranscriptError] = []
+    with gc_paused():
+        for lineno, rec in _output_records(path):
+            iids.append(rec.get("instance_id"))
+            try:
+                read.append(_one_record(rec, Loc(file, "$", lineno)))
+            except TranscriptError as e:
+                read.append(e)
+    # Which ids apply is known only once every record is read.
+    yield from zip(_ids(iids), read, strict=True)
 
 
 def _is_output_jsonl(path: Path) -> bool:
@@ -450,7 +472,9 @@ def _is_output_jsonl(path: Path) -> bool:
 
 
 session_choice.register_reader(
-    session_choice.SessionReader(name=NAME, what="an OpenHands evaluation output.jsonl", holds=_is_output_jsonl, list=list_records, read=read_record)
+    session_choice.SessionReader(
+        name=NAME, what="an OpenHands evaluation output.jsonl", holds=_is_output_jsonl, list=list_records, read=read_record, each=each_record
+    )
 )
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +51,7 @@ from .registry import FORMATS
 
 __all__ = [
     "SHOWN", "SessionInfo", "SessionReader", "READERS", "register_reader", "sessions", "read_session", "unknown_session", "iso_time",
-    "newest_first", "Candidate", "pick_session",
+    "newest_first", "Candidate", "pick_session", "several", "Several", "read_each", "BATCH_SKIPS",
 ]  # fmt: skip
 
 # How many ids an unknown-id error names: enough to spot a typo, few enough for one line.
@@ -91,6 +91,9 @@ class SessionReader:
     list: Callable[[Path], list[SessionInfo]]
     # Reads the session with this id; an id it does not list is ``unknown_session``'s error.
     read: Callable[[Path, str], Transcript]
+    # Every session in one pass, as (id, transcript or the reason it cannot be read), for a file whose
+    # sessions ``read`` would find only by reading it all again (an output.jsonl, a chat history).
+    each: Callable[[Path], Iterator[tuple[str, Transcript | TranscriptError]]] | None = None
 
 
 READERS: dict[str, SessionReader] = {}
@@ -248,3 +251,87 @@ def read_session(path: str | os.PathLike[str], format: str | None, session: str)
         return session_folder.read_session(p, _known(format, p), str(session))
     reader = _reader(p, format, f"asked for {session!r}")
     return accept(reader.read(p, str(session)), reader.name, file=str(p))
+
+
+# Sessions a batch run (compare, sweep) leaves out of a store: a sub-agent's history is part of its parent's
+# work, not a session of its own, and the agent's own session list leaves it out too.
+BATCH_SKIPS = ("subagent", "sub_agent")
+
+
+@dataclass(frozen=True)
+class Several:
+    """The sessions of a file or store that a batch run reads (``several``), and what it leaves out."""
+
+    reader: SessionReader
+    sessions: list[SessionInfo]
+    # Sessions the store lists but a batch leaves out: sub-agents' (part of their parent's work) and empty ones.
+    subagents: int = 0
+    empty: int = 0
+
+    def describe(self, name: str) -> str:
+        """One line for a batch's notes: what ``name`` holds and how it is read."""
+        out = [f"{self.subagents} sub-agent session(s)"] if self.subagents else []
+        out += [f"{self.empty} empty session(s)"] if self.empty else []
+        aside = f"; left out: {' and '.join(out)}" if out else ""
+        return (f"{name} holds {len(self.sessions)} sessions ({self.reader.what}): each is read as its own transcript, "
+                f"named '{name} [ID]' (--session ID reads one alone){aside}")
+
+
+def several(path: str | os.PathLike[str]) -> Several | None:
+    """The sessions of a file or store that holds more than one, as a batch run takes them: in the store's own
+    order (oldest first where it keeps one), without sub-agents' sessions or empty ones (counted).
+
+    None for anything else: a one-session file, a folder of sessions (walked file by file instead), an
+    archive, or a file detection cannot read (its own import then says why). Cheap for a one-session file:
+    detection reads its head, nothing is imported.
+    """
+    p = Path(path)
+    from . import archive, session_folder
+
+    if session_folder.holds_sessions(p) or archive.is_archive(p):
+        return None
+    try:
+        name = _format_of(p, None)
+    except TranscriptError:
+        return None
+    reader = READERS.get(name)
+    if reader is None or not reader.holds(p):
+        return None
+    try:
+        listed = reader.list(p)
+    except TranscriptError:
+        return None
+    # The readers list newest first; file order reversed: a batch reads a file in its own order.
+    ordered = list(reversed(newest_first(listed)))
+    subagents = [s for s in ordered if (s.kind or "") in BATCH_SKIPS]
+    empty = [s for s in ordered if s.messages <= 0 and s not in subagents]
+    kept = [s for s in ordered if s not in subagents and s not in empty]
+    return Several(reader, kept, len(subagents), len(empty)) if len(kept) > 1 else None
+
+
+def read_each(path: str | os.PathLike[str], reader: SessionReader, infos: Sequence[SessionInfo]) -> Iterator[tuple[SessionInfo, Transcript | TranscriptError]]:
+    """Each of ``infos`` (sessions ``several`` gave), read and checked as ``load`` checks an import, or the
+    reason it cannot be: one session that fails does not stop the others."""
+    p = Path(path)
+    wanted = {s.id: s for s in infos}
+    if reader.each is not None:
+        for sid, got in reader.each(p):
+            info = wanted.get(sid)
+            if info is not None:
+                yield info, _checked(got, reader.name, p)
+        return
+    for info in infos:
+        try:
+            one: Transcript | TranscriptError = reader.read(p, info.id)
+        except TranscriptError as e:
+            one = e
+        yield info, _checked(one, reader.name, p)
+
+
+def _checked(got: Transcript | TranscriptError, name: str, path: Path) -> Transcript | TranscriptError:
+    if isinstance(got, TranscriptError):
+        return got
+    try:
+        return accept(got, name, file=str(path))
+    except TranscriptError as e:
+        return e

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .runner import ProbeSpec
 
-__all__ = ["CompareTable", "compare", "compare_folder", "summary_row", "folder_files", "BASE_COLUMNS"]
+__all__ = ["CompareTable", "compare", "compare_folder", "summary_row", "folder_files", "read_batch", "Batch", "BASE_COLUMNS"]
 
 ConfigSpec = str | CompactionConfig | tuple[str, ConfigLike]
 Progress = Callable[[int, int], Any]
@@ -110,6 +110,8 @@ class CompareTable:
     errors: list[dict[str, str]] = field(default_factory=list)
     # config label -> Report, only from ``compare`` (reports are not shipped back from worker processes).
     reports: dict[str, Report] = field(default_factory=dict)
+    # What the run read beyond one transcript per file: a file that holds several sessions, each compared.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def columns(self) -> list[str]:
@@ -128,7 +130,7 @@ class CompareTable:
         return pd.DataFrame.from_records(self.records(), columns=self.columns)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"columns": self.columns, "rows": self.records(), "errors": list(self.errors)}
+        return {"columns": self.columns, "rows": self.records(), "errors": list(self.errors), "notes": list(self.notes)}
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write as .csv, .parquet or .json, chosen by the extension; a failed write leaves nothing behind."""
@@ -212,10 +214,61 @@ def _load(path: Path) -> tuple[Transcript | None, str | None]:
     """A file's transcript, or the one-line reason it cannot be read."""
     try:
         return as_transcript(str(path)), None
-    except LabError as e:
-        return None, str(e).splitlines()[0] if str(e) else type(e).__name__
     except Exception as e:  # noqa: BLE001 - one bad file must not end a folder run
-        return None, f"internal error: {type(e).__name__}: {e}"
+        return None, _reason(e)
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, LabError):
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+    return f"internal error: {type(e).__name__}: {e}"
+
+
+@dataclass
+class Batch:
+    """What a batch run (a compare, a sweep) reads of a folder, a file or a list of either.
+
+    ``items`` holds (name, transcript or None, the one-line reason it cannot be read), in listing order;
+    ``notes`` says where one file gave several transcripts.
+    """
+
+    items: list[tuple[str, Transcript | None, str | None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_batch(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> Batch:
+    """Every transcript of ``source`` (``folder_files``): each file, each session folder, and each session of a
+    file or store that holds several (an OpenHands evaluation output.jsonl, an aider chat history, Goose's
+    sessions.db...), named ``FILE [ID]``.
+
+    A file that holds several sessions is a batch of them: reading only its default session would compare
+    one SWE-bench instance of an evaluation's hundreds and say nothing. Sub-agents' and empty sessions are
+    left out (``session_choice.several``). A session that cannot be read is an item with its reason.
+    """
+    from ..formats.session_choice import read_each, several
+
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    batch = Batch()
+    for item in items:
+        base = Path(item) if Path(item).is_dir() else None
+        for f in folder_files(item):
+            name = f.relative_to(base).as_posix() if base is not None else str(f)
+            try:
+                found = several(f)
+                if found is None:
+                    t, error = _load(f)
+                    batch.items.append((name, t, error))
+                    continue
+                batch.notes.append(found.describe(name))
+                for info, got in read_each(f, found.reader, found.sessions):
+                    named = f"{name} [{info.id}]"
+                    if isinstance(got, Transcript):
+                        batch.items.append((named, got, None))
+                    else:
+                        batch.items.append((named, None, _reason(got)))
+            except Exception as e:  # noqa: BLE001 - one bad file must not end a folder run
+                batch.items.append((name, None, _reason(e)))
+    return batch
 
 
 def compare_folder(
@@ -251,21 +304,21 @@ def compare_folder(
         from ..formats import load
 
         # Read here, not caught: a session the source does not hold is the caller's mistake, said at once.
-        files = [Path(source)]
         names = [f"{Path(source).name} [{session}]"]
         loaded: list[tuple[Transcript | None, str | None]] = [(load(source, session=session), None)]
+        notes: list[str] = []
     else:
-        files = folder_files(source)
-        base = Path(source) if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() else None
-        names = [str(f.relative_to(base)) if base is not None else str(f) for f in files]
-        loaded = [_load(f) for f in files]
+        batch = read_batch(source)
+        names = [name for name, _, _ in batch.items]
+        loaded = [(t, error) for _, t, error in batch.items]
+        notes = batch.notes
     readable = [k for k, (t, _) in enumerate(loaded) if t is not None]
     transcripts = [t for t, _ in loaded if t is not None]
     grid = run_grid(transcripts, [cfg for _, cfg in labelled], names=[names[k] for k in readable],
                     labels=[label for label, _ in labelled], processes=processes, progress=progress, ray=ray, probe=probe,
                     settings=rs)
     at = {k: n for n, k in enumerate(readable)}
-    table = CompareTable()
+    table = CompareTable(notes=notes)
     # File order, then config order, as the files were listed; an unreadable file gets one error per config.
     for k, name in enumerate(names):
         for i, (label, _) in enumerate(labelled):

@@ -61,8 +61,7 @@ TranscriptSource = str | os.PathLike[str] | Transcript | Iterable[str | os.PathL
 
 def load_transcripts(source: TranscriptSource) -> tuple[list[Transcript], list[str], list[str]]:
     """Transcripts, their names, and one ``FILE: reason`` per file that could not be read (skipped)."""
-    from ..formats import load
-    from ..replayer.compare import folder_files
+    from ..replayer.compare import read_batch
 
     items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
     transcripts: list[Transcript] = []
@@ -73,14 +72,12 @@ def load_transcripts(source: TranscriptSource) -> tuple[list[Transcript], list[s
             transcripts.append(item)
             names.append(item.meta.source_path or item.meta.title or item.meta.session_id or f"transcript-{len(names)}")
             continue
-        base = Path(item) if Path(item).is_dir() else None
-        for f in folder_files(item):
-            name = f.relative_to(base).as_posix() if base is not None else str(f)
-            try:
-                transcripts.append(load(f))
-            except LabError as e:
-                skipped.append(f"{name}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        # Read as a compare reads it: every session of a file that holds several is a transcript of the sweep.
+        for name, t, error in read_batch(item).items:
+            if t is None:
+                skipped.append(f"{name}: {error}")
                 continue
+            transcripts.append(t)
             names.append(name)
     if not transcripts:
         raise TranscriptError("no transcript to sweep over" + (f" (skipped: {skipped[0]})" if skipped else ""))

@@ -12,7 +12,7 @@ from lab.core.presets import preset
 from lab.errors import ConfigError, LabError
 from lab.generator import GeneratorConfig, generate, write_lab_json
 from lab.replayer import CompareTable, compare, compare_folder
-from lab.replayer.compare import BASE_COLUMNS
+from lab.replayer.compare import BASE_COLUMNS, read_batch
 from tests.builders import session
 
 PRESETS = ["minicode", "mewcode"]
@@ -143,3 +143,60 @@ def test_a_cline_task_folder_counts_as_one_transcript_and_links_are_not_followed
     table = compare_folder(tmp_path, ["mewcode"], processes=1, window=32_000)
     assert [r["transcript"] for r in table.rows] == ["tasks/1712345678901"]
     assert [e["transcript"] for e in table.errors] == ["broken.json"]
+
+
+class TestSeveralSessionsInOneFile:
+    """A file or store that holds several sessions is a batch of them, each its own transcript."""
+
+    def test_every_record_of_an_evaluation_output_is_compared_and_a_bad_one_is_its_own_error(self, tmp_path: Path) -> None:
+        from tests.formats.test_sessions import _output, _record
+
+        # b-2's only event is none OpenHands writes: a record that reads as no transcript; e-4 ran no event.
+        bad, empty = {"instance_id": "b-2", "history": [{"weird": 1}]}, {"instance_id": "e-4", "history": []}
+        _output(tmp_path, [_record("a-1", "fix a"), bad, empty, _record("c-3", "fix c")])
+        table = compare_folder(tmp_path, ["minicode"], processes=1)
+        assert [r["transcript"] for r in table.rows] == ["output.jsonl [a-1]", "output.jsonl [c-3]"]
+        assert [(e["transcript"], e["config"]) for e in table.errors] == [("output.jsonl [b-2]", "minicode")]
+        assert "no messages" in table.errors[0]["error"]
+        assert len(table.notes) == 1 and table.notes[0].startswith("output.jsonl holds 3 sessions (an OpenHands evaluation output.jsonl)")
+        assert table.notes[0].endswith("left out: 1 empty session(s)")
+        assert table.to_dict()["notes"] == table.notes
+        # --session still compares that one alone.
+        alone = compare_folder(tmp_path / "output.jsonl", ["minicode"], processes=1, session="c-3")
+        assert [r["transcript"] for r in alone.rows] == ["output.jsonl [c-3]"] and alone.notes == []
+
+    def test_an_aider_history_gives_each_session_read_once(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import shutil
+
+        from lab.formats import aider
+
+        shutil.copyfile(Path(__file__).parents[1] / "formats" / "fixtures" / "aider" / ".aider.chat.history.md", tmp_path / "chat.md.history")
+        parses: list[int] = []
+        real = aider.parse_chat_history
+        monkeypatch.setattr(aider, "parse_chat_history", lambda text: parses.append(1) or real(text))
+        batch = read_batch(tmp_path)
+        assert [(name, error) for name, _, error in batch.items] == [("chat.md.history [0]", None), ("chat.md.history [1]", None)]
+        # Listed once, read once: never once per session.
+        assert len(parses) == 2
+        first, second = (t for _, t, _ in batch.items)
+        assert first is not None and second is not None and first.messages != second.messages
+
+    def test_a_store_leaves_sub_agents_and_empty_sessions_out(self, tmp_path: Path) -> None:
+        from tests.formats.test_goose_db import _three
+
+        _three(tmp_path)
+        batch = read_batch(tmp_path)
+        assert [name for name, _, _ in batch.items] == ["sessions.db [20260101_1]", "sessions.db [20260102_1]"]
+        assert batch.notes[0].endswith("left out: 1 sub-agent session(s) and 1 empty session(s)")
+
+    def test_a_one_session_file_is_read_as_before(self, folder: Path) -> None:
+        batch = read_batch(folder)
+        assert [name for name, _, _ in batch.items] == ["gen-1.lab.json", "gen-2.lab.json", "sub/broken.json"] and batch.notes == []
+
+    def test_a_sweep_reads_the_same_batch(self, tmp_path: Path) -> None:
+        from lab.tuning.study import load_transcripts
+        from tests.formats.test_sessions import _output, _record
+
+        _output(tmp_path, [_record("a-1", "fix a"), _record("c-3", "fix c")])
+        transcripts, names, skipped = load_transcripts(tmp_path)
+        assert names == ["output.jsonl [a-1]", "output.jsonl [c-3]"] and skipped == [] and len(transcripts) == 2

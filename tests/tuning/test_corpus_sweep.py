@@ -18,6 +18,7 @@ import pytest
 
 from lab.cli import main
 from lab.tuning import SweepResult, sweep
+from lab.formats.session_choice import several
 from tests.conftest import CORPUS, CORPUS_FILES
 
 pytestmark = [pytest.mark.corpus(), pytest.mark.slow]
@@ -36,6 +37,11 @@ def in_process() -> SweepResult:
     return sweep(CORPUS, SPACE, **KW)  # type: ignore[arg-type]  # the corpus mark skips before this without a corpus
 
 
+def _sessions() -> int:
+    """The corpus's sessions as a sweep reads them: a file's, or each of a file that holds several (an evaluation output.jsonl)."""
+    return sum(len(found.sessions) if (found := several(f)) is not None else 1 for f in CORPUS_FILES)
+
+
 def _same(got: SweepResult, expected: SweepResult) -> None:
     pd.testing.assert_frame_equal(got.df, expected.df)
     pd.testing.assert_frame_equal(got.pareto, expected.pareto)
@@ -45,7 +51,7 @@ def _same(got: SweepResult, expected: SweepResult) -> None:
 def test_the_in_process_sweep_covers_the_corpus_and_has_a_front(in_process: SweepResult) -> None:
     df = in_process.df
     assert list(df["trial"]) == list(range(TRIALS)) and (df["state"] == "complete").all()
-    assert len(in_process.transcripts) == len(CORPUS_FILES) and not in_process.skipped
+    assert len(in_process.transcripts) == _sessions() and not in_process.skipped
     front = in_process.pareto
     assert len(front) >= 2 and front["cost"].nunique() >= 2, "the space should trade cost against recall at this window"
     assert front["feasible"].all() and (front["invalid_requests"] == 0).all()
@@ -71,7 +77,7 @@ def test_the_cli_writes_the_same_trials_and_prints_the_front(in_process: SweepRe
     pd.testing.assert_frame_equal(pd.read_parquet(out), in_process.df)
     printed = capsys.readouterr().out
     front = in_process.pareto
-    assert f"swept {len(CORPUS_FILES)} transcript(s) x {TRIALS} trial(s)" in printed
+    assert f"swept {_sessions()} transcript(s) x {TRIALS} trial(s)" in printed
     assert f"{len(front)} on the Pareto front" in printed
     table = printed.split("pareto front (best first by cost):\n", 1)[1].splitlines()
     assert [int(line.split("|")[0]) for line in table[1 : 1 + min(len(front), 10)]] == [int(t) for t in front["trial"].head(10)]
