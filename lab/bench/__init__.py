@@ -14,13 +14,17 @@ import json
 import time
 from pathlib import Path
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..atomic import write_text_atomic
 from ..corpus import CORPUS_ENV, corpus_dir
 from ..corpus import corpus_files as _transcripts_in
 from ..errors import LabError
 
-__all__ = ["run_bench", "SECTIONS", "corpus_files", "default_corpus", "register_section", "CorpusMissing"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.messages import Transcript
+
+__all__ = ["run_bench", "SECTIONS", "corpus_files", "sessions_of", "default_corpus", "register_section", "CorpusMissing"]
 
 
 class CorpusMissing(LabError):
@@ -46,6 +50,16 @@ def corpus_files(folder: Path | None = None) -> list[Path]:
     if not files:
         raise CorpusMissing(f"no transcripts in the corpus folder {folder}")
     return files
+
+
+def sessions_of(files: list[Path]) -> tuple[list[Transcript], int]:
+    """The sessions ``files`` hold, as a compare or a sweep reads them (``lab.replayer.compare.read_batch``: each
+    session of a file that holds several, such as an evaluation output.jsonl, is one), and how many items there
+    were: a session the importers refuse is counted, not fatal."""
+    from ..replayer.compare import read_batch
+
+    items = read_batch(files).items
+    return [t for _, t, _ in items if t is not None], len(items)
 
 
 def _tokens(quick: bool) -> tuple[list[str], dict]:

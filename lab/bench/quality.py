@@ -1,6 +1,6 @@
 """Bench section "quality": what each preset keeps and costs on the real corpus, window by window.
 
-Every corpus transcript is replayed under the ``lab`` preset and the three
+Every corpus session (each of a file that holds several, as compare reads them) is replayed under the ``lab`` preset and the three
 it must beat (``minicode``, ``mewcode``, ``codex``) at 32k, 64k and 128k,
 with the transcript's own recorded compactions undone, so the config alone
 decides what is sent. Per preset and window the table sums, over the corpus:
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import corpus_files, register_section
+from . import corpus_files, register_section, sessions_of
 
 __all__ = ["bench_quality", "QUALITY_PRESETS", "QUALITY_WINDOWS", "COST_MARGIN"]
 
@@ -91,15 +91,9 @@ def _targets(cells: dict[tuple[str, int], dict[str, Any]], windows: tuple[int, .
 
 def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS) -> tuple[list[str], dict]:
     from ..core.presets import preset
-    from ..formats import load
     from ..replayer import replay
 
-    transcripts = []
-    for path in files:
-        try:
-            transcripts.append(load(path))
-        except Exception:  # noqa: BLE001 - a transcript the importers refuse is counted, not fatal
-            continue
+    transcripts, sessions = sessions_of(files)
     cells: dict[tuple[str, int], dict[str, Any]] = {}
     start = time.process_time()
     for name in QUALITY_PRESETS:
@@ -111,7 +105,7 @@ def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS)
             cells[(name, w)] = _cell(reports)
     seconds = time.process_time() - start
     head = f"{'preset':10} {'window':>7} {'invalid':>7} {'breaker':>7} {'trunc':>5} {'fail':>4} {'1st lost':>8} {'recall':>7} {'pooled':>7} {'recov.':>7} {'lost':>5} {'cost':>9}"
-    lines = [f"{len(transcripts)} of {len(files)} corpus transcripts, recorded compactions undone, every preset counted with {COUNTER}; "
+    lines = [f"{len(transcripts)} of {sessions} corpus sessions (in {len(files)} files), recorded compactions undone, every preset counted with {COUNTER}; "
              f"{seconds:.1f} s CPU", head]
     for (name, w), c in cells.items():
         lines.append(f"{name:10} {w:>7,} {c['invalid']:>7} {c['breaker_open']:>7} {c['truncations']:>5} {c['failures']:>4} "

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.presets import preset_names
-from . import CorpusMissing, corpus_files, default_corpus, register_section
+from . import CorpusMissing, corpus_files, default_corpus, register_section, sessions_of
 from .core import REPEAT, Timing, best_of_each
 
 __all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "bench_throughput", "bench_recall", "replay_timing", "LINEAR_LIMIT", "RECALL_LIMIT"]
@@ -191,11 +191,10 @@ def bench_throughput(folder: Path) -> tuple[list[str], dict]:
     first grid (its workers import the lab) are timed apart; the rate is a later grid's.
     """
     from ..core.presets import preset
-    from ..formats import load
-    from ..replayer.compare import folder_files
     from ..replayer.runner import run_grid
 
-    transcripts = [load(f) for f in folder_files(folder)]
+    # As a sweep reads the folder: every session of a file that holds several is a transcript.
+    transcripts, _ = sessions_of([folder])
     configs = [preset(name).model_copy(update={"window": 32_000}) for name in preset_names()]
     jobs = len(transcripts) * len(configs)
     rates: dict[str, float] = {}
@@ -241,16 +240,10 @@ def _verdict(ratio: float) -> str:
 
 
 def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tuple[list[str], dict]:
-    from ..formats import load
     from ..replayer import replay
     from ..replayer import clear_caches as clear_cache
 
-    transcripts = []
-    for path in files:
-        try:
-            transcripts.append(load(path))
-        except Exception:  # noqa: BLE001 - bench_corpus already reports files that cannot load
-            continue
+    transcripts, _ = sessions_of(files)
     names = preset_names()
 
     def presets(t: Any, recall: bool, forget_each: bool) -> float:

@@ -130,13 +130,15 @@ class TestLab:
 
     def test_description_gives_the_reasons(self) -> None:
         text = preset_description("lab")
-        for reason in ("bench", "read it rather than guess", "cached prompt prefix", "window-relative", "verbatim"):
+        for reason in ("bench", "read it rather than guess", "cached prompt prefix", "window-relative", "verbatim", "idle gap"):
             assert reason in text
 
     def test_mechanisms(self) -> None:
         cfg = preset("lab")
         assert cfg.spill.enabled and cfg.spill.preview_format == "mewcode" and cfg.spill.message_budget_enabled
-        assert cfg.dedup.enabled and not cfg.microcompact.enabled
+        assert cfg.dedup.enabled
+        # Old results are cleared only once the prompt cache has expired anyway: after an idle gap of its 5-minute lifetime.
+        assert cfg.microcompact.enabled and cfg.microcompact.mode == "idle" and cfg.microcompact.interval_seconds == 300
         assert cfg.summary.keep_user_messages_tokens > 0 and cfg.summary.tail_window_share > 0
         assert cfg.watermark.breaker_cooldown_seconds == 300 and cfg.watermark.breaker_reset_on_forced
         assert cfg.counter == "calibrated"
