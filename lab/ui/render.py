@@ -152,6 +152,9 @@ def _side(row: DiffRow, side: str) -> None:
         if side == "after" and change.status == "stub":
             held = f"{view.original_chars:,} chars" if view.original_chars is not None else "its output"
             note = f"stub standing in for {held}" + (f"; full text in {view.spill_path}" if view.spill_path else "")
+        elif change.status == "stub":
+            # The before side is what the transcript held: the output the stub replaced, not a stub.
+            note = "replaced by a stub in the context sent"
         elif change.status != "same":
             note = change.status
         # The label on its own line, wrapped: long tool names (mcp__server__tool) are never cut.

@@ -105,6 +105,9 @@ class TestWithSample:
         assert any(stub.before.text[:200] in v for v in codes), "what it held is shown"  # type: ignore[union-attr]
         texts = [t.value for t in at.text]
         assert any("stub standing in for" in t and stub.after.spill_path in t for t in texts)  # type: ignore[union-attr]
+        # The output it replaced is labelled as such, never as a stub itself.
+        assert any(t == f"{stub.before.label}\nreplaced by a stub in the context sent" for t in texts)  # type: ignore[union-attr]
+        assert not any(t == f"{stub.before.label}\nstub" for t in texts)  # type: ignore[union-attr]
         # The tool pair is labelled with its id.
         assert any(stub.before.tool_id in t and t.startswith("tool call id(s)") for t in texts)  # type: ignore[union-attr]
         assert at.metric[3].label == "stubs" and int(at.metric[3].value) >= 1
