@@ -85,9 +85,13 @@ def register_section(name: str, fn: Callable[[bool], tuple[list[str], dict]]) ->
     SECTIONS[name] = fn
 
 
+# The machine's reference workload first, so the seconds after it can be read against it.
+_FIRST = ("machine",)
+
+
 def run_bench(sections: list[str] | None = None, quick: bool = False, out: str | None = None) -> dict:
     _load_optional_sections()
-    names = sections or list(SECTIONS)
+    names = sections or sorted(SECTIONS, key=lambda n: n not in _FIRST)
     unknown = [n for n in names if n not in SECTIONS]
     if unknown:
         raise LabError(f"unknown bench section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
@@ -116,7 +120,7 @@ def _load_optional_sections() -> None:
     # Sections that live in later layers register themselves on import.
     import importlib
 
-    for mod in ("lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.app"):
+    for mod in ("lab.bench.machine", "lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.app"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
