@@ -303,10 +303,15 @@ def several(path: str | os.PathLike[str]) -> Several | None:
         return None
     # The readers list newest first; file order reversed: a batch reads a file in its own order.
     ordered = list(reversed(newest_first(listed)))
-    subagents = [s for s in ordered if (s.kind or "") in BATCH_SKIPS]
+    subagents = [s for s in ordered if _is_subagent(s.kind)]
     empty = [s for s in ordered if s.messages <= 0 and s not in subagents]
     kept = [s for s in ordered if s not in subagents and s not in empty]
     return Several(reader, kept, len(subagents), len(empty)) if len(kept) > 1 else None
+
+
+def _is_subagent(kind: str | None) -> bool:
+    # Readers spell it their own way: "subagent", Goose's "sub_agent", OpenCode's "subagent of <parent id>".
+    return kind is not None and kind.lower().replace("-", "_").startswith(BATCH_SKIPS)
 
 
 def read_each(path: str | os.PathLike[str], reader: SessionReader, infos: Sequence[SessionInfo]) -> Iterator[tuple[SessionInfo, Transcript | TranscriptError]]:

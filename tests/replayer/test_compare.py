@@ -189,6 +189,14 @@ class TestSeveralSessionsInOneFile:
         assert [name for name, _, _ in batch.items] == ["sessions.db [20260101_1]", "sessions.db [20260102_1]"]
         assert batch.notes[0].endswith("left out: 1 sub-agent session(s) and 1 empty session(s)")
 
+    def test_an_opencode_database_leaves_its_subagent_sessions_out(self, tmp_path: Path) -> None:
+        from tests.formats.test_opencode_storage import DOC, SID, _database, _other
+
+        _database(tmp_path / "opencode.db", [DOC, _other("ses_two", 1767000000000), _other("ses_sub", 1767100000000, parent=SID)])
+        batch = read_batch(tmp_path)
+        assert sorted(name for name, _, _ in batch.items) == sorted(f"opencode.db [{sid}]" for sid in (SID, "ses_two"))
+        assert batch.notes[0].endswith("left out: 1 sub-agent session(s)")
+
     def test_a_one_session_file_is_read_as_before(self, folder: Path) -> None:
         batch = read_batch(folder)
         assert [name for name, _, _ in batch.items] == ["gen-1.lab.json", "gen-2.lab.json", "sub/broken.json"] and batch.notes == []
