@@ -77,7 +77,7 @@ from . import session_choice
 from ._build import UNNAMED_TOOL, HistoryBuilder, Loc, image_from_url, opt_str, parse_arguments, parse_timestamp, positive_int
 from .jsonio import check_file, gc_paused
 from .registry import Format, register
-from .sqlite_ro import column_names, read_only, schema_sniff, select, session_rows, table_names
+from .sqlite_ro import read_only, require_tables, schema_sniff, select, session_rows
 
 __all__ = ["FORMAT", "NAME", "STRATEGY", "SessionInfo", "list_sessions", "read_db", "sniff"]
 
@@ -127,23 +127,11 @@ class _Schema:
 
 
 def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
-    tables = table_names(conn)
-    missing = [t for t in _REQUIRED if t not in tables]
-    if missing:
-        raise TranscriptError(f"a SQLite database, but not Crush's: no table {' or '.join(missing)}", file=file, expected=_EXPECTED)
-    columns = {t: column_names(conn, t) for t in _REQUIRED}
-    lacking = [f"{t}.{c}" for t, cols in _REQUIRED.items() for c in cols if c not in columns[t]]
-    if lacking:
-        raise TranscriptError(f"a sessions/messages database of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
+    _, columns = require_tables(conn, _REQUIRED, file=file, expected=_EXPECTED, not_ours="Crush's", unknown="a sessions/messages database")
     return _Schema(
         session_columns=tuple(c for c in _SESSION_COLUMNS if c in columns["sessions"]),
         message_columns=tuple(c for c in _MESSAGE_COLUMNS if c in columns["messages"]),
     )
-
-
-def _sessions(conn: sqlite3.Connection, schema: _Schema) -> list[dict[str, Any]]:
-    """Every session row with its message count, newest update first (ties: the later row first)."""
-    return session_rows(conn, schema.session_columns)
 
 
 def _text(rec: dict[str, Any], key: str) -> str | None:
@@ -165,7 +153,7 @@ def list_sessions(path: str | Path) -> list[SessionInfo]:
     """The sessions of a Crush database, most recently updated first (those without messages too)."""
     p = check_file(path)
     with _connect(p) as conn:
-        return [_info(r) for r in _sessions(conn, _schema(conn, str(p)))]
+        return [_info(r) for r in session_rows(conn, _schema(conn, str(p)).session_columns)]
 
 
 def _choose(sessions: list[dict[str, Any]], session_id: str | None, file: str, notes: ImportNotes) -> dict[str, Any]:
@@ -378,7 +366,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
     notes = ImportNotes()
     with gc_paused(), _connect(p) as conn:
         schema = _schema(conn, file)
-        chosen = _choose(_sessions(conn, schema), session_id, file, notes)
+        chosen = _choose(session_rows(conn, schema.session_columns), session_id, file, notes)
         rows = _rows(conn, schema, chosen["id"], file, notes)
     if not rows:
         raise TranscriptError(

@@ -74,7 +74,7 @@ from . import goose, session_choice
 from ._build import Loc
 from .jsonio import check_file, gc_paused
 from .registry import Format, Probe, register
-from .sqlite_ro import SQLITE_HEADER, column_names, has_columns, is_sqlite, read_only, select, session_rows, table_names, score_database
+from .sqlite_ro import SQLITE_HEADER, has_columns, is_sqlite, read_only, require_tables, select, session_rows, score_database
 
 __all__ = ["FORMAT", "NAME", "SQLITE_HEADER", "KNOWN_SCHEMA_VERSION", "SessionInfo", "is_sqlite", "list_sessions", "read_db", "sniff"]
 
@@ -127,16 +127,8 @@ class _Schema:
 
 
 def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
-    tables = table_names(conn)
-    missing = [t for t in _REQUIRED if t not in tables]
-    if missing:
-        raise TranscriptError(
-            f"a SQLite database, but not Goose's session database: no table {' or '.join(missing)}", file=file, expected=_EXPECTED
-        )
-    columns = {t: column_names(conn, t) for t in _REQUIRED}
-    lacking = [f"{t}.{c}" for t, cols in _REQUIRED.items() for c in cols if c not in columns[t]]
-    if lacking:
-        raise TranscriptError(f"a Goose session database of an unknown schema: no column {', '.join(lacking)}", file=file, expected=_EXPECTED)
+    tables, columns = require_tables(conn, _REQUIRED, file=file, expected=_EXPECTED, not_ours="Goose's session database",
+                                     unknown="a Goose session database")
     version = None
     if "schema_version" in tables:
         row = select(conn, "SELECT MAX(version) FROM schema_version").fetchone()
@@ -146,11 +138,6 @@ def _schema(conn: sqlite3.Connection, file: str) -> _Schema:
         message_columns=tuple(c for c in _MESSAGE_COLUMNS if c in columns["messages"]),
         version=version,
     )
-
-
-def _sessions(conn: sqlite3.Connection, schema: _Schema) -> list[dict[str, Any]]:
-    """Every session row with its message count, newest update first (ties: the later row first)."""
-    return session_rows(conn, schema.session_columns)
 
 
 def _info(rec: dict[str, Any]) -> SessionInfo:
@@ -172,7 +159,7 @@ def list_sessions(path: str | Path) -> list[SessionInfo]:
     """The sessions of a Goose database, most recently updated first (those without messages too)."""
     p = check_file(path)
     with _connect(p) as conn:
-        return [_info(r) for r in _sessions(conn, _schema(conn, str(p)))]
+        return [_info(r) for r in session_rows(conn, _schema(conn, str(p)).session_columns)]
 
 
 def _choose(sessions: list[dict[str, Any]], session_id: str | None, file: str, notes: ImportNotes) -> dict[str, Any]:
@@ -250,7 +237,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
             notes.warnings.append(
                 f"Goose database schema v{schema.version} is newer than this reader knows (v{KNOWN_SCHEMA_VERSION}); read by column names"
             )
-        chosen = _choose(_sessions(conn, schema), session_id, file, notes)
+        chosen = _choose(session_rows(conn, schema.session_columns), session_id, file, notes)
         records = _records(conn, schema, chosen["id"], file, notes)
     header = _header(chosen, notes)
     if not records:

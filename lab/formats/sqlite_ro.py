@@ -26,7 +26,7 @@ from ._build import parse_timestamp
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Probe
 
-__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "session_rows", "score_database", "schema_sniff"]
+__all__ = ["SQLITE_HEADER", "is_sqlite", "read_only", "select", "table_names", "column_names", "has_columns", "require_tables", "session_rows", "score_database", "schema_sniff"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -80,6 +80,23 @@ def column_names(conn: sqlite3.Connection, table: str) -> set[str]:
 def has_columns(conn: sqlite3.Connection, required: Mapping[str, Sequence[str]]) -> bool:
     """Whether every table of ``required`` exists with at least its columns: how a reader knows its own schema."""
     return all(set(cols) <= column_names(conn, table) for table, cols in required.items())
+
+
+def require_tables(
+    conn: sqlite3.Connection, required: Mapping[str, Sequence[str]], *, file: str, expected: str, not_ours: str, unknown: str
+) -> tuple[set[str], dict[str, set[str]]]:
+    """The database's tables and the columns of each ``required`` one; a ``TranscriptError`` when a table or a
+    column of ``required`` is missing: "a SQLite database, but not ``not_ours``: no table ...", or "``unknown``
+    of an unknown schema: no column ..." (``not_ours`` "Crush's", ``unknown`` "a Goose session database")."""
+    tables = table_names(conn)
+    missing = [t for t in required if t not in tables]
+    if missing:
+        raise TranscriptError(f"a SQLite database, but not {not_ours}: no table {' or '.join(missing)}", file=file, expected=expected)
+    columns = {t: column_names(conn, t) for t in required}
+    lacking = [f"{t}.{c}" for t, cols in required.items() for c in cols if c not in columns[t]]
+    if lacking:
+        raise TranscriptError(f"{unknown} of an unknown schema: no column {', '.join(lacking)}", file=file, expected=expected)
+    return tables, columns
 
 
 def session_rows(conn: sqlite3.Connection, columns: Sequence[str]) -> list[dict[str, Any]]:

@@ -356,6 +356,15 @@ def test_a_database_without_crush_s_columns_is_a_clear_error(tmp_path: Path) -> 
         crush.read_db(p)
 
 
+def test_a_database_without_crush_s_tables_says_so(tmp_path: Path) -> None:
+    p = tmp_path / "x.db"
+    with sqlite3.connect(p) as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT)")
+    conn.close()
+    with pytest.raises(TranscriptError, match="a SQLite database, but not Crush's: no table messages"):
+        crush.read_db(p)
+
+
 # --- detection ----------------------------------------------------------------------------------------
 
 
