@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
+from itertools import chain
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -283,7 +284,9 @@ class History:
         key = (point, end)
         found = self._needed.get(key)
         if found is None:
-            found = self._needed[key] = tuple(sorted(x for x in self.used(point, end) if x not in self.system and self.seen_before(x, point)))
+            first = self._first.get
+            # ``seen_before`` inline: a mention never seen counts as first seen at ``point``, so not before it.
+            found = self._needed[key] = tuple(sorted(x for x in self.used(point, end).difference(self.system) if first(x, point) < point))
         return found
 
     def seen_before(self, mention: str, point: int) -> bool:
@@ -389,25 +392,33 @@ class Recall:
         k = shared_prefix(self._context, seq)
         raw_entries = self.history.entries
         live = self._paths
+        # What left and what joined, each counted in one update: a request moves a few messages, and
+        # Counter.update's own checks cost more per call than counting a message's mentions.
+        gone: list[frozenset[str]] = []
         for m in self._context[k:]:
             hit, refs = raw_entries.get(id(m)) or self._entry(m)
             if hit is None:
                 continue
-            self._held.remove(hit)
+            gone.append(hit)
             for path in refs:
                 live[path] -= 1
                 if live[path] == 0:
                     self._reach.remove(self._spill_hits(path) or ())
+        came: list[frozenset[str]] = []
         for m in seq[k:]:
             hit, refs = raw_entries.get(id(m)) or self._entry(m)
             if hit is None:
                 continue
-            self._held.add(hit)
+            came.append(hit)
             for path in refs:
                 live[path] += 1
                 if live[path] == 1:
                     # A file's mentions count once per live file, however many stubs point to it.
                     self._reach.add(self._spill_hits(path) or ())
+        if gone:
+            self._held.remove(chain.from_iterable(gone))
+        if came:
+            self._held.add(chain.from_iterable(came))
         self._context = seq
         return self._held, self._reach
 
