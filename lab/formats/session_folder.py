@@ -14,7 +14,9 @@ that holds several:
   JSON list's items or a document's longest list, a folder's files); ``title`` is
   the agent's own summary line or the first user text among what detection read
   (text a harness wrote in the user's place, which opens with markup, passed over);
-* ``read_session(folder, id)``: that one, read as ``load`` reads the file itself;
+* ``read_session(folder, id)``: that one, read as ``load`` reads the file itself; a file that
+  holds several sessions (an evaluation output.jsonl, an aider history, a store) is listed as
+  one entry per session, ``FILE#ID``, read as ``load(FILE, session=ID)`` reads it;
 * ``read_newest(folder)``: the most recently modified one, with a warning naming
   how many the folder holds and how to pick another (what ``load(folder)`` does).
 
@@ -242,9 +244,29 @@ def listing(folder: Path, format: str | None = None, *, detail: bool = True) -> 
             info = None
         if info is None:
             counts["unreadable"] += 1
+        elif detail and not is_folder and (inner := _several(path, info)):
+            found += inner
         else:
             found.append(info)
     return FolderListing(sessions=newest_first(found), skipped=counts["unreadable"], links=counts["links"])
+
+
+def _several(path: Path, info: SessionInfo) -> list[SessionInfo]:
+    """Each session of a file that holds several (an evaluation output.jsonl, an aider history, a store), as
+    ``FILE#ID``; none for a one-session file. What ``read_session`` reads back, and what compare reads."""
+    from .session_choice import several
+
+    found = several(path)
+    if found is None:
+        return []
+    try:
+        listed = found.reader.list(path)
+    except TranscriptError:
+        return []
+    return [
+        SessionInfo(id=f"{info.id}#{s.id}", title=s.title, messages=s.messages, updated=s.updated or info.updated, format=info.format, kind=s.kind)
+        for s in listed
+    ]
 
 
 def list_sessions(folder: Path, format: str | None = None, *, detail: bool = True) -> list[SessionInfo]:
@@ -284,10 +306,18 @@ def _inside(folder: Path, session: str) -> Path:
 
 
 def read_session(folder: Path, format: str | None, session: str) -> Transcript:
-    """The session ``session`` (an id ``list_sessions`` lists) of ``folder``, read as ``load`` reads it."""
+    """The session ``session`` (an id ``list_sessions`` lists) of ``folder``, read as ``load`` reads it; ``FILE#ID``
+    is the session ``ID`` of a file that holds several."""
     from . import load
 
-    return load(_inside(folder, session), format)
+    try:
+        path = _inside(folder, session)
+    except TranscriptError:
+        if "#" not in session:
+            raise
+        name, inner = session.rsplit("#", 1)
+        return load(_inside(folder, name), format, session=inner)
+    return load(path, format)
 
 
 def read_newest(folder: Path, format: str | None = None) -> Transcript:

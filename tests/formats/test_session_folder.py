@@ -197,3 +197,24 @@ def test_typed_user_records_give_titles_too(tmp_path: Path) -> None:
     found = session_folder.listing(tmp_path / "session-state")
     assert [(s.id, s.format, s.title) for s in found.sessions] == [("5fedbe45/events.jsonl", "copilot_cli", "why does `weatherbot forecast --days 0` crash?")]
     assert found.skipped == 1
+
+
+def test_a_file_of_several_sessions_is_listed_and_read_session_by_session(tmp_path: Path) -> None:
+    from tests.formats.test_sessions import _output, _record
+
+    (tmp_path / "evals").mkdir()
+    _output(tmp_path / "evals", [_record("a-1", "fix a"), _record("b-2", "fix b")])
+    shutil.copyfile(SAMPLES / "claude-code-compacted.jsonl", tmp_path / "cc.jsonl")
+    listed = {s.id: s for s in session_folder.listing(tmp_path).sessions}
+    assert sorted(listed) == ["cc.jsonl", "evals/output.jsonl#a-1", "evals/output.jsonl#b-2"]
+    assert listed["evals/output.jsonl#b-2"].title == "OpenHands: b-2" and listed["evals/output.jsonl#b-2"].format == "openhands"
+    t = load(tmp_path, session="evals/output.jsonl#b-2")
+    assert t.meta.session_id == "b-2" and t.sidechains == {}
+    with pytest.raises(TranscriptError, match="holds one session"):
+        load(tmp_path, session="cc.jsonl#x")
+    with pytest.raises(TranscriptError, match="no session 'z-9'"):
+        load(tmp_path, session="evals/output.jsonl#z-9")
+    with pytest.raises(TranscriptError, match="not a session id of this folder"):
+        load(tmp_path, session="../evals/output.jsonl#a-1")
+    # The default read lists files without reading them through: one entry per file.
+    assert sorted(s.id for s in session_folder.listing(tmp_path, detail=False).sessions) == ["cc.jsonl", "evals/output.jsonl"]
