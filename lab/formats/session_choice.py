@@ -302,11 +302,16 @@ def several(path: str | os.PathLike[str]) -> Several | None:
     except TranscriptError:
         return None
     # The readers list newest first; file order reversed: a batch reads a file in its own order.
-    ordered = list(reversed(newest_first(listed)))
-    subagents = [s for s in ordered if _is_subagent(s.kind)]
-    empty = [s for s in ordered if s.messages <= 0 and s not in subagents]
-    kept = [s for s in ordered if s not in subagents and s not in empty]
-    return Several(reader, kept, len(subagents), len(empty)) if len(kept) > 1 else None
+    kept: list[SessionInfo] = []
+    subagents = empty = 0
+    for s in reversed(newest_first(listed)):
+        if _is_subagent(s.kind):
+            subagents += 1
+        elif s.messages <= 0:
+            empty += 1
+        else:
+            kept.append(s)
+    return Several(reader, kept, subagents, empty) if len(kept) > 1 else None
 
 
 def _is_subagent(kind: str | None) -> bool:
