@@ -55,7 +55,7 @@ import re
 import shlex
 import string
 from itertools import filterfalse, repeat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import ahocorasick
 
@@ -186,10 +186,28 @@ _RUN = re.compile(r"[\w.~@+/-]+")
 _RUN_REST = re.compile(r"[\w.~@+/-]*")
 _SEPARATE_UTF8 = bytes(c if c >= 0x80 or chr(c) in _TOKEN_CHARS else 0x20 for c in range(256))
 
+_token_set: Callable[[str], set[str]] | None
+try:
+    from ._scan import token_set as _token_set
+except ImportError:  # installed without a C compiler: the Python rule below serves alone
+    _token_set = None
+
 
 def _words(text: str) -> tuple[set[str], str]:
     """(the tokens of ``text``, parts included, the empty string perhaps among them; a string that holds
-    each of them, one per line, or the text itself)."""
+    each of them, one per line, or the text itself).
+
+    The rule in C (``_scan.token_set``, built with the package where a compiler is found) when it is there:
+    a recall index tokenizes every response of a transcript, and this is most of what that costs. The same
+    rule in Python (``_words_py``) otherwise; the tests hold the two to the same set on any text.
+    """
+    if _token_set is not None and len(text) >= _SHORT:
+        return _token_set(text), text
+    return _words_py(text)
+
+
+def _words_py(text: str) -> tuple[set[str], str]:
+    """``_words`` in Python: the fallback without the C module, and the reference the tests compare it with."""
     if len(text) < _SHORT:
         whole = set(_TOKEN.findall(text))
     elif text.isascii():

@@ -369,3 +369,44 @@ def _read_alone(value: object, key: str | None, says: set[str], held: set[str]) 
 
 def tool_mentions_all(calls: list[ToolUseBlock], raw: set[str]) -> set[str]:
     return set().union(*(tool_mentions(c, raw) for c in calls))
+
+
+# Characters where Unicode's word rule matters: letters and digits of other scripts, superscripts, Roman
+# numerals, combining marks (not word characters), spaces that are not ASCII, emoji.
+_unicode_text = st.lists(
+    st.sampled_from(list("ab_Z09~.@+/- \n,:()é߀٣²Ⅳ中\u0301\u00a0\u2028😀—")) | st.characters(), max_size=200
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_unicode_text)
+def test_the_c_tokenizer_and_the_python_rule_give_one_set(text: str) -> None:
+    from lab.replayer import mentions as m
+
+    if m._token_set is None:
+        pytest.skip("lab.replayer._scan was not built (no C compiler at install): the Python rule serves alone")
+    assert m._token_set(text) == m._words_py(text)[0] - {""}
+
+
+@settings(max_examples=100, deadline=None)
+@given(_any_text)
+def test_without_the_c_module_the_python_rule_gives_the_same_tokens(text: str) -> None:
+    from lab.replayer import mentions as m
+
+    saved = m._token_set
+    m._token_set = None
+    try:
+        assert tokens(text) == _reference_tokens(text)
+    finally:
+        m._token_set = saved
+
+
+def test_ci_builds_the_c_tokenizer() -> None:
+    # The install makes it optional, so a build that failed would only make recall slower: CI says so loudly.
+    import os
+
+    from lab.replayer import mentions as m
+
+    if not os.environ.get("CI"):
+        pytest.skip("checked in CI, where the install must have built lab.replayer._scan")
+    assert m._token_set is not None, "lab.replayer._scan was not built: see the pip install output for the compiler error"
