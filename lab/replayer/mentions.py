@@ -46,7 +46,10 @@ per text would; classification is one C-level regex match per distinct token
 of a transcript, cheapest alternatives first; error lines are looked for only
 at the lines that hold a hint (``str.find``, not a regex scan of the text);
 ``Lookup`` matches over a text's shadow, where a token or a part always lies
-between spaces, and settles most occurrences by their two neighbours.
+between spaces, and settles most occurrences by their two neighbours. The
+tokenizer and those checks also exist in C (``_scan.c``, built at install
+when a compiler is there), the same rules without a Python step per token or
+per match.
 """
 
 from __future__ import annotations
@@ -187,10 +190,12 @@ _RUN_REST = re.compile(r"[\w.~@+/-]*")
 _SEPARATE_UTF8 = bytes(c if c >= 0x80 or chr(c) in _TOKEN_CHARS else 0x20 for c in range(256))
 
 _token_set: Callable[[str], set[str]] | None
+_settle: Callable[[str, Iterable[tuple[int, str | tuple[str, ...]]]], set[str]] | None
 try:
+    from ._scan import settle as _settle
     from ._scan import token_set as _token_set
-except ImportError:  # installed without a C compiler: the Python rule below serves alone
-    _token_set = None
+except ImportError:  # installed without a C compiler: the Python rules below serve alone
+    _token_set = _settle = None
 
 
 def _words(text: str) -> tuple[set[str], str]:
@@ -292,8 +297,9 @@ class Lookup:
         self._bare: ahocorasick.Automaton | None = None
         keys: dict[str, list[str]] = {}
         # How each string's occurrences are settled: (ends, glued) of ``_neighbours``, and whether the
-        # string is its own shadow (a match is then the string itself).
-        self._how: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}
+        # string is its own shadow (a match is then the string itself). Only the Python checks ask for it
+        # (the C module works it out from the string), so it is filled on their first use.
+        self._how: dict[str, tuple[frozenset[str], frozenset[str], bool]] | None = None
         bare: list[str] = []
         single = sorted(self._single)
         # One shadow for all of them: the strings never hold a line break, which the shadow keeps.
@@ -303,7 +309,6 @@ class Lookup:
                 bare.append(w)
             else:
                 keys.setdefault(f" {shadow} ", []).append(w)
-                self._how[w] = (*_neighbours(w), shadow == w)
         if keys:
             automaton = ahocorasick.Automaton()
             # A node looks its children up one by one, in the order they were added, and most of the pass is
@@ -324,11 +329,24 @@ class Lookup:
             self._bare = automaton
 
     def held(self, text: str) -> set[str]:
+        if _settle is not None:
+            # The same checks of each match in C (_scan.settle): a Python step per match is what a lookup costs
+            # beside the automaton's own pass.
+            found = _settle(text, self._automaton.iter(f" {_shadow(text)} ")) if self._automaton is not None else set()
+            return self._rest(text, found, None)
+        return self._held_py(text)
+
+    def _held_py(self, text: str) -> set[str]:
+        """``held`` in Python: the fallback without the C module, and the reference the tests compare it with."""
         found: set[str] = set()
         size = len(text)
         settle = _Run(text)
         if self._automaton is not None:
             how = self._how
+            if how is None:
+                single = sorted(self._single)
+                shadows = _shadow_lines("\n".join(single)).split("\n") if single else []
+                how = self._how = {w: (*_neighbours(w), shadow == w) for w, shadow in zip(single, shadows, strict=True) if not shadow.isspace()}
             # The shadow is padded with a space at each end, so a match ending at ``end`` (its closing
             # space) holds the string at text[end - 1 - len(w) : end - 1].
             for end, w in self._automaton.iter(f" {_shadow(text)} "):
@@ -348,7 +366,12 @@ class Lookup:
                     or settle.at(w, ends, glued, True, stop)
                 ):
                     found.add(w)
+        return self._rest(text, found, settle)
+
+    def _rest(self, text: str, found: set[str], settle: _Run | None) -> set[str]:
+        """What the shadow pass cannot find: strings with no shadow, URLs and error lines."""
         if self._bare is not None:
+            settle = settle or _Run(text)
             for end, w in self._bare.iter(text):
                 if w not in found and settle.holds(w, end + 1 - len(w), end + 1):
                     found.add(w)

@@ -409,4 +409,19 @@ def test_ci_builds_the_c_tokenizer() -> None:
 
     if not os.environ.get("CI"):
         pytest.skip("checked in CI, where the install must have built lab.replayer._scan")
-    assert m._token_set is not None, "lab.replayer._scan was not built: see the pip install output for the compiler error"
+    assert m._token_set is not None and m._settle is not None, "lab.replayer._scan was not built: see the pip install output for the compiler error"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_any_text, st.data())
+def test_the_c_checks_and_the_python_checks_hold_one_set(text: str, data: st.DataObject) -> None:
+    from lab.replayer import mentions as m
+
+    if m._settle is None:
+        pytest.skip("lab.replayer._scan was not built (no C compiler at install): the Python checks serve alone")
+    held = _reference_tokens(text)
+    wanted = set(data.draw(st.lists(st.sampled_from(sorted(held) or ["none"]), max_size=8)))
+    # Strings that share a shadow with a token without being one, and parts of dotted tokens.
+    wanted |= {"a.b", "a-b", "b", "-b", "a.-b", "x~y", "never_there"}
+    lookup = Lookup(wanted)
+    assert lookup.held(text) == lookup._held_py(text) == wanted & held
