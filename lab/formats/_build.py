@@ -292,9 +292,8 @@ class HistoryBuilder:
 
         Every importer writes it the same way, so a replay finds it the same way: honoured, it drops what came
         before; undone, the marker itself is dropped (``lab.replayer.recorded``). A tool result after it starts a
-        new user message.
+        new user message (``add`` closes the results before it).
         """
-        self.close_results()
         blocks = [TextBlock(text=marker)] if marker else []
         return self.add("system", blocks, key=f"{key}.boundary", timestamp=timestamp, tag="boundary", boundary=boundary)
 

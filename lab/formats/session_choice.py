@@ -264,6 +264,8 @@ class Several:
 
     reader: SessionReader
     sessions: list[SessionInfo]
+    # Every session as the reader listed it (a folder listing shows them all), sub-agents' and empty ones too.
+    listed: list[SessionInfo]
     # Sessions the store lists but a batch leaves out: sub-agents' (part of their parent's work) and empty ones.
     subagents: int = 0
     empty: int = 0
@@ -311,7 +313,7 @@ def several(path: str | os.PathLike[str]) -> Several | None:
             empty += 1
         else:
             kept.append(s)
-    return Several(reader, kept, subagents, empty) if len(kept) > 1 else None
+    return Several(reader, kept, listed, subagents, empty) if len(kept) > 1 else None
 
 
 def _is_subagent(kind: str | None) -> bool:

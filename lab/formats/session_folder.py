@@ -259,13 +259,9 @@ def _several(path: Path, info: SessionInfo) -> list[SessionInfo]:
     found = several(path)
     if found is None:
         return []
-    try:
-        listed = found.reader.list(path)
-    except TranscriptError:
-        return []
     return [
         SessionInfo(id=f"{info.id}#{s.id}", title=s.title, messages=s.messages, updated=s.updated or info.updated, format=info.format, kind=s.kind)
-        for s in listed
+        for s in found.listed
     ]
 
 

@@ -199,13 +199,22 @@ def test_typed_user_records_give_titles_too(tmp_path: Path) -> None:
     assert found.skipped == 1
 
 
-def test_a_file_of_several_sessions_is_listed_and_read_session_by_session(tmp_path: Path) -> None:
+def test_a_file_of_several_sessions_is_listed_and_read_session_by_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.formats.test_sessions import _output, _record
+
+    import dataclasses
+
+    from lab.formats import session_choice
 
     (tmp_path / "evals").mkdir()
     _output(tmp_path / "evals", [_record("a-1", "fix a"), _record("b-2", "fix b")])
     shutil.copyfile(SAMPLES / "claude-code-compacted.jsonl", tmp_path / "cc.jsonl")
+    reader = session_choice.READERS["openhands"]
+    calls: list[Path] = []
+    monkeypatch.setitem(session_choice.READERS, "openhands", dataclasses.replace(reader, list=lambda p: calls.append(p) or reader.list(p)))
     listed = {s.id: s for s in session_folder.listing(tmp_path).sessions}
+    # The output is read through once to list its sessions, not once to find it holds several and again to list them.
+    assert len(calls) == 1
     assert sorted(listed) == ["cc.jsonl", "evals/output.jsonl#a-1", "evals/output.jsonl#b-2"]
     assert listed["evals/output.jsonl#b-2"].title == "OpenHands: b-2" and listed["evals/output.jsonl#b-2"].format == "openhands"
     t = load(tmp_path, session="evals/output.jsonl#b-2")
