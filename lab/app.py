@@ -30,6 +30,7 @@ PAGES = (
     ("compare", "Compare", "compare"),
     ("sweep", "Sweep", "sweep"),
     ("export", "Export", "export"),
+    ("live", "Live", "live"),
 )
 
 

@@ -2,22 +2,30 @@
 
 Every subcommand turns a ``LabError`` (or an unreadable path) into one line,
 ``error: ...``, and exit status 2, so scripts can tell bad input from a crash.
+SIGTERM unwinds a command like Ctrl-C (temp files removed, worker processes
+ended) and exits 143 with ``error: terminated``. What ``import`` and
+``export`` write has known secrets redacted (``--no-redact`` keeps them), with
+the count as a ``note:`` on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from typing import TYPE_CHECKING, NoReturn
-from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn, cast
+from collections.abc import Callable, Iterator, Sequence
 
+from .atomic import redaction
 from .errors import LabError
 
 if TYPE_CHECKING:  # the CLI imports the model lazily, per command
-    from .core.messages import Transcript
+    from .core.messages import Message, Transcript
+    from .core.redact import Tally
 
-__all__ = ["main", "build_parser", "warn_misread", "add_session_option"]
+__all__ = ["main", "build_parser", "warn_misread", "print_import_notes", "print_batch_warnings", "add_session_option", "add_no_redact_option"]
 
 DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
 # A long session can drop thousands of blocks; the first few say what kind of thing was dropped.
@@ -25,9 +33,29 @@ MAX_NOTES = 20
 
 
 class _Parser(argparse.ArgumentParser):
+    # Set on the subcommands that read a transcript: their --help ends with every format's name and what it reads.
+    lists_formats = False
+
     def error(self, message: str) -> NoReturn:
         # argparse would print the whole usage; users asked for one line.
         raise _UsageError(f"{self.prog}: {message}")
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        # Built only when help is asked for: listing the formats imports every reader, which a command does lazily.
+        return text + "\n" + _format_list() if self.lists_formats else text
+
+
+def _format_list() -> str:
+    """The ``--format`` names, one per line with the first sentence of what each reads (detection's error points here)."""
+    from .formats import FORMATS
+
+    lines = ["formats (--format NAME; detected automatically when left out):"]
+    width = max(len(name) for name in FORMATS)
+    for name, fmt in sorted(FORMATS.items()):
+        first = fmt.description.split(". ")[0].strip().rstrip(".")
+        lines.append(f"  {name:<{width}}  {first}")
+    return "\n".join(lines) + "\n"
 
 
 class _UsageError(Exception):
@@ -38,20 +66,42 @@ class _UsageError(Exception):
 _PICK_HINT = "--session"
 
 
-def warn_misread(t: Transcript, *, picked: bool = True) -> None:
-    """One ``warning:`` line on stderr per sign that the import may be a misread (``lab.formats.sanity``).
+def warn_misread(t: Transcript, *, picked: bool = True, path: object = None, replayed: bool = False) -> None:
+    """Every warning the import left (``ImportNotes.warnings``: a cut-off last line, skipped records, a possible
+    misread, an order rebuilt...) once, on stderr, as ``warning: FILE: ...`` (``print_import_notes``).
 
-    With ``picked``, also a ``note:`` naming which session was read of a file or folder that holds several:
-    a replay of "the newest" must say which one it was.
+    The pick among several sessions (which one of a file or folder was read) is a ``note:``, and only with
+    ``picked``: a replay of "the newest" must say which one it was.
     """
-    from .formats.sanity import misread_warnings
+    print_import_notes(t, path, picked=picked, replayed=replayed)
 
-    for warning in misread_warnings(t.notes):
-        print(f"warning: {warning}", file=sys.stderr)
-    if picked:
-        for note in t.notes.warnings:
-            if _PICK_HINT in note:
-                print(f"note: {note}", file=sys.stderr)
+
+def print_import_notes(t: Transcript, path: object = None, *, picked: bool = True, replayed: bool = False,
+                       use_timestamps: bool = True, limit: int = MAX_NOTES) -> None:
+    """The one place a verb prints what a transcript's import warned about: each warning once, on stderr, one line
+    each, ``warning: FILE: ...`` (at most ``limit``, then a count of the rest). ``replayed``: the verb replays it, so
+    a simulated clock (no timestamp in the file) is said too (``lab.replayer.explain.import_warnings``)."""
+    from .replayer.explain import import_warnings
+
+    name = _cell(path if path is not None else (t.meta.source_path or t.meta.title or "transcript"))
+    lines = import_warnings(t, replayed=replayed, use_timestamps=use_timestamps)
+    if not picked:
+        lines = [w for w in lines if _PICK_HINT not in w]
+    _print_file_warnings(name, lines, limit)
+
+
+def print_batch_warnings(warnings: dict[str, list[str]], limit: int = 5) -> None:
+    """``print_import_notes`` for a batch run (compare, sweep): each transcript's import warnings, at most ``limit`` each."""
+    for name, lines in warnings.items():
+        _print_file_warnings(_cell(name), lines, limit)
+
+
+def _print_file_warnings(name: str, lines: list[str], limit: int) -> None:
+    for line in lines[:limit]:
+        kind = "note" if _PICK_HINT in line else "warning"
+        print(f"{kind}: {name}: {_cell(line)}", file=sys.stderr)
+    if len(lines) > limit:
+        print(f"warning: {name}: ... and {len(lines) - limit} more import warning(s) (`python -m lab import` lists them)", file=sys.stderr)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -59,8 +109,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
     from .formats import dump, load
 
     t = load(args.path, format=args.format, session=args.session)
-    warn_misread(t, picked=False)  # its notes, the pick among them, are printed below
-    dump(t, to="lab", path=args.out)
+    print_import_notes(t, args.path)  # on stderr, once: the summary below lists only the notes that are not warnings
+    with redaction(not args.no_redact) as tally:
+        dump(t, to="lab", path=args.out)
+    _print_redacted(tally)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     print(f"imported {args.path} as {t.meta.source_format} -> {args.out}")
     print(f"messages: {stats.messages} ({', '.join(f'{k} {v}' for k, v in stats.by_role.items())})")
@@ -70,7 +122,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print(f"tokens [{name}]: {n:,} ({stats.tool_output_share[name]:.0%} tool output)")
     skipped = ", ".join(f"{k} {v}" for k, v in stats.skipped.items()) or "none"
     print(f"skipped records: {skipped}")
-    for note in stats.notes:
+    for note in [n for n in stats.notes if n not in t.notes.warnings]:
         print(f"note: {note}")
     return 0
 
@@ -81,25 +133,30 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from .formats.tool_results import close_pending, export_warnings, pending_note, pending_tool_calls
 
     t = load(args.path, format=args.format, session=args.session)
-    warn_misread(t)
+    print_import_notes(t, args.path)
     pending = pending_tool_calls(t.messages)
+    # A request body is repaired by default (issue 27: every request the lab builds is one the API takes); the
+    # lab's own lossless JSON keeps the transcript as it is unless the repair is asked for by name.
+    close = args.close_pending if args.close_pending is not None else args.to != "lab"
     notes: list[str] = []
-    if args.to == "lab":
-        if args.close_pending and pending:
-            t = t.model_copy(update={"messages": close_pending(t.messages)})
-            notes.append(pending_note(pending, closed=True))
-        dump(t, to="lab", path=args.out)
-        count = len(t.messages)
-    else:
-        export = to_anthropic if args.to == "anthropic" else to_openai
-        body = export(t, notes=notes, close_pending=args.close_pending)
-        _write_body(body, args.out)
-        # What the request holds, after boundaries, empty messages and merges, not what was read.
-        count = len(body["messages"])
-    if pending and not args.close_pending and args.to != "lab":
+    with redaction(not args.no_redact) as tally:
+        if args.to == "lab":
+            if close and pending:
+                t = t.model_copy(update={"messages": close_pending(t.messages)})
+                notes.append(pending_note(pending, closed=True))
+            dump(t, to="lab", path=args.out)
+            count = len(t.messages)
+        else:
+            export = to_anthropic if args.to == "anthropic" else to_openai
+            body = export(t, notes=notes, close_pending=close)
+            _write_body(body, args.out)
+            # What the request holds, after boundaries, empty messages and merges, not what was read.
+            count = len(body["messages"])
+    _print_redacted(tally)
+    if pending and not close and args.to != "lab":
         # The request as written will be refused: said on stderr, where a script looks for trouble.
-        print(f"warning: {pending_note(pending, closed=False, option='--close-pending')}", file=sys.stderr)
-    print(f"exported {count} messages to {args.to} shape -> {args.out}")
+        print(f"warning: {pending_note(pending, closed=False, option='an export without --keep-pending')}", file=sys.stderr)
+    print(f"exported {count} messages to {args.to} shape -> {args.out}{_count_why(t.messages, count, notes, args.to)}")
     shown = [n for n in notes if n != pending_note(pending, closed=False)]
     # What the export had to change for the API to accept it (orphan or moved results, rewritten ids): on stderr too.
     forced = export_warnings(shown)
@@ -111,6 +168,45 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if len(shown) > MAX_NOTES:
         print(f"note: ... and {len(shown) - MAX_NOTES} more")
     return 0
+
+
+def _count_why(messages: Sequence[Message], count: int, notes: Sequence[str], shape: str) -> str:
+    """Why the export's message count differs from what ``import`` counted (issue 31: 99 exported of 103 read, unsaid)."""
+    read = len(messages)
+    if count == read:
+        return ""
+    parts: list[str] = []
+    system = 0
+    if shape == "anthropic":
+        while system < read and messages[system].role == "system":
+            system += 1
+        if system:
+            parts.append(f"{system} system message(s) moved to the body's system field")
+    dropped = sum(1 for n in notes if n.endswith("message dropped"))
+    if dropped:
+        parts.append(f"{dropped} with nothing left to send dropped (see the notes)")
+    rest = read - system - dropped - count
+    if rest > 0:
+        parts.append(f"net {rest} fewer as consecutive messages of one role were merged (the API wants one message per turn)")
+    elif rest < 0:
+        parts.append(f"net {-rest} more as tool results are messages of their own in this shape")
+    return f" (of the {read} imported: " + "; ".join(parts) + ")"
+
+
+def _print_redacted(tally: Tally) -> None:
+    """The count of secrets a write replaced, on stderr: the file differs from the transcript there."""
+    note = tally.note()
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def add_no_redact_option(sp: argparse.ArgumentParser) -> None:
+    """``--no-redact``, shared by every command that writes transcript text."""
+    sp.add_argument(
+        "--no-redact",
+        action="store_true",
+        help="Write secrets found in the transcript (API keys, tokens, private keys) as they are; by default each becomes [REDACTED:<kind>].",
+    )
 
 
 def _write_body(body: dict, path: str) -> None:
@@ -127,7 +223,7 @@ def _cmd_tokens(args: argparse.Namespace) -> int:
     from .formats import load
 
     t = load(args.path, format=args.format, session=args.session)
-    warn_misread(t)
+    print_import_notes(t, args.path)
     stats = transcript_stats(t, args.counter or DEFAULT_COUNTERS)
     if args.json:
         print(json.dumps({"path": args.path, "tokens": stats.tokens, "tool_output_share": stats.tool_output_share}, indent=2))
@@ -207,11 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
         return sp
 
     sp = add("import", _cmd_import, "Import a transcript into the lab's JSON and print a summary.")
+    cast(_Parser, sp).lists_formats = True
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     add_session_option(sp)
     sp.add_argument("--out", required=True, help="Where to write the lab JSON.")
     sp.add_argument("--counter", action="append", help="Token counter(s) for the summary (repeatable).")
+    add_no_redact_option(sp)
 
     sp = add("export", _cmd_export, "Export a transcript to the Anthropic or OpenAI request shape.")
     sp.add_argument("path")
@@ -219,11 +317,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_option(sp)
     sp.add_argument("--to", choices=["anthropic", "openai", "lab"], required=True)
     sp.add_argument("--out", required=True)
-    sp.add_argument(
+    pending = sp.add_mutually_exclusive_group()
+    pending.add_argument(
         "--close-pending",
-        action="store_true",
-        help="Answer the last assistant turn's tool calls that have no result with an 'interrupted' error result.",
+        dest="close_pending",
+        action="store_const",
+        const=True,
+        help="Answer the last assistant turn's tool calls that have no result with an 'interrupted' error result "
+        "(the default for --to anthropic and openai, so the request is one the API takes; asked for by name with --to lab).",
     )
+    pending.add_argument(
+        "--keep-pending",
+        dest="close_pending",
+        action="store_const",
+        const=False,
+        help="Leave unanswered tool calls as they are (the API refuses such a request; a warning says so).",
+    )
+    add_no_redact_option(sp)
 
     sp = add("tokens", _cmd_tokens, "Count a transcript's tokens with one or more counters.")
     sp.add_argument("path")
@@ -250,6 +360,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--quick", action="store_true", help="Smaller generated inputs, for a fast look.")
     sp.add_argument("--json", help="Also write the results as JSON here.")
 
+    from .cli_serve import add_serve_command
+
+    add_serve_command(add)
+
     from .cli_replay import add_replay_commands
 
     add_replay_commands(add)
@@ -264,11 +378,37 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is: every cleanup a Ctrl-C runs (temp files, worker pools) runs for it too."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds it like Ctrl-C (the default would die with temp files and workers left)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: the host owns the signals
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        return int(args.func(args))
+        with _sigterm_as_interrupt():
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            return int(args.func(args))
+    except _Terminated:
+        print("error: terminated", file=sys.stderr)
+        return 143
     except _UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

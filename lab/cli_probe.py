@@ -94,7 +94,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     settings = _settings(args.provider, args.model, args.base_url)
     judge = _settings(args.provider, args.judge_model, args.base_url) if args.judge_model else settings
     transcript = load(args.path)
-    warn_misread(transcript)
+    warn_misread(transcript, path=args.path)
     report = replay(transcript, cfg, settings=replay_settings, window=args.window)
     out = run_probes(report, settings, judge=judge, at=args.at, tools=list(transcript.tools), max_cost=args.max_cost,
                      echo=print, session=str(args.path))

@@ -2,11 +2,19 @@
 
     sweep PATH_OR_DIR --space SPACE.toml --trials N [--objective NAME ...] [--preset P | --config F]
           [--window W] [--seed S] [--population K] [--processes P | --ray auto|ADDRESS] [--allow-failures]
-          [--study FILE.db] [--export-best N --export-to FILE] --out SWEEP.parquet|.csv|.json
+          [--study FILE.db] [--export-best N --export-to FILE] [--export-chosen FILE] [--folds K] [--strict]
+          --out SWEEP.parquet|.csv|.json
     sweep --example-space
 
+Held out by default: the sessions are split into ``--folds`` folds (5 from 10 sessions, one per session
+below; 0 turns it off), each fold's search runs on the other sessions, and the table gains
+``<objective>_heldout`` and ``chosen``; the recommended trial is printed as "in-sample X, held-out Y".
+
 Progress (with an ETA) is one line on stderr; at the end the front is printed as a table and as a
-character scatter of the first two objectives (``lab.tuning.text_plot``). With ``--study`` the trials
+character scatter of the first two objectives (``lab.tuning.text_plot``). Every file is accounted for
+(swept, unreadable and why, or left out as no transcript; ``--strict`` makes an unreadable one an error),
+each transcript's import warnings are printed once on stderr, and a sweep with no feasible trial says
+which constraint every trial broke, where, and what would fix it. With ``--study`` the trials
 live in an sqlite file: run the same command again after an interruption and
 it continues where it stopped. Bad input raises a ``LabError``; ``lab.cli``
 prints it as one line and exits 2.
@@ -21,7 +29,7 @@ from typing import Any
 from collections.abc import Callable
 
 from .cli_probe import add_probe_options, probe_spec
-from .cli_replay import whole_number
+from .cli_replay import STRICT_HELP, whole_number
 from .cli_settings import add_settings_option
 from .errors import ConfigError
 
@@ -44,8 +52,9 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError(f"--out must end in .parquet, .csv or .json, got {Path(args.out).name!r}")
     if (args.export_best is None) != (args.export_to is None):
         raise ConfigError("--export-best N and --export-to FILE go together")
-    if args.export_to is not None and Path(args.export_to).suffix.lower() not in _CONFIG_OUT:
-        raise ConfigError(f"--export-to must end in .json, .yaml or .toml, got {Path(args.export_to).name!r}")
+    for flag, value in (("--export-to", args.export_to), ("--export-chosen", args.export_chosen)):
+        if value is not None and Path(value).suffix.lower() not in _CONFIG_OUT:
+            raise ConfigError(f"{flag} must end in .json, .yaml or .toml, got {Path(value).name!r}")
     if not Path(args.path).exists():
         raise ConfigError(f"no such file or folder: {args.path}")
 
@@ -73,12 +82,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         result = sweep(
             args.path, space, trials=args.trials, objectives=args.objective, base=base, window=args.window,
             seed=args.seed, **({"population": args.population} if args.population else {}), allow_failures=args.allow_failures, study=args.study,
-            processes=args.processes, ray=args.ray, progress=True, probe=probe_spec(args), settings=settings,
+            processes=args.processes, ray=args.ray, progress=True, probe=probe_spec(args), settings=settings, strict=args.strict,
+            folds=args.folds,
         )
     except KeyboardInterrupt:
         if args.study:
             print(f"note: finished trials are kept in {args.study}; run the same command again to continue", file=sys.stderr)
         raise
+    from .cli import print_batch_warnings
+
+    print_batch_warnings(result.warnings)
     for skipped in result.skipped:
         print(f"warning: skipped {skipped}", file=sys.stderr)
     result.write(args.out)
@@ -87,7 +100,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     feasible = int(df["feasible"].sum()) if len(df) else 0
     print(f"swept {len(result.transcripts)} transcript(s) x {len(df)} trial(s) in {result.seconds:.1f} s: "
           f"{feasible} feasible, {len(df) - int((df['state'] == 'complete').sum())} failed, {len(front)} on the Pareto front -> {args.out}")
-    shown = ["trial", *result.objectives, *result.params]
+    if len(result.listed) > 1 or result.skipped or result.left_out:
+        print(result.summary())
+    if result.infeasible is not None:
+        # "0 feasible" alone leaves the user guessing: which constraint, where, and the fix.
+        print(f"infeasible: {result.infeasible}")
+    if result.folds:
+        print(f"held out in {result.folds} folds (each fold's search ran on the other sessions): "
+              + "; ".join(f"fold {f}: {', '.join(out)}" for f, out in enumerate(result.held_out, 1)))
+    print(result.recommendation())
+    held = [f"{o}_heldout" for o in result.objectives] if result.folds else []
+    shown = ["trial", *result.objectives, *held, *result.params]
     if len(front):
         print("pareto front (best first by " + result.objectives[0] + "):")
         print("  " + " | ".join(shown))
@@ -103,6 +126,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.export_best is not None:
         target = result.export_best(args.export_best, args.export_to)
         print(f"exported point {args.export_best} of the front (trial {int(front.iloc[args.export_best - 1]['trial'])}) -> {target}")
+    if args.export_chosen is not None:
+        chosen = result.chosen
+        target = result.export_chosen(args.export_chosen)
+        print(f"exported the recommended trial ({int(chosen['trial']) if chosen else '?'}) -> {target}")
     return 0
 
 
@@ -135,5 +162,10 @@ def add_sweep_command(add: Callable[..., Any]) -> None:
     sp.add_argument("--study", help="An sqlite file holding the trials, so an interrupted sweep can continue.")
     sp.add_argument("--export-best", type=_positive, metavar="N", help="Write the N-th point of the front (1 = best) as a config file.")
     sp.add_argument("--export-to", metavar="FILE", help="Where --export-best writes (.json, .yaml or .toml).")
+    sp.add_argument("--export-chosen", metavar="FILE", help="Write the recommended trial (best held out) as a config file.")
+    sp.add_argument("--folds", type=_seed, metavar="K",
+                    help="Hold sessions out in K folds: each fold's search runs on the others and is scored on them "
+                    "(default: 5 from 10 sessions, one per session below; 0: off). --trials is the total over the folds.")
     sp.add_argument("--out", help="SWEEP.parquet, .csv or .json: every trial with its config and scores.")
+    sp.add_argument("--strict", action="store_true", help=STRICT_HELP)
     add_probe_options(sp)

@@ -272,10 +272,15 @@ def run_values(config: CompactionConfig, settings: ReplaySettings, specs: Iterab
 def run_with_value(config: CompactionConfig, settings: ReplaySettings, path: str, value: Any) -> tuple[CompactionConfig, ReplaySettings]:
     """The pair with the field at ``path`` set in whichever half holds it, validated (ConfigError names the field)."""
     if is_settings_path(path):
+        inner = path[len(_PREFIX):]
         try:
-            return config, with_value(settings, path[len(_PREFIX):], value)
+            out = with_value(settings, inner, value)
         except ConfigError as e:
             raise ConfigError(str(e).replace("field ", f"field {_PREFIX}", 1)) from None
+        if inner.startswith("pricing.") and inner != "pricing.follow_session":
+            # A price set is a price chosen: it wins over the session's model (lab.replayer.prices.session_pricing).
+            out.pricing.follow_session = False
+        return config, out
     return with_value(config, path, value), settings
 
 

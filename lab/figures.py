@@ -33,7 +33,9 @@ __all__ = [
     "PART_COLORS",
     "LOWER_IS_BETTER",
     "HIGHER_IS_BETTER",
+    "OFF_SCALE",
     "timeline",
+    "stage_label",
     "composition",
     "cost",
     "compare_timelines",
@@ -46,6 +48,7 @@ __all__ = [
     "compare_label",
     "compare_help",
     "compare_columns",
+    "content_metric",
     "pareto",
 ]
 
@@ -77,8 +80,8 @@ _MARGIN = {"t": 50, "b": 110}
 # neither have no best: compactions and summary calls (a config that never compacted has 0 and is not
 # better for it), requests over a watermark (each config counts against its own), and the cache-hit
 # ratio (a config that never compacts always wins it; cost already counts what the cache saves).
-LOWER_IS_BETTER = ("cost", "peak_sent", "failures", "invalid_requests", "overflows", "breaker_open_over_watermark")
-HIGHER_IS_BETTER = ("needed_later_recall", "retention_score")
+LOWER_IS_BETTER = ("cost", "peak_sent", "failures", "invalid_requests", "overflows", "breaker_open_over_watermark", "reread_tokens")
+HIGHER_IS_BETTER = ("content_recall", "needed_later_recall", "retention_score")
 
 
 # Per-request series are numpy arrays, not lists: plotly validates and copies an array in one step (a
@@ -122,6 +125,13 @@ def _hline(name: str, y: float, xs: Sequence[int] | np.ndarray, color: str, dash
     )
 
 
+def stage_label(stage: str) -> str:
+    """A stage's events as the legend names them, in the words the CLI and the pages use (``report.COMPACTION_KINDS``)."""
+    from .replayer.report import STAGE_LABELS
+
+    return STAGE_LABELS.get(stage, stage)
+
+
 def event_points(report: Report) -> dict[str, dict[str, list[Any]]]:
     """Per stage: the x (request), y (tokens before the stage acted) and hover text of each event."""
     out: dict[str, dict[str, list[Any]]] = {}
@@ -134,17 +144,53 @@ def event_points(report: Report) -> dict[str, dict[str, list[Any]]]:
             freed = ev.get("tokens_freed", ev.get("tokens_before", 0) - ev.get("tokens_after", 0))
             status = "" if ev.get("success", True) else " (failed)"
             pts["text"].append(
-                f"request {row.index}<br>stage: {stage}{status}<br>trigger: {ev.get('trigger')}"
+                f"request {row.index}<br>{stage_label(stage)} (stage: {stage}){status}<br>trigger: {ev.get('trigger')}"
                 f"<br>strategy: {ev.get('strategy') or '-'}<br>tokens freed: {freed:,}"
             )
             pts["symbol"].append("circle" if ev.get("success", True) else "x")
     return out
 
 
+# A window or watermark line above the data by more than this share of it is off the scale: drawn, it
+# pressed a 20k-token session into the bottom tenth of a 200k axis. It is named in an annotation instead.
+OFF_SCALE = 1.25
+# The token panel's and the recall panel's share of the timeline's height (recall gets its own 0-100% panel,
+# never a second axis over the window line).
+_TOKENS_DOMAIN, _RECALL_DOMAIN = (0.30, 1.0), (0.0, 0.20)
+
+
+def _timeline_layout(with_recall: bool) -> go.Figure:
+    """The token panel on top and, with recall, a recall panel under it on the same x axis."""
+    if not with_recall:
+        return go.Figure(layout={"xaxis": {"anchor": "y"}, "yaxis": {"anchor": "x", "domain": [0.0, 1.0]}})
+    return go.Figure(layout={
+        "xaxis": {"anchor": "y2"},
+        "yaxis": {"anchor": "x", "domain": list(_TOKENS_DOMAIN)},
+        "yaxis2": {"anchor": "x", "domain": list(_RECALL_DOMAIN)},
+    })
+
+
+def _token_scale(report: Report, points: Mapping[str, Mapping[str, list[Any]]]) -> tuple[float, dict[str, float]]:
+    """The token axis's top, scaled to the data, and the limit lines (window, watermark) too far above it to draw."""
+    tops = [max((r.raw_tokens for r in report.rows), default=0), max((r.sent_tokens for r in report.rows), default=0)]
+    tops += [max((y for y in pts["y"] if y is not None), default=0) for pts in points.values()]
+    data_top = max(tops) or 1
+    lines = {"window": report.window or None, "watermark": report.watermark_tokens}
+    shown = [v for v in lines.values() if v is not None and v <= data_top * OFF_SCALE]
+    off = {name: float(v) for name, v in lines.items() if v is not None and v > data_top * OFF_SCALE}
+    return max([data_top, *shown]) * 1.05, off
+
+
 def timeline(report: Report, *, selected: int | None = None, title: str | None = None) -> go.Figure:
-    """Tokens sent per request against the raw history, the window and watermark lines, and one marker per event."""
+    """Tokens sent per request against the raw history, the window and watermark lines, and one marker per event.
+
+    The token axis is scaled to the data: a window or watermark far above it is named in an annotation (its
+    line stays in the legend, hidden) rather than squeezing the data into the bottom of the chart. Needed-later
+    recall, when the replay measured it, has its own 0-100% panel under the tokens, on the same requests.
+    """
     xs = _xs(report)
-    fig = _with_right_axis()
+    with_recall = any(r.needed_later_recall is not None for r in report.rows)
+    fig = _timeline_layout(with_recall)
     fig.add_trace(go.Scatter(
         x=xs, y=_ints(report, "raw_tokens"), name="raw history", mode="lines",
         line={"color": "#c7c7c7", "dash": "dot"}, hovertemplate="request %{x}<br>raw: %{y:,} tokens<extra></extra>",
@@ -155,14 +201,22 @@ def timeline(report: Report, *, selected: int | None = None, title: str | None =
         customdata=np.column_stack([xs, _ints(report, "sent_messages")]),
         hovertemplate="request %{x}<br>sent: %{y:,} tokens in %{customdata[1]} messages<extra></extra>",
     ))
+    points = event_points(report)
+    top, off_scale = _token_scale(report, points)
     if report.window:
         fig.add_trace(_hline("window", report.window, xs, "#d62728", "solid"))
     if report.watermark_tokens is not None:
         fig.add_trace(_hline("watermark", report.watermark_tokens, xs, "#ff7f0e", "dash"))
-    points = event_points(report)
+    for line in fig.data:
+        if line.name in off_scale:
+            line.visible = "legendonly"
+    if off_scale:
+        said = "; ".join(f"{name} {value:,.0f} tokens" for name, value in off_scale.items())
+        fig.add_annotation(text=f"▲ above this scale: {said}", xref="paper", yref="y domain", x=1, y=1, xanchor="right",
+                           yanchor="bottom", showarrow=False, font={"size": 11, "color": "#d62728"})
     for stage, pts in points.items():
         fig.add_trace(go.Scatter(
-            x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage}", text=pts["text"],
+            x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage_label(stage)}", text=pts["text"],
             marker={"color": STAGE_COLORS.get(stage, _OTHER_COLOR), "size": 10, "symbol": pts["symbol"],
                     "line": {"width": 1, "color": "white"}},
             hovertemplate="%{text}<extra></extra>",
@@ -173,19 +227,34 @@ def timeline(report: Report, *, selected: int | None = None, title: str | None =
             x=[None], y=[None], mode="markers", name=FAILED_KEY, hoverinfo="skip",
             marker={"color": "#444444", "size": 10, "symbol": "x"},
         ))
-    _recall_line(fig, report)
+    if with_recall:
+        _recall_line(fig, report)
     if selected is not None and report.rows:
         fig.add_vline(x=selected, line_width=1, line_dash="dot", line_color="#444")
     fig.update_layout(
         title=title or f"Tokens sent per request (config {report.label}, counter {report.counter})",
-        xaxis_title="request", yaxis_title="tokens", hovermode="closest", legend=_LEGEND,
+        xaxis_title="request", yaxis={"title_text": "tokens", "range": [0, top]}, hovermode="closest", legend=_LEGEND,
         margin=_MARGIN,
     )
     return fig
 
 
+def content_metric(report: Report) -> tuple[str, str]:
+    """The Timeline page's content recall metric: (its value, its help), saying what it rests on and whether that is too thin."""
+    from .replayer.content import THIN
+
+    value = "n/a" if report.content_recall is None else f"{report.content_recall:.0%}"
+    names = "n/a" if report.needed_later_recall is None else f"{report.needed_later_recall:.0%}"
+    help_text = (f"{report.content_kept} of {report.content_needed} needed lines and spans held verbatim, "
+                 f"{report.content_recoverable} only in a spill file ({report.reread_tokens:,} tokens to re-read), {report.content_lost} lost. "
+                 f"Names recall (needed_later_recall): {names}.")
+    if report.content_needed < THIN:
+        help_text += f" Fewer than {THIN} needed items: too thin to rank configs by."
+    return value, help_text
+
+
 def _recall_line(fig: go.Figure, report: Report) -> None:
-    """Needed-later recall per request on a 0..1 secondary axis; requests that needed nothing are gaps."""
+    """Needed-later recall per request in the timeline's own 0..1 panel (``yaxis2``); requests that needed nothing are gaps."""
     rows = [r for r in report.rows if r.needed_later_recall is not None]
     if not rows:
         return
@@ -197,9 +266,8 @@ def _recall_line(fig: go.Figure, report: Report) -> None:
                       "%{customdata[2]} recoverable)<extra></extra>",
         xaxis="x", yaxis="y2",
     ))
-    # Fixed ticks: left to itself plotly aligns this axis's ticks with the token axis (3%, 20%, ... 101%).
-    fig.update_layout(yaxis2={"title_text": "needed-later recall", "range": [0, 1.05], "tickmode": "array", "tickvals": [0, 0.25, 0.5, 0.75, 1.0],
-                              "tickformat": ".0%", "showgrid": False})
+    fig.update_layout(yaxis2={"title_text": "recall", "range": [0, 1.05], "tickmode": "array", "tickvals": [0, 0.5, 1.0],
+                              "tickformat": ".0%"})
 
 
 def composition(report: Report) -> go.Figure:
@@ -242,7 +310,9 @@ def cost(report: Report) -> go.Figure:
         yaxis={"title_text": "cumulative cost", "tickprefix": "$"},
         yaxis2={"title_text": "cache-hit ratio", "range": [0, 1], "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1], "showgrid": False},
     )
-    fig.update_layout(title="Cost and prompt-cache hits", xaxis_title="request", legend=_LEGEND,
+    # The row the dollars are in, as every cost the lab shows names it (lab.replayer.prices.price_tag).
+    model = (report.settings.get("pricing") or {}).get("model") or "custom"
+    fig.update_layout(title=f"Cost at {html.escape(model)} prices, and prompt-cache hits", xaxis_title="request", legend=_LEGEND,
                       margin=_MARGIN)
     return fig
 
@@ -310,7 +380,7 @@ def small_multiples(reports: Mapping[str, Report] | Iterable[tuple[str, Report]]
             fig.add_trace(line, **at)
         for stage, pts in event_points(report).items():
             fig.add_trace(go.Scatter(
-                x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage}", legendgroup=stage, showlegend=once(stage),
+                x=pts["x"], y=pts["y"], mode="markers", name=f"event: {stage_label(stage)}", legendgroup=stage, showlegend=once(stage),
                 text=pts["text"], hovertemplate="%{text}<extra></extra>",
                 marker={"color": STAGE_COLORS.get(stage, _OTHER_COLOR), "size": 6, "symbol": pts["symbol"]},
             ), **at)
@@ -323,8 +393,8 @@ def small_multiples(reports: Mapping[str, Report] | Iterable[tuple[str, Report]]
 # --- the compare table ---------------------------------------------------------------------------
 
 # What a user decides by, in the order read; the rest of the table goes behind an expander.
-COMPARE_LEAD = ("config", "cost", "peak_sent", "needed_later_recall", "retention_score", "compactions", "failures",
-                "breaker_open_over_watermark")
+COMPARE_LEAD = ("config", "cost", "peak_sent", "content_recall", "content_needed", "needed_later_recall", "reread_tokens", "retention_score",
+                "compactions", "failures", "breaker_open_over_watermark")
 _LABELS = {
     "transcript": "Transcript", "config": "Config", "window": "Window", "requests": "Requests",
     "peak_sent": "Peak sent (tokens)", "peak_raw": "Peak raw history (tokens)",
@@ -332,21 +402,29 @@ _LABELS = {
     "compactions": "Compactions", "summary_calls": "Summary calls", "invalid_requests": "Invalid requests",
     "overflows": "Overflows", "failures": "Failed requests", "first_request_kept": "First request kept",
     "recorded_compactions": "Recorded compactions", "recorded_compactions_mode": "Recorded compactions mode",
-    "retention_score": "Retention", "needed_later_recall": "Needed-later recall", "recoverable_share": "Recoverable share",
+    "retention_score": "Retention", "needed_later_recall": "Needed-later recall (names)", "recoverable_share": "Recoverable share",
+    "content_recall": "Content recall", "content_needed": "Content items needed", "content_thin": "Content too thin to rank",
+    "reread_tokens": "Re-read tokens",
     "cost": "Cost", "cost_uncompacted": "Cost without compaction", "cache_hit_ratio": "Cache hits",
     "cache_hit_ratio_uncompacted": "Cache hits without compaction", "replay_seconds": "Replay time (s)",
 }
 _HELP = {
     "cost": "What the session's requests cost under this config, prompt cache and summary calls included.",
     "peak_sent": "The largest request this config sent.",
-    "needed_later_recall": "Of what later requests mention, the share the context still held when they needed it.",
+    "needed_later_recall": "Names score (needed_later_recall): of the names later requests mention, the share the context still held "
+                           "anywhere when they needed them.",
+    "content_recall": "Of the exact lines later edits replace and the spans they copy from earlier output, the share the context "
+                      "held verbatim when they needed them.",
+    "content_needed": "How many needed lines and spans content recall rests on; a session with too few is marked too thin to rank "
+                      "configs by (Content too thin to rank).",
+    "reread_tokens": "Tokens of spilled files the agent would read back for content only a spill file still held.",
     "retention_score": "The weighted share of the session's facts the final context still holds (verbatim, summarised or spilled).",
-    "compactions": "Compaction events of every strategy (spills, clears, summaries, recoveries).",
+    "compactions": "Compaction events of every kind: summaries, spills, clearings, read dedups, truncations (one column each, per strategy).",
     "failures": "Requests still over the window after recovery: the provider would have refused them.",
     "breaker_open_over_watermark": "Requests over the watermark while the circuit breaker kept compaction off.",
 }
 _MONEY = ("cost", "cost_uncompacted")
-_SHARES = ("retention_score", "needed_later_recall", "recoverable_share", "cache_hit_ratio", "cache_hit_ratio_uncompacted")
+_SHARES = ("retention_score", "needed_later_recall", "content_recall", "recoverable_share", "cache_hit_ratio", "cache_hit_ratio_uncompacted")
 
 
 def compare_label(column: str) -> str:
@@ -354,7 +432,12 @@ def compare_label(column: str) -> str:
     if column in _LABELS:
         return _LABELS[column]
     if column.startswith("compactions_"):
-        return "Compactions: " + column.removeprefix("compactions_").replace("_", " ")
+        # In the words of the CLI and the Timeline: the kind first ("Spills"), the strategy after it.
+        from .replayer.report import COMPACTION_KINDS, STRATEGY_KINDS
+
+        strategy = column.removeprefix("compactions_")
+        kind = COMPACTION_KINDS[STRATEGY_KINDS.get(strategy, "summary")][1].capitalize()
+        return f"{kind} ({strategy.replace('_', ' ')})"
     return column.replace("_", " ").capitalize()
 
 

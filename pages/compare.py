@@ -4,7 +4,8 @@ import streamlit as st
 
 from lab import figures
 from lab.errors import LabError
-from lab.ui import state
+from lab.ui import explain, state
+from lab.ui.markdown import literal_markdown
 
 st.title("Compare")
 if state.require_transcript() is None:
@@ -50,7 +51,12 @@ overlaid, multiples = st.tabs(["Overlaid", "One per config"])
 overlaid.plotly_chart(figures.compare_timelines(table.reports), key="compare.chart")
 multiples.plotly_chart(figures.small_multiples(table.reports), key="compare.multiples")
 
-df = table.df.drop(columns=["transcript"], errors="ignore")
+stuck = table.blocked()
+if stuck is not None:
+    # Every config broke the same constraint: say which, where in the session, and what would fix it.
+    st.warning(literal_markdown(stuck.text))
+# Errors are shown below, one st.error each; the table keeps the configs that ran.
+df = table.df.drop(columns=["transcript", "error"], errors="ignore")
 lead, rest = figures.compare_columns(df.columns)
 
 
@@ -59,13 +65,42 @@ def _columns(cols: list[str]) -> dict:
 
 
 st.dataframe(figures.style_compare(df[lead]), hide_index=True, key="compare.table", column_config=_columns(lead))
+# One settings for every row, so one row's prices are every row's: the model and prices beside the costs.
+if table.reports:
+    st.caption(explain.prices_caption(next(iter(table.reports.values()))))
+# Invalid requests and overflows explained where they are counted: the reasons and requests, per config.
+for label, rep in table.reports.items():
+    explain.show_invalid(rep, label=label)
+    overflowed = explain.overflow_text(rep)
+    if overflowed is not None:
+        st.caption(literal_markdown(f"{label}: {overflowed}."))
 st.caption(
     "Best value highlighted where it really is better and the configs differ: lower "
     + ", ".join(figures.compare_label(c).lower() for c in figures.LOWER_IS_BETTER) + "; higher "
     + ", ".join(figures.compare_label(c).lower() for c in figures.HIGHER_IS_BETTER)
     + ". A config with failed requests is ranked only on the failure columns."
 )
+# Content recall is a share of what a session's later edits and copies needed: say when it rests on too few items.
+if "content_thin" in df.columns and df["content_thin"].fillna(True).astype(bool).any():
+    needed = int(df["content_needed"].fillna(0).max()) if "content_needed" in df.columns else 0
+    st.caption(f"Content recall rests on {needed} needed line(s) and span(s) at most here: too thin to rank configs by "
+               "(replay more sessions, or generated ones with planted content dependencies).")
 with st.expander("Every column"):
     st.dataframe(figures.style_compare(df[rest]), hide_index=True, key="compare.table_all", column_config=_columns(rest))
 for err in table.errors:
-    st.error(f"{err.get('config', '')}: {err.get('error', err)}")
+    st.error(literal_markdown(f"{err.get('config', '')}: {err.get('error', err)}"))
+
+st.subheader("Ranking")
+st.caption(
+    "Per config and objective: the mean over sessions (each weighs the same; one with nothing needed is left out and counted), "
+    "its 95% bootstrap interval (sessions resampled, seed 0) and wins / losses / ties against every other config, session by "
+    "session. One session gives no interval: rank configs on a folder with `python -m lab compare DIR ... --ranking FILE`."
+)
+try:
+    ranking = table.ranking()
+except LabError as e:
+    st.error(str(e))
+else:
+    st.table(ranking.df.set_index(["objective", "rank"]))  # a static table: a handful of rows
+    # st.text: config names are the user's, and must not become markdown.
+    st.text(ranking.summary())

@@ -6,6 +6,7 @@ in the LLM panel's session memory and are part of none of them.
 
 import streamlit as st
 
+from lab.core.presets import preset
 from lab.errors import LabError
 from lab.ui import export, state, views
 from lab.ui.markdown import literal_markdown
@@ -13,6 +14,17 @@ from lab.ui.markdown import literal_markdown
 st.title("Export")
 st.subheader("Config")
 config = state.get_config()
+# The file's label says whether it is still the preset: a name the user sets, by default "<preset>, changed (n values)".
+base_name = state.get_preset_name()
+changed = export.changed_from(config, preset(base_name))
+default_label = export.export_label(base_name, changed, config.label)
+label = st.text_input("Name in the exported file (its `label`)", value=default_label, key=f"lab.export.label:{default_label}",
+                      help="What the file says it is. While every value is the preset's this is the preset's name.")
+config = export.labelled(config, label)
+if changed:
+    st.caption(f"Changed from the {base_name} preset: " + ", ".join(changed))
+else:
+    st.caption(f"Every value is the {base_name} preset's.")
 cols = st.columns(len(export.CONFIG_FORMATS))
 for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
     f = export.config_file(config, fmt)  # type: ignore[arg-type]
@@ -58,6 +70,9 @@ if transcript is not None:
     left.download_button(f"Request {k} ({shape})", body.data, file_name=body.name, mime=body.mime, key="lab.export.request_file", on_click="ignore")
     right.download_button("Replay report (JSON)", full.data, file_name=full.name, mime=full.mime, key="lab.export.report", on_click="ignore")
     st.caption(f"Request {k}: {report.rows[k].sent_messages} messages, {report.rows[k].sent_tokens:,} tokens as sent.")
+    for what, file in (("Request file", body), ("Report file", full)):  # secrets the files had redacted: kinds and counts only
+        for note in file.notes:
+            st.caption(f"{what}: {note}.")
     for warning in body.warnings:
         # The warning names tool ids from the transcript: shown as written, never as markdown.
         st.warning(f"The request file differs from the replayed context: {literal_markdown(warning)}", icon="⚠️")

@@ -16,7 +16,7 @@ with generate_tab:
 
 transcript = state.get_transcript()
 if transcript is None:
-    state.require_transcript()
+    state.require_transcript(here=True)
     st.stop()
 
 try:

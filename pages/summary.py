@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import state, views
+from lab.ui import explain, state, views
 from lab.ui.markdown import safe_markdown
 from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table
 
@@ -20,10 +20,14 @@ if transcript is not None:
 
 if report is not None:
     st.subheader("Summaries written by the compactions")
+    # Every compaction in the Timeline's and the CLI's words: spills and clearings are compactions that write no summary.
+    st.caption(f"This replay's compactions: {explain.compactions_text(report)}. {explain.compactions_help(report)}")
     items = compaction_summaries(report)
     if not items:
+        others = sum(n for kind, n in report.compactions_by_kind.items() if kind != "summary")
+        also = f" The {others} other compaction(s) above moved or cleared tool output; none of them writes a summary." if others else ""
         st.info(
-            "No compaction wrote a summary in this replay. Lower the window or the watermark on the "
+            "No compaction wrote a summary in this replay." + also + " Lower the window or the watermark on the "
             "Pipeline page (or pick a bigger session) to see one."
         )
     for i, item in enumerate(items):

@@ -6,9 +6,10 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.replayer.prices import describe_settings, explain_pricing
-from lab.replayer.report import cost_check
-from lab.ui import session_view, state, widgets
+from lab.replayer.prices import describe_settings, explain_pricing, price_tag
+from lab.replayer.report import cost_check, raw_peak_note
+from lab.replayer.settings import PricingConfig
+from lab.ui import explain, session_view, state, widgets
 from lab.ui.alerts import show_alerts
 
 # Quick knobs beside the chart; the Pipeline page has every setting.
@@ -46,17 +47,19 @@ last = len(report.rows) - 1
 k = min(state.selected_request(), last)
 
 cols = st.columns(6)
-cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=f"raw history peak: {report.peak_raw:,} tokens")
+cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=raw_peak_note(report))
 cols[1].metric("Over watermark", report.requests_over_watermark, help=f"of {report.requests} requests")
-cols[2].metric("Compactions", sum(report.compactions_by_strategy.values()), help=str(report.compactions_by_strategy or "none"))
+# Summaries apart from spills and clearing: a spill moves a tool result to a file, it writes no summary.
+by_kind = report.compactions_by_kind
+cols[2].metric("Summaries", by_kind["summary"], help=explain.compactions_help(report))
 # A request sent over the watermark because the breaker is open is a failure too, though nothing overflowed.
 failures = report.failures + report.breaker_open_over_watermark
-cols[3].metric("Overflows / failures", f"{report.overflows} / {failures}",
-               help=f"failures: {report.failures} not sent, {report.breaker_open_over_watermark} over the watermark with the breaker open; "
-                    f"invalid requests: {report.invalid_requests}")
+cols[3].metric("Overflows / failures / invalid", f"{report.overflows} / {failures} / {report.invalid_requests}",
+               help=f"failures: {report.failures} not sent, {report.breaker_open_over_watermark} over the watermark with the breaker open. "
+                    + explain.invalid_help(report))
 saved = report.total_cost_uncompacted - report.total_cost
 prices = describe_settings(report.settings)
-cost_help = f"without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
+cost_help = f"{price_tag(PricingConfig.model_validate(report.settings.get('pricing', {})))}; without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
 bill = cost_check(report)
 if bill is not None:
     cost_help += f" Check: {bill}."
@@ -70,6 +73,18 @@ else:
     cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved > 0 else '+'}${abs(saved):.4f} vs none",
                    delta_color="inverse", help=cost_help)
 cols[5].metric("Cache hits", f"{report.cache_hit_ratio:.0%}", help=f"without compaction: {report.cache_hit_ratio_uncompacted:.0%}")
+# The cost names the row and prices it was billed at, as `lab replay` prints it; then every compaction in words.
+st.caption(explain.cost_caption(report))
+st.caption(f"Compactions: {explain.compactions_text(report)}.")
+explain.show_invalid(report)
+# Content recall beside the names score: the exact lines and spans later requests used, and what re-reading spills costs.
+content_value, content_help = figures.content_metric(report)
+recall_cols = st.columns(6)
+recall_cols[0].metric("Content recall", content_value, help=content_help)
+recall_cols[1].metric("Content items needed", f"{report.content_needed:,}", help="too thin to rank configs by" if report.content_thin else None)
+recall_cols[2].metric("Names recall", "n/a" if report.needed_later_recall is None else f"{report.needed_later_recall:.0%}",
+                      help="needed_later_recall: the names later requests used that the context held anywhere")
+recall_cols[3].metric("Re-read tokens", f"{report.reread_tokens:,}", help="spill files the agent would read back for content only they held")
 
 chart = st.plotly_chart(
     figures.timeline(report, selected=k), key="timeline.chart", on_select="rerun", selection_mode="points"

@@ -12,6 +12,7 @@ from lab.core.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Transcript,
 )
 
 _ids = itertools.count(1)
@@ -71,3 +72,19 @@ def session(n_reads: int = 6, size: int = 5000) -> list[Message]:
         msgs += call_and_result("Read", f"line {i}\n" * (size // 7), file_path=f"app/file{i}.py")
     msgs.append(assistant("Done: the test passes now."))
     return msgs
+
+
+def message_shapes(t: Transcript) -> list[tuple[str, list[str]]]:
+    """Each message as (role, its blocks' kinds): ``use:ID`` and ``result:ID`` for tool blocks, else the block type."""
+    out = []
+    for m in t.messages:
+        kinds = []
+        for b in m.content:
+            if isinstance(b, ToolUseBlock):
+                kinds.append(f"use:{b.id}")
+            elif isinstance(b, ToolResultBlock):
+                kinds.append(f"result:{b.tool_use_id}")
+            else:
+                kinds.append(b.type)
+        out.append((m.role, kinds))
+    return out

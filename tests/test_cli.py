@@ -143,13 +143,13 @@ class TestExportIsARequestTheApiTakes:
     @pytest.mark.parametrize("to", ["anthropic", "openai"])
     def test_pending_tool_calls_warn_and_note(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
-        code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
+        code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out), "--keep-pending"], capsys)
         assert code == 0
         (warning,) = stderr.strip().splitlines()
-        assert warning.startswith("warning: ") and "t1, t2" in warning and "--close-pending" in warning
+        assert warning.startswith("warning: ") and "t1, t2" in warning and "--keep-pending" in warning
         body = json.loads(out.read_text())
         results = json.dumps(body).count("tool_use_id") + json.dumps(body).count("tool_call_id")
-        assert results == 1  # only t0's, the pending ones stay unanswered without the flag
+        assert results == 1  # only t0's, the pending ones stay unanswered with --keep-pending
 
     @pytest.mark.parametrize("to", ["anthropic", "openai"])
     def test_close_pending_answers_them_as_interrupted_errors(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,8 +179,9 @@ class TestExportIsARequestTheApiTakes:
         code, stdout, _ = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
         assert code == 0
         n = len(json.loads(out.read_text())["messages"])
-        # 6 messages read; the blank user text is dropped, and Anthropic takes the system prompt out of messages.
-        assert n == (4 if to == "anthropic" else 5)
+        # 6 messages read; the blank user text is dropped, Anthropic takes the system prompt out of messages, and the
+        # two pending calls are answered (one user message of results for Anthropic, two tool messages for OpenAI).
+        assert n == (5 if to == "anthropic" else 7)
         assert f"exported {n} messages to {to} shape" in stdout
         assert "whitespace-only text block" in stdout
 
@@ -310,7 +311,7 @@ class TestSessions:
         db = _goose_db(tmp_path)
         report = tmp_path / "report.json"
         code, _, stderr = _run(["replay", str(db), "--preset", "minicode", "--report", str(report)], capsys)
-        assert code == 0 and "note: this Goose database holds 2 sessions" in stderr and "'20260102_1'" in stderr
+        assert code == 0 and f"note: {db}: this Goose database holds 2 sessions" in stderr and "'20260102_1'" in stderr
         code, _, stderr = _run(["replay", str(db), "--preset", "minicode", "--report", str(report), "--session", "20260101_1"], capsys)
         assert code == 0 and "holds 2 sessions" not in stderr
 
@@ -352,10 +353,9 @@ class TestSessions:
             (["compare", "DB", "--session", "nope", "--preset", "minicode", "--out", "OUT"], "no session 'nope' in this Goose database"),
             (["import", "SAMPLE", "--session", "0", "--out", "OUT"], "holds one session"),
             (["replay", "SAMPLE", "--session", "0", "--preset", "minicode", "--report", "OUT"], "holds one session"),
-            (["sessions", "SAMPLE"], "holds one session"),
             (["sessions", "MISSING"], "no such file"),
         ],
-        ids=["unknown-id", "unknown-id-compare", "one-session-import", "one-session-replay", "one-session-list", "missing"],
+        ids=["unknown-id", "unknown-id-compare", "one-session-import", "one-session-replay", "missing"],
     )
     def test_errors_are_one_line(self, args: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         subst = {"DB": str(_goose_db(tmp_path)), "SAMPLE": str(SAMPLE), "OUT": str(tmp_path / "out.json"), "MISSING": str(tmp_path / "none.db")}
@@ -369,3 +369,184 @@ def test_python_dash_m_lab_runs_as_a_module() -> None:
     proc = subprocess.run([sys.executable, "-m", "lab", "tokens", "/nonexistent"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and len(proc.stderr.strip().splitlines()) == 1
+
+
+# --- secrets and lone surrogates on the write side (issue 27, part 4) ---------------------------------------
+
+SURROGATES = Path(__file__).parent / "formats" / "fixtures" / "surrogates" / "lone-surrogates.anthropic.json"
+# Built from pieces, so the test file holds no string a secret scanner would flag.
+_KEY_BODY = "Q8x2Lm4Np6Rt8Vx0Zb2Dc4Fe6Hg8Jk0Ml2Nn4Pp6"
+ANT_KEY = "sk-" + "ant-api03-" + _KEY_BODY
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPL1"
+
+
+def _secret_session(path: Path) -> Path:
+    """An Anthropic-shaped session with keys pasted in a user turn, a tool input and a tool result."""
+    body = {
+        "system": "You are a coding agent.",
+        "messages": [
+            {"role": "user", "content": f"Deploy with ANTHROPIC_API_KEY={ANT_KEY} please"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": f"echo {ANT_KEY}"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": f"[default]\naws_access_key_id = {AWS_KEY}\n"}]},
+            {"role": "assistant", "content": "Deployed; the scikit-learn task-1234567890abcdefghij step ran too."},
+        ],
+    }
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
+class TestSecretsAndSurrogatesOnWrite:
+    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "lab"]],
+                             ids=["import", "export-anthropic", "export-openai", "export-lab"])
+    def test_secrets_are_redacted_and_counted(self, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src, out = _secret_session(tmp_path / "s.json"), tmp_path / "out.json"
+        code, _, stderr = _run([args[0], str(src), *args[1:], "--out", str(out)], capsys)
+        text = out.read_text(encoding="utf-8")
+        assert code == 0 and ANT_KEY not in text and AWS_KEY not in text
+        assert "[REDACTED:anthropic-key]" in text and "[REDACTED:aws-access-key]" in text and "task-1234567890abcdefghij" in text
+        json.loads(text)
+        assert "note: redacted 2 secrets (anthropic-key 1, aws-access-key 1)" in stderr
+
+    @pytest.mark.parametrize("verb", ["import", "export"])
+    def test_no_redact_keeps_them(self, verb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src, out = _secret_session(tmp_path / "s.json"), tmp_path / "out.json"
+        extra = ["--to", "anthropic"] if verb == "export" else []
+        code, _, stderr = _run([verb, str(src), *extra, "--out", str(out), "--no-redact"], capsys)
+        text = out.read_text(encoding="utf-8")
+        assert code == 0 and ANT_KEY in text and AWS_KEY in text and "REDACTED" not in text and "redacted" not in stderr
+
+    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "lab"]],
+                             ids=["import", "export-anthropic", "export-openai", "export-lab"])
+    def test_lone_surrogates_file_writes_valid_utf8(self, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        out = tmp_path / "out.json"
+        code, _, stderr = _run([args[0], str(SURROGATES), *args[1:], "--out", str(out)], capsys)
+        assert code == 0 and "Traceback" not in stderr
+        text = out.read_bytes().decode("utf-8")  # strict
+        assert "\ufffd" in text and json.loads(text)
+
+    def test_transcript_built_in_python_with_surrogates_writes(self, tmp_path: Path) -> None:
+        # Strings the reader never saw: a Transcript made in Python, written by every writer of import and export.
+        from lab.cli import _write_body
+        from lab.core.messages import Transcript
+        from lab.formats import dump
+        from lab.formats.export import to_anthropic, to_openai
+        from tests.builders import call_and_result, system, user
+
+        msgs = [system(), user("list \ud800"), *call_and_result("Bash", "a\udfff.txt\n", tool_id="toolu_\ud800", command="ls")]
+        t = Transcript(messages=msgs)
+        dump(t, to="lab", path=tmp_path / "t.lab.json")
+        _write_body(to_anthropic(t), str(tmp_path / "a.json"))
+        _write_body(to_openai(t), str(tmp_path / "o.json"))
+        for name in ("t.lab.json", "a.json", "o.json"):
+            text = (tmp_path / name).read_bytes().decode("utf-8")
+            assert "\ufffd" in text and "\\ud800" not in text, name
+            json.loads(text)
+
+
+class TestImportWarningsOnEveryVerb:
+    """A cut-off last line (or any import warning) is one ``warning: FILE: ...`` line on stderr, whatever the verb."""
+
+    @staticmethod
+    def _cut(path: Path) -> Path:
+        lines = [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"role": "user", "con', encoding="utf-8")
+        return path
+
+    @pytest.mark.parametrize("verb", ["import", "export", "tokens"])
+    def test_once_on_stderr(self, verb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        src = self._cut(tmp_path / "chat.jsonl")
+        extra = {"import": ["--out", str(tmp_path / "o.json")], "export": ["--to", "anthropic", "--out", str(tmp_path / "o.json")], "tokens": []}
+        code, out, err = _run([verb, str(src), *extra[verb]], capsys)
+        assert code == 0
+        warned = [line for line in err.splitlines() if "last line cut off" in line]
+        assert len(warned) == 1 and warned[0].startswith(f"warning: {src}: line 3: ")
+        assert "last line cut off" not in out
+
+    def test_many_warnings_are_capped_with_a_count(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from lab.cli import print_import_notes
+        from lab.core.messages import Transcript
+
+        t = Transcript()
+        t.notes.warnings += [f"warning number {k}" for k in range(7)]
+        print_import_notes(t, "x.jsonl", limit=3)
+        err = capsys.readouterr().err.splitlines()
+        assert err == ["warning: x.jsonl: warning number 0", "warning: x.jsonl: warning number 1", "warning: x.jsonl: warning number 2",
+                       "warning: x.jsonl: ... and 4 more import warning(s) (`python -m lab import` lists them)"]
+
+    def test_control_characters_cannot_drive_the_terminal(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from lab.cli import print_import_notes
+        from lab.core.messages import Transcript
+
+        t = Transcript()
+        t.notes.warnings.append("id \x1b[31mred\nsecond line")
+        print_import_notes(t, "x.jsonl")
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "\x1b" not in err
+
+
+def test_import_help_lists_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """Detection's error says "`python -m lab import --help` for the rest": the help must hold that list."""
+    from lab.cli import main
+    from lab.formats import FORMATS
+
+    with pytest.raises(SystemExit) as done:
+        main(["import", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.split("formats (--format NAME", 1)[1].splitlines()[1:] if line.strip()}
+    assert listed == set(FORMATS)
+
+
+@pytest.mark.parametrize("to", ["anthropic", "openai"])
+def test_export_answers_pending_calls_by_default_and_says_so(to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every request the lab builds is one the API takes: the flag is no longer needed, and the change is said."""
+    src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
+    code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out)], capsys)
+    assert code == 0 and "warning" not in stderr
+    assert "answered as 'interrupted'" in stdout and "t1, t2" in stdout
+    text = json.dumps(json.loads(out.read_text()))
+    assert text.count("tool_use_id") + text.count("tool_call_id") == 3
+
+
+def test_export_to_lab_keeps_pending_calls_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "out.lab.json"
+    assert _run(["export", str(src), "--to", "lab", "--out", str(out)], capsys)[0] == 0
+    assert out.read_text().count('"tool_use_id"') == 1
+    assert _run(["export", str(src), "--to", "lab", "--out", str(out), "--close-pending"], capsys)[0] == 0
+    assert out.read_text().count('"tool_use_id"') == 3
+
+
+class TestCompareRanking:
+    @pytest.fixture
+    def folder(self, tmp_path: Path) -> Path:
+        from lab.formats import dump
+        from lab.generator import GeneratorConfig, generate
+
+        d = tmp_path / "sessions"
+        d.mkdir()
+        for seed in (1, 2, 3):
+            dump(generate(GeneratorConfig(seed=seed, requests=10)), to="lab", path=d / f"s{seed}.lab.json")
+        return d
+
+    def test_writes_the_ranking_and_marks_identical_configs_not_distinguishable(self, folder: Path, tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+        import pandas as pd
+
+        ranking = tmp_path / "ranking.csv"
+        code, out, _ = _run(["compare", str(folder), "--preset", "minicode", "--preset", "minicode", "--preset", "lab", "--window", "4000",
+                             "--processes", "1", "--out", str(tmp_path / "t.csv"), "--ranking", str(ranking)], capsys)
+        assert code == 0 and f"ranking -> {ranking}" in out
+        df = pd.read_csv(ranking)
+        assert set(df["config"]) == {"minicode", "minicode#2", "lab"} and {"needed_later_recall", "cost"} <= set(df["objective"])
+        assert (df["low"] <= df["mean"] + 1e-12).all() and (df["mean"] <= df["high"] + 1e-12).all()
+        # Each config meets 2 others on 3 sessions (cost is measured on every session).
+        cost = df[df["objective"] == "cost"]
+        assert (cost["wins"] + cost["losses"] + cost["ties"] == 6).all() and (cost["sessions"] == 3).all()
+        assert "not distinguishable: minicode and minicode#2" in out or "not distinguishable: minicode#2 and minicode" in out
+        assert "cost (lower is better): mean over sessions, 95% bootstrap interval" in out
+
+    def test_a_bad_ranking_extension_exits_2(self, folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, _, err = _run(["compare", str(folder), "--preset", "minicode", "--out", str(tmp_path / "t.csv"),
+                             "--ranking", str(tmp_path / "r.xlsx")], capsys)
+        assert code == 2 and err.strip().splitlines()[-1].startswith("error: --ranking must end in .csv, .parquet or .json")
+        assert not (tmp_path / "t.csv").exists()

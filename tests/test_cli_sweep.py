@@ -141,3 +141,67 @@ class TestBadInput:
         capsys.readouterr()
         assert main(_args(folder, space, tmp_path / "b.json", "--study", str(db), "--seed", "5")) == 2
         assert "was run with a different seed" in _one_error_line(capsys)
+
+
+class TestSweepTellsWhy:
+    def test_no_feasible_trial_prints_the_constraint_where_and_the_fix(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        args = _args(folder, space, tmp_path / "s.csv")
+        args[args.index("--window") + 1] = "1000"
+        assert main(args) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert any(x.startswith("swept 2 transcript(s) x 6 trial(s)") and "0 feasible" in x for x in out)
+        [why] = [x for x in out if x.startswith("infeasible: ")]
+        assert "all 6 trial(s) broke one constraint, failed requests" in why and "1,000-token window" in why and "--allow-failures" in why
+        assert pd.read_csv(tmp_path / "s.csv")["broke"].notna().all()
+
+    def test_a_feasible_sweep_prints_no_reason_and_lists_what_it_left_out(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        (folder / "junk.jsonl").write_text("not json at all\n", encoding="utf-8")
+        args = _args(folder, space, tmp_path / "s.csv")
+        args[args.index("--window") + 1] = "64000"
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert "infeasible:" not in out
+        assert "2 of 3 swept; 1 unreadable: junk.jsonl (" in out and out.rstrip().count("left out, not transcripts: notes.md") == 1
+        assert "warning: skipped junk.jsonl: " in err
+
+    def test_strict_exits_2_naming_the_unreadable_file(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        (folder / "junk.jsonl").write_text("not json at all\n", encoding="utf-8")
+        assert main([*_args(folder, space, tmp_path / "s.csv"), "--strict"]) == 2
+        assert "unreadable (strict): junk.jsonl (" in _one_error_line(capsys)
+        assert not (tmp_path / "s.csv").exists()
+
+
+class TestHeldOut:
+    def test_default_holds_each_session_out_and_says_in_sample_and_held_out(self, folder: Path, space: Path, tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+        out, chosen_file = tmp_path / "s.csv", tmp_path / "chosen.json"
+        assert main([*_args(folder, space, out), "--export-chosen", str(chosen_file)]) == 0
+        printed = capsys.readouterr().out
+        same = sweep(folder, SPACE, trials=6, population=3, window=3000, base="minicode", seed=1)
+        assert same.folds == 2  # two sessions: leave-one-session-out
+        assert "held out in 2 folds (each fold's search ran on the other sessions): fold 1: " in printed
+        assert same.recommendation() in printed.splitlines()
+        df = pd.read_csv(out)
+        assert {"fold", "chosen", "cost_heldout", "needed_later_recall_heldout"} <= set(df.columns)
+        assert sorted(df["fold"].unique()) == [1, 2] and int(df["chosen"].sum()) == 1 and same.chosen is not None
+        picked = df[df["chosen"]].iloc[0]
+        assert "in-sample" in same.recommendation() and f"held-out {picked['cost_heldout']:.4g}" in same.recommendation()
+        assert load_config(chosen_file).label == f"sweep-trial-{int(picked['trial'])}"
+        assert f"exported the recommended trial ({int(picked['trial'])})" in printed
+
+    def test_folds_zero_turns_it_off(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        out = tmp_path / "s.csv"
+        assert main([*_args(folder, space, out), "--folds", "0"]) == 0
+        printed = capsys.readouterr().out
+        assert "held out in" not in printed and "held-out not measured" in printed
+        df = pd.read_csv(out)
+        assert df["fold"].isna().all() and df["cost_heldout"].isna().all()
+
+    def test_more_folds_than_sessions_exits_2(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main([*_args(folder, space, tmp_path / "s.csv"), "--folds", "3"]) == 2
+        assert "folds 3 is more than the 2 session(s)" in _one_error_line(capsys)
+        assert not (tmp_path / "s.csv").exists()
+
+    def test_export_chosen_needs_a_config_extension(self, folder: Path, space: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        assert main([*_args(folder, space, tmp_path / "s.csv"), "--export-chosen", str(tmp_path / "c.txt")]) == 2
+        assert "--export-chosen must end in .json, .yaml or .toml" in _one_error_line(capsys)

@@ -55,9 +55,11 @@ class TestTimeline:
         events = [(r.index, e) for r in report.rows for e in r.events]
         assert sum(len(t.x) for t in event_traces) == len(events) > 0
         stages = {e["stage"] for _, e in events}
-        assert {t.name.removeprefix("event: ") for t in event_traces} == stages
+        # Named in the CLI's and the pages' words ("clearing", not "microcompact"), one entry per stage.
+        by_label = {figures.stage_label(stage): stage for stage in stages}
+        assert {t.name.removeprefix("event: ") for t in event_traces} == set(by_label) and len(by_label) == len(stages)
         for t in event_traces:
-            stage = t.name.removeprefix("event: ")
+            stage = by_label[t.name.removeprefix("event: ")]
             assert t.marker.color == figures.STAGE_COLORS.get(stage, t.marker.color)
             expected = [(i, e["tokens_before"]) for i, e in events if e["stage"] == stage]
             assert list(zip(t.x, t.y, strict=True)) == expected
@@ -198,8 +200,11 @@ class TestTableFormat:
         for col in table.columns:
             label = figures.compare_label(col)
             assert label and "_" not in label and label[0].isupper(), (col, label)
-        assert figures.compare_label("compactions_tool_budget") == "Compactions: tool budget"
-        assert figures.compare_label("needed_later_recall") == "Needed-later recall"
+        # The CLI's and the Timeline's words: a tool-budget compaction is a spill, a full one a summary.
+        assert figures.compare_label("compactions_tool_budget") == "Spills (tool budget)"
+        assert figures.compare_label("compactions_full") == "Summaries (full)"
+        assert figures.compare_label("compactions_clear_tool_uses") == "Clearings (clear tool uses)"
+        assert figures.compare_label("needed_later_recall") == "Needed-later recall (names)"
 
     def test_lead_columns_first_and_the_rest_with_config(self) -> None:
         table = compare(SMALL, ["minicode", "mewcode"])
@@ -279,12 +284,11 @@ class TestEdges:
 class TestRightAxis:
     """The timeline and cost figures lay out their second y axis by hand, as make_subplots would."""
 
-    @pytest.mark.parametrize("draw", [figures.timeline, figures.cost], ids=["timeline", "cost"])
-    def test_the_layout_is_make_subplots_secondary_y(self, report: Report, draw) -> None:
+    def test_the_layout_is_make_subplots_secondary_y(self, report: Report) -> None:
         from plotly.subplots import make_subplots
 
         reference = make_subplots(specs=[[{"secondary_y": True}]]).layout
-        layout = draw(report).layout
+        layout = figures.cost(report).layout
         for axis in ("xaxis", "yaxis", "yaxis2"):
             for key in ("anchor", "domain", "overlaying", "side"):
                 assert getattr(layout[axis], key) == getattr(reference[axis], key), (axis, key)
@@ -294,6 +298,10 @@ class TestRightAxis:
         axes = {t.name: t.yaxis for t in fig.data}
         assert axes == {"cost, compacted": "y", "cost, no compaction": "y", "cache-hit ratio": "y2"}
         assert tuple(fig.layout.yaxis2.range) == (0, 1) and fig.layout.yaxis.tickprefix == "$"
+
+    def test_the_cost_chart_names_the_row_its_dollars_are_in(self, report: Report) -> None:
+        assert report.settings["pricing"]["model"]
+        assert f"Cost at {report.settings['pricing']['model']} prices" in figures.cost(report).layout.title.text
 
 
 class TestRecallLine:
@@ -307,9 +315,42 @@ class TestRecallLine:
         assert None in expected
         assert line.yaxis == "y2" and tuple(fig.layout.yaxis2.range) == (0, 1.05)
 
+    def test_recall_has_its_own_panel_under_the_tokens_not_an_axis_over_the_window(self, report: Report) -> None:
+        layout = figures.timeline(report).layout
+        # Not overlaid on the token axis: a panel of its own, below the token panel, on the same requests.
+        assert layout.yaxis2.overlaying is None
+        assert layout.yaxis2.domain[1] < layout.yaxis.domain[0]
+        assert layout.xaxis.anchor == "y2" and layout.yaxis.anchor == layout.yaxis2.anchor == "x"
+
+    def test_without_recall_the_tokens_take_the_whole_height(self, report: Report) -> None:
+        empty = report.model_copy(update={"rows": [r.model_copy(update={"needed_later_recall": None}) for r in report.rows]})
+        layout = figures.timeline(empty).layout
+        assert tuple(layout.yaxis.domain) == (0.0, 1.0) and "yaxis2" not in layout.to_plotly_json()
+
     def test_no_line_when_nothing_was_needed(self, report: Report) -> None:
         empty = report.model_copy(update={"rows": [r.model_copy(update={"needed_later_recall": None}) for r in report.rows]})
         assert "needed-later recall" not in {t.name for t in figures.timeline(empty).data}
 
     def test_recall_is_a_higher_is_better_compare_column(self) -> None:
         assert "needed_later_recall" in figures.HIGHER_IS_BETTER
+
+
+class TestTokenScale:
+    """A 200k window over a session that sends 20k: the axis follows the data, the window is named, not drawn at 10x."""
+
+    def test_a_window_far_above_the_data_is_an_annotation_not_the_scale(self, report: Report) -> None:
+        wide = report.model_copy(update={"window": report.peak_raw * 20})
+        fig = figures.timeline(wide)
+        top = fig.layout.yaxis.range[1]
+        data_top = max(max(r.raw_tokens for r in wide.rows), max(r.sent_tokens for r in wide.rows))
+        assert data_top <= top < wide.window
+        assert _trace(fig, "window").visible == "legendonly"
+        said = [a.text for a in fig.layout.annotations]
+        assert any("window" in text and f"{wide.window:,}" in text for text in said), said
+
+    def test_a_window_near_the_data_is_drawn_as_a_line_inside_the_scale(self, report: Report) -> None:
+        fig = figures.timeline(report)
+        assert report.window <= report.peak_raw * figures.OFF_SCALE
+        assert fig.layout.yaxis.range[1] >= report.window
+        assert _trace(fig, "window").visible is not False and _trace(fig, "window").visible != "legendonly"
+        assert not [a for a in fig.layout.annotations if "above this scale" in (a.text or "")]

@@ -349,3 +349,45 @@ def test_long_sessions_are_cheap() -> None:
 def test_public_names_exist() -> None:
     assert all(hasattr(gen, name) for name in gen.__all__)
     assert isinstance(generate(requests=1).messages[0], Message)
+
+
+class TestPlantedContent:
+    """``content_dependencies``: turns that need the exact text of earlier output, planted and listed."""
+
+    def test_off_by_default_and_the_session_is_unchanged(self) -> None:
+        t, planted = gen.generate_with(seed=4, requests=60)
+        assert planted == [] and t == generate(seed=4, requests=60)
+
+    def test_planted_turns_keep_the_session_valid_and_its_length(self) -> None:
+        t, planted = gen.generate_planted(seed=9, requests=90, content_dependencies=40, user_turns=5, planted_facts=3)
+        assert_valid(t, 90)
+        assert {p.kind for p in planted} == {"edit_read", "quote", "edit_own"}
+        def said(m: Message) -> str:
+            # Texts, results and call inputs, whitespace-normalised as the scorer reads them.
+            parts = [b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock) else
+                     " ".join(str(v) for v in b.input.values()) if isinstance(b, ToolUseBlock) else "" for b in m.content]
+            return " ".join(" ".join(x.split()) for x in parts)
+
+        # A planted item sits in the assistant message named, and something before that message showed it.
+        for p in planted:
+            m = t.messages[p.message]
+            assert m.role == "assistant" and p.text in said(m)
+            assert any(p.text in said(x) for x in t.messages[: p.message])
+
+    def test_deterministic_with_planted_content(self) -> None:
+        a = gen.generate_planted(seed=2, requests=70, content_dependencies=30)
+        b = gen.generate_planted(GeneratorConfig(seed=2, requests=70, content_dependencies=30))
+        assert a == b and a[0].model_dump_json() == b[0].model_dump_json()
+
+    def test_own_files_are_written_before_they_are_edited(self) -> None:
+        t, planted = gen.generate_planted(seed=1, requests=80, content_dependencies=30)
+        writes = {b.input["file_path"]: i for i, m in enumerate(t.messages) for b in m.content if isinstance(b, ToolUseBlock) and b.name == "Write"}
+        own = [p for p in planted if p.kind == "edit_own"]
+        assert own
+        for p in own:
+            [edit] = [b for b in t.messages[p.message].content if isinstance(b, ToolUseBlock)]
+            assert edit.name == "Edit" and writes[edit.input["file_path"]] < p.message
+
+    def test_bad_count_names_the_field(self) -> None:
+        with pytest.raises(ConfigError, match="content_dependencies"):
+            parse_generator_config(content_dependencies=-1)

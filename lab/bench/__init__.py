@@ -120,7 +120,7 @@ def _load_optional_sections() -> None:
     # Sections that live in later layers register themselves on import.
     import importlib
 
-    for mod in ("lab.bench.machine", "lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.app"):
+    for mod in ("lab.bench.machine", "lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.heldout", "lab.bench.app", "lab.bench.scale", "lab.bench.serve"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

@@ -12,20 +12,25 @@ needs the network) this measures:
   block texts; this is what a watermark decision depends on.
 - per-message error: mean |estimate - o200k| / o200k over messages with text.
 
-The calibrated counter was fitted on this same corpus, so its numbers here are
-in-sample; ``leave_one_out`` refits it without each transcript in turn and
-reports that transcript's error, the honest figure for unseen sessions, and
-``kind_errors`` shows it on generated kinds of text, its known weak spots too.
+Transcripts are benched session by session (``corpus_sessions``: a file of
+several sessions, such as an OpenHands evaluation output, gives one row each).
+
+The calibrated counter was fitted on this same corpus plus generated text
+(``calibration_kinds``; ``refit`` rebuilds the shipped weights), so its rows
+here are in-sample. ``held_out`` refits it without each session in turn (the
+generated kinds stay in) and scores it on that session, the figure for
+sessions it has never seen, then without each generated kind in turn;
+``kind_errors`` scores the shipped weights on generated text drawn at a seed
+the fit did not use. ``held_out_summary`` prints these against the targets
+(<= 3% mean error on held-out sessions, >= 5x tiktoken's speed in the same run).
 """
 
 from __future__ import annotations
 
 import base64
-import inspect
 import json
 import os
 import random
-import sysconfig
 import time
 import uuid
 from pathlib import Path
@@ -34,20 +39,29 @@ from collections.abc import Iterable, Sequence
 
 from ..core.messages import ImageBlock, Message, Transcript, block_text
 from ..core.tokens import get_counter
-from ..core.tokens.calibrated import CalibratedCounter, chunk_rows, solve
+from ..core.tokens.calibrated import IMPLEMENTATION, CalibratedCounter, Coefficients, chunk_rows, solve
 from ..errors import LabError
+from ..generator.text_kinds import text_kinds
 
 __all__ = [
     "BENCH_COUNTERS",
     "bench_counters",
     "bench_counters_paths",
     "leave_one_out",
+    "held_out",
+    "held_out_summary",
     "kind_errors",
+    "calibration_kinds",
     "calibration_texts",
+    "corpus_sessions",
+    "refit",
     "generated_texts",
     "transcript_texts",
     "format_table",
     "WEAK_SPOTS",
+    "FIT_SEED",
+    "ERROR_TARGET",
+    "SPEED_TARGET",
 ]
 
 BENCH_COUNTERS = ("minicode", "chars/3.5", "calibrated", "cl100k", "o200k")
@@ -160,58 +174,134 @@ def bench_counters(
     return rows
 
 
+def corpus_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, Transcript]]:
+    """The sessions of ``paths``, each labelled by its file name (and its id when a file holds several).
+
+    Sessions, not files: an OpenHands evaluation output holds several, and
+    leaving one file out would hold out several sessions at once.
+    """
+    from ..replayer.compare import read_batch  # lazy: the replayer imports formats
+
+    return [(Path(name.split(" [", 1)[0]).name + (" [" + name.split(" [", 1)[1] if " [" in name else ""), t) for name, t, _ in read_batch(list(paths)).items if t is not None]
+
+
 def bench_counters_paths(paths: Iterable[str | os.PathLike[str]], counters: Sequence[str] = BENCH_COUNTERS) -> list[dict[str, Any]]:
-    """``bench_counters`` over transcript files, plus the calibrated counter's leave-one-out and kind rows."""
+    """``bench_counters`` over the sessions of transcript files, plus the calibrated counter's held-out and kind rows."""
     _check_offline(counters)
-    transcripts = [(Path(p).name, _load(p)) for p in paths]
+    sessions = corpus_sessions(paths)
     rows: list[dict[str, Any]] = []
-    for label, transcript in transcripts:
+    for label, transcript in sessions:
         rows.extend(_bench_one(label, transcript, counters))
     if "calibrated" in counters:
-        if len(transcripts) > 1:
-            rows.extend(leave_one_out(transcripts))
+        if len(sessions) > 1:
+            rows.extend(leave_one_out(sessions))
         rows.extend(kind_errors())
     return rows
 
 
-def kind_errors() -> list[dict[str, Any]]:
-    """The calibrated counter's total error on each generated kind of text, weak spots included."""
+# --- the fit and its held-out figures -------------------------------------------------------
+
+# The seed of the generated text in the shipped fit; the bench's unseen-text rows use FIT_SEED + 1.
+FIT_SEED = 0
+# Characters of each generated kind: about 20 chunks each, so a kind weighs like a short session.
+FIT_KIND_CHARS = 40_000
+# What the README promises: mean |error| of held-out session totals, and speed against tiktoken o200k.
+ERROR_TARGET = 0.03
+SPEED_TARGET = 5.0
+
+Rows = tuple[list[tuple[int, ...]], list[int]]
+
+
+def calibration_kinds(seed: int = FIT_SEED, size: int = FIT_KIND_CHARS) -> dict[str, str]:
+    """The generated texts of the fit, by kind: ``lab.generator.text_kinds`` and this module's ``generated_texts``."""
+    kinds = dict(text_kinds(seed=seed, size=size))
+    for kind, text in generated_texts().items():
+        kinds[kind if kind not in kinds else f"{kind}_2"] = text
+    kinds["multilingual"] = "\n\n".join(_MULTILINGUAL)
+    return kinds
+
+
+def calibration_texts(transcripts: Iterable[Transcript | str | os.PathLike[str]]) -> list[str]:
+    """The texts ``calibrated.fit`` is run on: the transcripts' block texts, then every generated kind."""
+    texts: list[str] = []
+    for item in transcripts:
+        texts.extend(transcript_texts(_load(item)))
+    texts.extend(calibration_kinds().values())
+    return texts
+
+
+def _groups(sessions: Sequence[tuple[str, Transcript]], exact: Any) -> tuple[dict[str, Rows], dict[str, Rows]]:
+    per_session = {label: chunk_rows(transcript_texts(t), exact) for label, t in sessions}
+    per_kind = {kind: chunk_rows([text], exact) for kind, text in calibration_kinds().items()}
+    return per_session, per_kind
+
+
+def _solve(groups: Iterable[Rows], source: str) -> Coefficients:
+    x: list[tuple[int, ...]] = []
+    y: list[int] = []
+    for gx, gy in groups:
+        x.extend(gx)
+        y.extend(gy)
+    return solve(x, y, source=source)
+
+
+def refit(paths: Iterable[str | os.PathLike[str]] | None = None) -> Coefficients:
+    """Rebuild the shipped ``COEFFICIENTS``: every session of ``paths`` (default: the corpus, ``$LAB_CORPUS``)
+    plus the generated kinds at ``FIT_SEED``, fitted by ``calibrated.solve`` against exact o200k.
+
+    ``python -m lab.bench.tokens`` prints the result as the literal to paste into calibrated.py.
+    """
+    if paths is None:
+        from . import corpus_files
+
+        paths = corpus_files()
+    per_session, per_kind = _groups(corpus_sessions(paths), get_counter(REFERENCE))
+    return _solve([*per_session.values(), *per_kind.values()], "o200k_base fit on the corpus sessions + generated text kinds (seed 0)")
+
+
+def _total_error(counter: Any, exact: Any, texts: Sequence[str]) -> tuple[int, int, float]:
+    got = sum(counter.count_text(t) for t in texts)
+    ref = sum(exact.count_text(t) for t in texts)
+    return got, ref, (got - ref) / ref if ref else 0.0
+
+
+def held_out(sessions: Sequence[tuple[str, Transcript]]) -> list[dict[str, Any]]:
+    """The calibrated counter refitted without each session, and without each generated kind, scored on what it left out.
+
+    A session is held out with every generated kind still in the training set
+    (the shipped fit has them too); a kind is held out with every session and
+    the other kinds in. Same recipe as ``refit``, so these are the figures for
+    text the shipped weights never saw.
+    """
+    exact = get_counter(REFERENCE)
+    per_session, per_kind = _groups(sessions, exact)
+    kinds = calibration_kinds()
+    rows = []
+    for label, transcript in sessions:
+        w = _solve([g for other, g in per_session.items() if other != label] + list(per_kind.values()), f"without {label}")
+        texts = transcript_texts(transcript)
+        got, ref, err = _total_error(CalibratedCounter(w), exact, texts)
+        rows.append({"transcript": label, "counter": "calibrated (session held out)", "blocks": len(texts), "tokens": got, "o200k_tokens": ref, "total_error": err})
+    for kind, text in kinds.items():
+        w = _solve(list(per_session.values()) + [g for other, g in per_kind.items() if other != kind], f"without [{kind}]")
+        got, ref, err = _total_error(CalibratedCounter(w), exact, [text])
+        rows.append({"transcript": f"[{kind}]", "counter": "calibrated (kind held out)", "blocks": 1, "tokens": got, "o200k_tokens": ref, "total_error": err})
+    return rows
+
+
+def kind_errors(seed: int = FIT_SEED + 1) -> list[dict[str, Any]]:
+    """The shipped counter's total error on each generated kind, drawn at a seed the fit did not use."""
     exact, est = get_counter(REFERENCE), get_counter("calibrated")
     rows = []
-    for kind, text in generated_texts().items():
-        ref, got = exact.count_text(text), est.count_text(text)
-        counter = "calibrated (weak spots)" if kind in WEAK_SPOTS else "calibrated (other kinds)"
-        rows.append({"transcript": f"[{kind}]", "counter": counter, "blocks": 1, "tokens": got, "o200k_tokens": ref, "total_error": (got - ref) / ref})
+    for kind, text in text_kinds(seed=seed, size=FIT_KIND_CHARS // 2).items():
+        got, ref, err = _total_error(est, exact, [text])
+        rows.append({"transcript": f"[{kind}]", "counter": "calibrated (unseen text)", "blocks": 1, "tokens": got, "o200k_tokens": ref, "total_error": err})
     return rows
 
 
 def leave_one_out(transcripts: Sequence[tuple[str, Transcript]]) -> list[dict[str, Any]]:
-    """Refit the calibrated counter without each transcript (same recipe as the shipped fit) and score it there."""
-    exact = get_counter(REFERENCE)
-    base_x, base_y = chunk_rows(calibration_texts([]), exact)
-    per = {label: chunk_rows(transcript_texts(t), exact) for label, t in transcripts}
-    rows = []
-    for label, transcript in transcripts:
-        x, y = list(base_x), list(base_y)
-        for other, (ox, oy) in per.items():
-            if other != label:
-                x.extend(ox)
-                y.extend(oy)
-        held_out = CalibratedCounter(solve(x, y, source=f"without {label}"))
-        texts = transcript_texts(transcript)
-        total = sum(held_out.count_text(t) for t in texts)
-        ref = sum(exact.count_text(t) for t in texts)
-        rows.append(
-            {
-                "transcript": label,
-                "counter": "calibrated (leave-one-out)",
-                "blocks": len(texts),
-                "tokens": total,
-                "o200k_tokens": ref,
-                "total_error": (total - ref) / ref if ref else 0.0,
-            }
-        )
-    return rows
+    """``held_out``: one row per session left out of the fit, then one per generated kind left out."""
+    return held_out(transcripts)
 
 
 def _pct(v: float | None) -> str:
@@ -220,14 +310,14 @@ def _pct(v: float | None) -> str:
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """A fixed-width table of the rows, then one summary line per counter."""
-    head = f"{'transcript':<48} {'counter':<28} {'MB/s':>7} {'x o200k':>8} {'tokens':>9} {'total err':>9} {'msg |err|':>9}"
+    head = f"{'transcript':<48} {'counter':<30} {'MB/s':>7} {'x o200k':>8} {'tokens':>9} {'total err':>9} {'msg |err|':>9}"
     lines = [head, "-" * len(head)]
     for r in rows:
         mbs = f"{r['mb_per_s']:.1f}" if r.get("mb_per_s") is not None else "-"
         speed = f"{r['speed_vs_o200k']:.1f}" if r.get("speed_vs_o200k") is not None else "-"
         msg = f"{r['message_mean_abs_error'] * 100:.1f}%" if "message_mean_abs_error" in r else "-"
         lines.append(
-            f"{r['transcript'][:48]:<48} {r['counter']:<28} {mbs:>7} {speed:>8} {r['tokens']:>9,} {_pct(r['total_error']):>9} {msg:>9}"
+            f"{r['transcript'][:48]:<48} {r['counter']:<30} {mbs:>7} {speed:>8} {r['tokens']:>9,} {_pct(r['total_error']):>9} {msg:>9}"
         )
     lines.append("")
     lines.append("summary per counter (mean over transcripts; speed = bytes / seconds over all transcripts):")
@@ -235,7 +325,7 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         mine = [r for r in rows if r["counter"] == name]
         mean_abs = sum(abs(r["total_error"]) for r in mine) / len(mine)
         worst = max(abs(r["total_error"]) for r in mine)
-        text = f"  {name:<28} mean |total err| {mean_abs * 100:5.1f}%  worst {worst * 100:5.1f}%"
+        text = f"  {name:<30} mean |total err| {mean_abs * 100:5.1f}%  worst {worst * 100:5.1f}%"
         timed = [r for r in mine if r.get("seconds")]
         if timed:
             secs = sum(r["seconds"] for r in timed)
@@ -246,12 +336,56 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             if ref_secs:
                 text += f"  {ref_secs / secs:5.1f}x o200k"
         lines.append(text)
+    summary = held_out_summary(rows)
+    if summary:
+        lines.append("")
+        lines.extend(summary)
     return "\n".join(lines)
 
 
-# --- texts the calibrated counter is fitted on, besides the corpus -------------------------
+def _speed(rows: Sequence[dict[str, Any]], name: str) -> float | None:
+    secs = sum(r["seconds"] for r in rows if r["counter"] == name and r.get("seconds"))
+    ref = sum(r["seconds"] for r in rows if r["counter"] == REFERENCE and r.get("seconds"))
+    return ref / secs if secs and ref else None
 
-_STDLIB_CODE = ("textwrap", "json.decoder", "argparse", "shutil", "asyncio.tasks", "dataclasses", "http.client", "email.message")
+
+def _spread(rows: Sequence[dict[str, Any]], counter: str) -> tuple[int, float, float, str] | None:
+    mine = [r for r in rows if r["counter"] == counter]
+    if not mine:
+        return None
+    worst = max(mine, key=lambda r: abs(r["total_error"]))
+    return len(mine), sum(abs(r["total_error"]) for r in mine) / len(mine), worst["total_error"], worst["transcript"]
+
+
+def held_out_summary(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The calibrated counter's figures for the README: held-out error against its target, and speed against its target."""
+    lines = []
+    for counter, what in (
+        ("calibrated", "in-sample (sessions in the fit)"),
+        ("calibrated (session held out)", "sessions held out (leave-one-session-out, generated kinds in the fit)"),
+        ("calibrated (kind held out)", "generated kinds held out (each kind left out of the fit)"),
+        ("calibrated (unseen text)", f"unseen text of the fitted kinds (seed {FIT_SEED + 1})"),
+    ):
+        spread = _spread(rows, counter)
+        if spread is None:
+            continue
+        n, mean, worst, where = spread
+        line = f"  {what}: mean |error| {mean * 100:.1f}% over {n}, worst {worst * 100:+.1f}% ({where})"
+        if counter == "calibrated (kind held out)":
+            rest = [abs(r["total_error"]) for r in rows if r["counter"] == counter and r["transcript"].strip("[]") not in WEAK_SPOTS]
+            if rest and len(rest) < n:
+                line += f"; {sum(rest) / len(rest) * 100:.1f}% without {', '.join(WEAK_SPOTS)}"
+        if counter == "calibrated (session held out)":
+            line += f"; target <= {ERROR_TARGET * 100:.0f}%: {'met' if mean <= ERROR_TARGET else 'MISSED'}"
+        lines.append(line)
+    speed = _speed(rows, "calibrated")
+    if speed is not None:
+        lines.append(f"  speed: {speed:.1f}x tiktoken o200k in this run ({IMPLEMENTATION} feature pass); "
+                     f"target >= {SPEED_TARGET:.0f}x: {'met' if speed >= SPEED_TARGET else 'MISSED'}")
+    return ["calibrated counter against o200k:", *lines] if lines else []
+
+
+# --- texts the calibrated counter is fitted on, besides the corpus -------------------------
 
 # Written for the lab: short everyday passages in scripts whose tokenisation
 # differs most from English (ideographs, kana, hangul, Cyrillic, accents).
@@ -275,25 +409,9 @@ _MULTILINGUAL = (
 )
 
 
-def _stdlib_texts() -> list[str]:
-    import importlib
-
-    code, prose = [], []
-    for name in _STDLIB_CODE:
-        try:
-            mod = importlib.import_module(name)
-            code.append(inspect.getsource(mod)[:40_000])
-        except (ImportError, OSError, TypeError):
-            continue
-        for _, obj in sorted(vars(mod).items()):
-            doc = inspect.getdoc(obj) if (inspect.isfunction(obj) or inspect.isclass(obj)) else None
-            if doc and len(doc) > 80:
-                prose.append(doc)
-    return code + ["\n\n".join(prose)]
-
-
-# Kinds the calibrated counter is known to get wrong; kept out of its fit (see calibrated.py).
-WEAK_SPOTS = ("base64", "minified", "repeated")
+# Kinds no count of the calibrated counter follows: a run of one repeated character (ruler lines, padding) is
+# one or two BPE tokens at any length. The summary gives the held-out kinds' mean with and without them.
+WEAK_SPOTS = ("repeated",)
 
 _EMOJI = "🎉✅🚀🙏👍😀📝📉🔥💡⚠️🐛🔧📦✨❌🤔👀"
 _WORDS = {
@@ -368,26 +486,6 @@ def generated_texts() -> dict[str, str]:
     return out
 
 
-def _cjk_test_texts() -> list[str]:
-    # CPython's own test data: real Chinese, Japanese and Korean prose, when the test package is installed.
-    folder = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
-    out = []
-    for name in ("gb2312-utf8.txt", "big5-utf8.txt", "euc_jp-utf8.txt", "euc_kr-utf8.txt"):
-        try:
-            out.append((folder / name).read_text(encoding="utf-8"))
-        except OSError:
-            continue
-    return out
-
-
-def calibration_texts(transcripts: Iterable[Transcript | str | os.PathLike[str]]) -> list[str]:
-    """The texts ``calibrated.fit`` is run on: the transcripts' block texts plus code, prose, JSON, logs and CJK."""
-    texts: list[str] = []
-    for item in transcripts:
-        texts.extend(transcript_texts(_load(item)))
-    texts.extend(_stdlib_texts())
-    texts.extend(t for kind, t in generated_texts().items() if kind not in WEAK_SPOTS)
-    texts.extend(_cjk_test_texts())
-    texts.extend(_MULTILINGUAL)
-    return texts
-
+if __name__ == "__main__":  # python -m lab.bench.tokens: rebuild the shipped weights from $LAB_CORPUS
+    fitted = refit()
+    print(f"# {fitted.source}\nweights=({', '.join(repr(w) for w in fitted.weights)}),")

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .pipeline import STAGES, build_stages, fold
     from .presets import PRESETS, preset, preset_description, preset_names
     from .ptl import is_prompt_too_long
+    from .repair import Repaired, repair
     from .stages.watermark import estimate, threshold
     from .store import FolderStore, MemoryStore, SpillStore
     from .summarizers.base import Summarizer, SummaryRequest, SummaryResult
@@ -71,6 +72,9 @@ __all__ = [
     "Compactor",
     "CompactionOutcome",
     "is_prompt_too_long",
+    # histories the providers accept
+    "repair",
+    "Repaired",
     # configuration
     "CompactionConfig",
     "STAGE_FIELDS",
@@ -149,6 +153,7 @@ _WHERE = {
     **dict.fromkeys(["STAGES", "build_stages", "fold"], "lab.core.pipeline"),
     **dict.fromkeys(["threshold", "estimate"], "lab.core.stages.watermark"),
     "is_prompt_too_long": "lab.core.ptl",
+    **dict.fromkeys(["repair", "Repaired"], "lab.core.repair"),
     "config_warnings": "lab.core.diagnostics",
     **dict.fromkeys(["Event", "Stage", "StageContext", "StageResult", "CompactorState"], "lab.core.events"),
     **dict.fromkeys(

@@ -63,6 +63,10 @@ class CompactionOutcome:
     # The auto path's watermark decision (its estimate, threshold and reason); None on the other
     # paths, and when the summary behind a "compact" decision raised.
     gate: WatermarkDecision | None = None
+    # How many leading messages of ``messages`` are the caller's own (the same objects, or equal ones, as
+    # the list it passed in): a caller that keeps running state over the list skips comparing them.
+    # Set by the auto and dispatch paths; 0 (nothing promised) on the others.
+    unchanged: int = 0
 
     @property
     def tokens_freed(self) -> int:
@@ -80,7 +84,9 @@ class _MessageCountCache:
     another object while the entry lives.
     """
 
-    max_entries = 100_000
+    # As many as the replay's own identity caches (``lab.replayer.support.MAX_CACHED``): at 100,000 a session of
+    # 100,000 tiny messages filled it, and every count was taken again after it started over.
+    max_entries = 200_000
 
     def __init__(self, inner: TokenCounter) -> None:
         self.inner = inner
@@ -209,7 +215,8 @@ class Compactor:
             self._reset_anchor()
         self.state.last_request_time = ctx.now
         out = track.commit(gated_messages, unchanged)
-        return self._outcome(out, events, boundary, "auto", tokens_before, track.sendable[-1], success=not ran_summary or summary_ok, gate=gate)
+        return self._outcome(out, events, boundary, "auto", tokens_before, track.sendable[-1], success=not ran_summary or summary_ok, gate=gate,
+                             unchanged=unchanged)
 
     def compact(self, messages: Sequence[Message], instructions: str | None = None, *, now: float | None = None) -> CompactionOutcome:
         """Manual compaction: an unconditional summary, optionally steered by ``instructions``."""
@@ -251,7 +258,8 @@ class Compactor:
         result = self._guarded(fold, self._dispatch, msgs, ctx, path="dispatch")
         self._keep_anchor_if_unchanged(msgs, result.messages, result.unchanged)
         out = track.commit(result.messages, result.unchanged)
-        return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True)
+        return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True,
+                             unchanged=result.unchanged)
 
     @property
     def counts(self) -> TokenCounter:
@@ -381,7 +389,7 @@ class Compactor:
 
     @staticmethod
     def _outcome(after: list[Message], events: list[Event], boundary: Boundary | None, trigger: str, tokens_before: int, tokens_after: int, *, success: bool,
-                 gate: WatermarkDecision | None = None) -> CompactionOutcome:
+                 gate: WatermarkDecision | None = None, unchanged: int = 0) -> CompactionOutcome:
         freed: dict[str, int] = {}
         strategy: str | None = None
         for e in events:
@@ -400,4 +408,5 @@ class Compactor:
             freed_by_stage=freed,
             trigger=trigger,
             gate=gate,
+            unchanged=unchanged,
         )

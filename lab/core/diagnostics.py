@@ -26,7 +26,7 @@ from .stages.watermark import threshold
 if TYPE_CHECKING:  # pragma: no cover
     from .config import CompactionConfig
 
-__all__ = ["config_warnings", "chars_per_token", "first_trigger", "attachment_cap"]
+__all__ = ["config_warnings", "inactive_by_design", "chars_per_token", "first_trigger", "attachment_cap"]
 
 
 def chars_per_token(counter: str) -> float:
@@ -213,6 +213,27 @@ def _ladder(config: CompactionConfig) -> list[str]:
     else:
         return []
     return [f"{why}, so recovery truncates history without a summary. Set summary.full_tail_policy to 'third' or lower the tail."]
+
+
+def inactive_by_design(config: CompactionConfig) -> list[str]:
+    """Short notes for what ``config`` does not do at its window on purpose, to be shown beside the numbers they explain.
+
+    A number from such a config reads as a bug without one: MewCode at a 32k window skips auto-compaction
+    (watermark.min_window 33,000), so its peak there is larger than at 48k, where it compacts.
+    """
+    wm, window = config.watermark, config.window
+    if not config.summary.enabled:
+        return ["no summaries by design: the summary stage is off (summary.enabled), so no request is ever summarized"]
+    if not wm.enabled:
+        return ["no auto-compaction by design: the watermark is off (watermark.enabled); only the prompt-too-long recovery summarizes"]
+    if threshold(wm, window, "auto") is not None:
+        return []
+    if window <= wm.min_window:
+        return [f"auto-compaction skipped by design: the window ({_n(window)}) is at or below watermark.min_window ({_n(wm.min_window)}), "
+                "MewCode's rule against a negative threshold; only the prompt-too-long recovery compacts, so the peak can exceed "
+                "a larger window's"]
+    return [f"auto-compaction skipped by design: at a {_n(window)} window, window - watermark.summary_reserve - watermark.safety_margin "
+            "is no positive threshold; only the prompt-too-long recovery compacts"]
 
 
 def config_warnings(config: CompactionConfig) -> list[str]:

@@ -88,7 +88,7 @@ def _spill(f: _Found) -> None:
         f.add("spill", ["mewcode_preview_lines", "mewcode_preview_bytes"],
               "Only used with spill.preview_format 'mewcode'; the stub is MiniCode's head/tail preview.")
     else:
-        f.add("spill", ["head_lines", "tail_lines", "preview_chars"],
+        f.add("spill", ["head_lines", "tail_lines", "preview_chars", "preview_shape"],
               "Only used with spill.preview_format 'minicode'; the stub is MewCode's offload notice.")
 
 
@@ -121,6 +121,11 @@ def _summary(f: _Found) -> None:
         f.add("summary", ["memory_max_tokens", "memory_text"], "Only used by session memory, and summary.session_memory is off.")
     if s.summarizer == "rules":
         f.add("summary", ["llm_model", "llm_base_url"], "Only used by an LLM summarizer; summary.summarizer is 'rules'.")
+    else:
+        f.add("summary", ["rules_format"], f"Only used by the rule-based summary; summary.summarizer is '{s.summarizer}'.")
+    if s.full_tail_policy != "third":
+        f.add("summary", ["full_tail_unit"], "Only used with summary.full_tail_policy 'third', which counts the tail; it is 'same'.")
+    if s.summarizer == "rules":
         if not s.attachment_for_rules:
             f.add("summary", ["attachment_files", "attachment_file_tokens", "attachment_max_window_share"],
                   "Rule-based summaries get no recovery attachment while summary.attachment_for_rules is off.")
@@ -145,7 +150,7 @@ def _recovery(f: _Found) -> None:
             f.add("recovery", ["compact_every_attempt"], "With recovery.max_attempts 1 there is only the first attempt, which always compacts.")
     else:
         f.add("recovery", ["max_attempts", "blocking_ratio", "accept_ratio", "truncate_start", "truncate_step",
-                           "compact_every_attempt", "truncate_floor", "truncate_min_messages"],
+                           "compact_every_attempt", "truncate_floor", "truncate_min_messages", "truncate_unit"],
               "Only used by MiniCode's ladder; recovery.strategy is 'mewcode' (force spill and summary, retry once).")
 
 

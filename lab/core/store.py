@@ -16,6 +16,14 @@ then the original text. The name contains the content hash, so an existing
 file means the result was already spilled (MewCode's idempotence) and a
 rewrite is skipped.
 
+A transcript may hold a pasted key, and a spill file is a copy of a tool
+result on disk: ``FolderStore`` redacts known secrets (``lab.core.redact``)
+before it writes, unless made with ``redact=False``, and counts them in
+``redacted``. The name and header still describe the original content, so the
+same result spills to the same file. ``MemoryStore`` writes no file and keeps
+the content as it is. A temp file names its process (``.tmp-<pid>-...``), so
+``cleanup`` can remove the ones a killed run left.
+
 ``FailingStore`` is the test double: it fails the first N writes, the way a
 full disk would, so callers can prove a failed spill records nothing.
 """
@@ -34,6 +42,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from ..errors import StoreError
+from .redact import Tally, redact_text
 
 __all__ = [
     "SpillStore",
@@ -128,10 +137,13 @@ def _full_header(session: str, tool_use_id: str, content: str, header: dict) -> 
 
 
 class FolderStore:
-    """Spill files on disk, confined to ``root``."""
+    """Spill files on disk, confined to ``root``; secrets redacted unless ``redact=False``."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, redact: bool = True) -> None:
         self.root = Path(root).resolve()
+        self.redact = redact
+        # Secrets replaced in the files this store wrote (see ``Tally.note``).
+        self.redacted = Tally()
 
     def __repr__(self) -> str:
         return f"FolderStore({str(self.root)!r})"
@@ -152,10 +164,16 @@ class FolderStore:
             raise StoreError(f"spill name for {tool_use_id!r} leaves its folder")
         if target.exists():
             return str(target)
-        data = encode_spill(content, _full_header(session_id, tool_use_id, content, header))
+        full = _full_header(session_id, tool_use_id, content, header)
+        if self.redact:
+            # The header's own strings (tool name, input paths) may quote a key too.
+            line = redact_text(json.dumps(full, ensure_ascii=True, sort_keys=True, default=str), self.redacted)
+            full = json.loads(line)
+            content = redact_text(content, self.redacted)
+        data = encode_spill(content, full)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
@@ -197,7 +215,10 @@ class FolderStore:
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and (p / "tool-results").is_dir())
 
     def cleanup(self, max_age_seconds: float, now: float | None = None) -> int:
-        """Remove whole session folders whose newest file is older than ``max_age_seconds``."""
+        """Remove whole session folders whose newest file is older than ``max_age_seconds``.
+
+        Temp files of writers that are gone (killed mid-write) go too, whatever their age; they are not counted.
+        """
         now = time.time() if now is None else now
         removed = 0
         for name in self.sessions():
@@ -205,12 +226,47 @@ class FolderStore:
             # Only folders this store could have made; anything else in root is left alone.
             if safe_name(name) != name:
                 continue
+            _remove_dead_temps(session / "tool-results", now)
             stamps = [p.stat().st_mtime for p in session.rglob("*") if p.is_file()]
             newest = max(stamps, default=session.stat().st_mtime)
             if now - newest > max_age_seconds:
                 shutil.rmtree(session, ignore_errors=True)
                 removed += 1
         return removed
+
+
+_TMP_PREFIX = ".tmp-"
+_TMP_SUFFIX = ".part"
+_TMP_PID = re.compile(r"\.tmp-([0-9]+)-")
+# A temp file this old is a leftover whoever made it (also names from before the pid was in them).
+_STALE_TEMP = 24 * 3600.0
+
+
+def _pid_gone(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) is not a probe
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _remove_dead_temps(folder: Path, now: float) -> None:
+    try:
+        temps = [p for p in folder.iterdir() if p.name.startswith(_TMP_PREFIX) and p.name.endswith(_TMP_SUFFIX)]
+    except OSError:
+        return
+    for p in temps:
+        m = _TMP_PID.match(p.name)
+        try:
+            stale = (m is not None and _pid_gone(int(m[1]))) or now - p.stat().st_mtime > _STALE_TEMP
+            if stale and p.is_file():
+                p.unlink()
+        except OSError:
+            continue
 
 
 class MemoryStore:

@@ -14,6 +14,14 @@ providers. So the cut is chosen in three steps:
    result.
 
 ``truncate_keep`` is MiniCode's recovery truncation built from the same parts.
+
+MiniCode's own count-based cuts (the full compact's ``len(non_system) // 3``
+tail, the recovery truncation's share) count the entries of its message list:
+every tool result is an entry of its own, and its summaries and notes are
+system messages. ``seed_message_count`` measures a lab message in those
+entries, so a ``"minicode_messages"`` unit cuts where MiniCode's code would;
+the ``"turns"`` unit is the lab's own (one per user or assistant turn the
+agent wrote).
 """
 
 from __future__ import annotations
@@ -28,6 +36,11 @@ from .tokens.base import TokenCounter
 
 __all__ = [
     "TailPolicy",
+    "TailUnit",
+    "PLACEHOLDER_ID_PREFIX",
+    "seed_message_count",
+    "count_units",
+    "newest_units_start",
     "ASSISTANT_PLACEHOLDER",
     "USER_PLACEHOLDER",
     "LEAD_USER_PLACEHOLDER",
@@ -41,6 +54,13 @@ __all__ = [
 ]
 
 TailPolicy = Literal["minicode", "mewcode"]
+# How a count-based cut measures history: the lab's conversation turns, or the entries of MiniCode's own message list.
+TailUnit = Literal["turns", "minicode_messages"]
+
+# Ids of the placeholder turns ``repair_roles`` writes; an importer's tagged harness lines have other ids.
+PLACEHOLDER_ID_PREFIX = "placeholder-"
+# The lab's messages MiniCode writes as system messages (summaries, memory, truncation notes), or never as messages.
+_SEED_SYSTEM_TAGS = frozenset(("summary", "memory", "truncation_note", "boundary"))
 
 # MewCode's wording; the same turn serves after MiniCode-style summaries.
 ASSISTANT_PLACEHOLDER = "(Summary and recovery context loaded. Please continue.)"
@@ -119,12 +139,14 @@ def is_turn(message: Message) -> bool:
     return message.role != "system" and message.tag is None
 
 
-def third_tail_start(messages: Sequence[Message], max_messages: int) -> int:
-    """Index in ``messages`` where MiniCode's full-compact tail starts: the newest ``min(n // 3, max_messages)`` turns.
+def third_tail_start(messages: Sequence[Message], max_messages: int, unit: TailUnit = "turns") -> int:
+    """Index in ``messages`` where MiniCode's full-compact tail starts: the newest ``min(n // 3, max_messages)`` units.
 
-    ``n`` counts the conversation turns: not system messages, and not the
-    lab's own pipeline messages (summary, placeholder, truncation note), which
-    MiniCode writes as system messages. The published MiniCode code
+    With ``unit="turns"`` (the lab's count), ``n`` counts the conversation
+    turns: not system messages, and not the messages the lab or an importer
+    tagged (summary, placeholder, truncation note, harness lines). With
+    ``"minicode_messages"``, ``n`` is ``len(non_system)`` of MiniCode's own
+    list (``seed_message_count``). The published MiniCode code
     (``AutoCompactDispatcher._run_full_compact``) keeps
     ``min(len(non_system) // 3, config.min_keep_messages)`` messages, by count
     only: unlike session memory it has no token bounds, which is why it can
@@ -135,9 +157,77 @@ def third_tail_start(messages: Sequence[Message], max_messages: int) -> int:
     if max_messages < 0:
         raise ConfigError(f"max_messages must be >= 0, got {max_messages}")
     first = leading_system_messages(messages)
+    if unit != "turns":
+        keep = min(count_units(messages[first:], unit) // 3, max_messages)
+        return newest_units_start(messages, keep, unit)
     turns = [i for i in range(first, len(messages)) if is_turn(messages[i])]
     keep = min(len(turns) // 3, max_messages)
     return turns[-keep] if keep else len(messages)
+
+
+def seed_message_count(message: Message) -> int:
+    """How many entries of MiniCode's own message list ``message`` is.
+
+    System messages, and the lab's summaries, memory and truncation notes
+    (system messages in MiniCode), are 0: MiniCode's ``non_system`` leaves them
+    out. So are the placeholder turns the lab inserts to keep roles
+    alternating, which MiniCode never writes. A harness line an importer
+    tagged (a local command's output, a notice) is in the source's history and
+    counts, as MiniCode would count it. A user message counts one entry per
+    tool result and one per run of other blocks between them, as
+    ``lab.formats.minicode.to_minicode`` writes it; any other message is one.
+    """
+    if message.role == "system" or message.tag in _SEED_SYSTEM_TAGS:
+        return 0
+    if message.tag == "placeholder" and message.id.startswith(PLACEHOLDER_ID_PREFIX):
+        return 0
+    if message.role != "user":
+        return 1
+    n = 0
+    in_run = False
+    for b in message.content:
+        if isinstance(b, ToolResultBlock):
+            n += 1
+            in_run = False
+        elif not in_run:
+            n += 1
+            in_run = True
+    return max(n, 1)
+
+
+def _unit_size(message: Message, unit: TailUnit) -> int:
+    if unit == "turns":
+        return 1 if is_turn(message) else 0
+    if unit == "minicode_messages":
+        return seed_message_count(message)
+    raise ConfigError(f"unknown tail unit {unit!r}; use 'turns' or 'minicode_messages'")
+
+
+def count_units(messages: Sequence[Message], unit: TailUnit) -> int:
+    """The size of ``messages`` in ``unit``: turns, or entries of MiniCode's message list."""
+    return sum(_unit_size(m, unit) for m in messages)
+
+
+def newest_units_start(messages: Sequence[Message], keep: int, unit: TailUnit) -> int:
+    """Index where a tail holding the newest ``keep`` units (at least) starts; ``len(messages)`` when ``keep`` is 0.
+
+    The cut falls on the message holding the ``keep``-th unit from the end, so
+    a user message whose results are only partly within the count is kept
+    whole (the pair guard would pull in their call and its other results
+    anyway). A ``keep`` covering every unit keeps everything after the leading
+    system messages, the messages worth 0 units included.
+    """
+    first = leading_system_messages(messages)
+    if keep <= 0:
+        return len(messages)
+    if keep >= count_units(messages[first:], unit):
+        return first
+    covered = 0
+    for i in range(len(messages) - 1, first - 1, -1):
+        covered += _unit_size(messages[i], unit)
+        if covered >= keep:
+            return i
+    return first
 
 
 class _PairScan:
@@ -219,7 +309,7 @@ def _placeholder(role: Literal["user", "assistant"], text: str, prev: Message | 
     # Derived from the neighbours' ids, so a replay inserts the very same turn.
     key = id_key(role, prev.id if prev is not None else "<start>", nxt.id)
     stamp = prev.timestamp if prev is not None and prev.timestamp is not None else nxt.timestamp
-    return Message(role=role, content=(TextBlock(text=text),), id=f"placeholder-{key}", timestamp=stamp, tag="placeholder")
+    return Message(role=role, content=(TextBlock(text=text),), id=f"{PLACEHOLDER_ID_PREFIX}{key}", timestamp=stamp, tag="placeholder")
 
 
 def _has(message: Message, kind: type) -> bool:

@@ -54,7 +54,10 @@ Rules not held here, and why:
     took an assistant opening while Bedrock refused it
     (anthropic-sdk-typescript#622), and reports of "first message must use the
     \"user\" role" stop in 2024; Chat Completions never had the rule
-    (chatbot-ui#1656: "OpenAI doesn't mind which comes first").
+    (chatbot-ui#1656: "OpenAI doesn't mind which comes first"). Holding it
+    would count as invalid requests the first-party APIs take. The replay and the
+    exporters still put a user turn first (``lab.core.repair``), so what the
+    lab sends passes Bedrock too, and the tests hold repaired histories to it.
   - tool id format (Anthropic ``^[a-zA-Z0-9_-]+$``, OpenAI at most 40
     characters) and tool results first in a user message: every export
     rewrites ids (``lab.formats.tool_results``, with a warning) and orders the
@@ -65,8 +68,11 @@ Rules not held here, and why:
     for Anthropic because dropping it can empty and remove a whole message.
 
 Boundary messages are the lab's own markers, never sent, and are ignored.
-A real transcript can break these rules itself (an interrupted tool call):
-that is the source's fact, reported here, not repaired.
+A real transcript can break these rules itself (an aborted turn's call with
+no result, one content block per record, blank text): the checks here report
+it; ``lab.core.repair`` mends it the way the agents do, and the replay and the
+exporters send the repaired history (``replay(..., repair=False)`` shows what
+the source itself would make invalid).
 
 Every rule is a step over one sent message that reads only what came before
 it (and, for Anthropic's "answered in the next message", the next message).

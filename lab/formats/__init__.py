@@ -32,11 +32,13 @@ or a provider request body. Importing this package registers every format:
     pydantic_ai      Pydantic AI message histories (all_messages_json, ModelMessagesTypeAdapter)
     autogen          AutoGen AgentChat saved state (agent, team) and message lists
     agents_sdk_db    OpenAI Agents SDK SQLiteSession database (one session, the newest or by id)
+    block_lines      Flat block-per-line exports ({timestamp, role, content: {type, ...}}), blocks joined into messages
 
 ``sessions(path)`` lists the sessions of a file or folder that holds several (Goose's
-sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, Cursor's
-state.vscdb, Zed's threads.db, Crush's crush.db) and
-``load(path, session=ID)`` reads one of them (``session_choice``).
+sessions.db, OpenCode storage, an aider chat history, an OpenHands output.jsonl, the
+conversations of an HTTP log, Cursor's state.vscdb, Zed's threads.db, Crush's crush.db);
+a file of one session lists as that session, followed by its subagent threads (a Claude
+Code file's sidechains). ``load(path, session=ID)`` reads any of them (``session_choice``).
 
 Whatever the input, a file that cannot be imported raises ``TranscriptError``.
 """
@@ -45,6 +47,8 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,12 +75,13 @@ from . import copilot_cli  # noqa: F401  (registers; its 98 outscores managed_ag
 from . import pydantic_ai  # noqa: F401  (registers; its 97 outscores gemini's 95 for lists of objects with parts)
 from . import autogen  # noqa: F401  (registers)
 from . import agents_sdk_db  # noqa: F401  (registers its session reader)
+from . import block_lines  # noqa: F401  (registers; its 96 outscores the message-line formats for one block object per record)
 from . import archive  # a .zip / tar of a session folder, unpacked and read as the folder
 from . import session_folder  # a folder of one-session files: listed, the newest read by default
 from .by_path import path_format, read_by_path
 from .detect import accept, detect, read_detected, read_forced
 from .export import to_anthropic, to_openai
-from .jsonio import check_file
+from .jsonio import check_file, repair_note, repairs, transcode_utf16, utf16_file
 from .registry import FORMATS, Format, Probe
 from .session_choice import SessionInfo, read_session, sessions
 
@@ -103,7 +108,8 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
     A compressed file of one transcript (zstd, as Codex's ``rollout-*.jsonl.zst``, gzip, bzip2
     or xz; known by its magic bytes) is decompressed there under the same limit and read as the
     file it holds, detected by its inner name (``lab.formats.compressed``); errors name the
-    compressed file. A compressed tar stays a folder archive.
+    compressed file. A compressed tar stays a folder archive. A UTF-16 file (with a BOM, or
+    ASCII with a zero byte beside each character) is read as its UTF-8 copy, with a note.
 
     Any other folder is a folder of sessions (``~/.claude/projects/<project>``, Codex's
     ``sessions/``, Cline's ``tasks/``): ``session`` is a path inside it as ``sessions(folder)``
@@ -112,17 +118,56 @@ def load(path: str | os.PathLike[str], format: str | None = None, *, session: st
     """
     folder = Path(path)
     if session is not None and not archive.is_archive(folder):
-        return read_session(folder, format, session)
+        return _with_repairs(lambda: read_session(folder, format, session))
     # Folders and stores first (lab.formats.by_path), then files by detection; every result is checked.
     found = path_format(folder, format)
     if found is not None:
-        return accept(read_by_path(found, folder), found, file=str(folder))
+        return accept(_with_repairs(lambda: read_by_path(found, folder)), found, file=str(folder))
     if archive.is_archive(folder):
         return archive.load_archive(folder, lambda entry: load(entry, format, session=session))
     if session_folder.holds_sessions(folder):
         return session_folder.read_newest(folder, format)
     p = check_file(path)
+    encoding = utf16_file(p)
+    if encoding is not None:
+        return _with_repairs(lambda: _read_utf16(p, format, encoding))
     return read_detected(p) if format is None else read_forced(format, p)
+
+
+def _read_utf16(path: Path, format: str | None, encoding: str) -> Transcript:
+    """A UTF-16 file (Windows tools write them), read as the UTF-8 copy of it made in a temporary folder.
+
+    Every reader takes UTF-8 only; errors, warnings and ``source_path`` name the user's file.
+    """
+    with tempfile.TemporaryDirectory(prefix="lab-utf16-") as tmp:
+        copy = Path(tmp) / path.name
+        transcode_utf16(path, copy, encoding)
+
+        def said(text: str) -> str:
+            return text.replace(str(copy), str(path))
+
+        try:
+            t = read_detected(copy) if format is None else read_forced(format, copy)
+        except TranscriptError as e:
+            raise TranscriptError(said(e.reason), file=said(e.file or str(path)), where=e.where, expected=e.expected) from None
+    t.notes.warnings[:] = [said(w) for w in t.notes.warnings]
+    t.notes.warnings.append(f"converted from {encoding} to UTF-8 before reading")
+    t.meta.source_path = str(path)
+    return t
+
+
+def _with_repairs(read: Callable[[], Transcript]) -> Transcript:
+    """``read()``, with a warning when its JSON held strings the readers replaced (``jsonio.repairs``).
+
+    Detected and forced reads count their own (``detect.read_as``); this covers the readers
+    chosen by path or by session, which do not go through it.
+    """
+    with repairs() as tally:
+        transcript = read()
+    note = repair_note(tally)
+    if note is not None and note not in transcript.notes.warnings:
+        transcript.notes.warnings.append(note)
+    return transcript
 
 
 def dump(transcript: Transcript, to: DumpTarget = "lab", path: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -287,6 +287,8 @@ class _Session:
         self.streams: dict[str, tuple[str | None, list[dict[str, Any]], Loc]] = {}
         self.completed: set[str] = set()  # message ids some complete assistant record carried
         self.assembled = 0
+        # Subagent thread (parent_tool_use_id) -> its records: said in the notes, never part of the main context.
+        self.side_records: dict[str, int] = {}
 
     def _thread(self, rec: dict[str, Any]) -> tuple[str, _Thread]:
         key = opt_str(rec.get("parent_tool_use_id")) or _MAIN
@@ -301,6 +303,9 @@ class _Session:
             return
         kind, rec = hit
         self.sdk_records += 1
+        side = opt_str(rec.get("parent_tool_use_id"))
+        if side is not None:
+            self.side_records[side] = self.side_records.get(side, 0) + 1
         if self.session_id is None:
             self.session_id = opt_str(rec.get("session_id"))
         key = opt_str(rec.get("uuid")) or f"r{n}"
@@ -431,6 +436,11 @@ class _Session:
                 msgs = self._messages(thread, key, prompts.get(key), seen)
                 if msgs:
                     sidechains[key] = msgs
+        if self.side_records:
+            self.notes.warnings.append(
+                f"{sum(self.side_records.values())} sidechain records in {len(self.side_records)} subagent threads, not part of the main context: "
+                "kept as the transcript's sidechains, never replayed; `python -m lab sessions FILE` lists the threads, --session ID reads one"
+            )
         if not any(m.role in ("user", "assistant") for m in messages) and not sidechains:
             raise TranscriptError(
                 f"{self.sdk_records} Agent SDK records but no user or assistant message among them", file=self.file,

@@ -16,19 +16,31 @@ for ``lab.formats.load(path, session=...)``. In a session:
   never reach the model and are skipped (``aider_command``), except those
   that send their text to it (``/ask``, ``/code``, ``/architect``,
   ``/context``), which keep the text;
+* in architect mode the architect's reply is an assistant turn, and aider
+  then hands it to the editor model as a user turn (written as ``#### ``
+  lines again), whose reply holds the edit blocks: both turns are kept, as
+  the two requests aider sent;
 * ``> `` notices are aider's, never the model's: a token report
   ("Tokens: 2.3k sent, 1.1k cache write, 4.5k cache hit, 120 received.")
   becomes the usage of the reply before it (aider rounds to 0.1k, and its
   "sent" is taken to include the cache terms), with the message's cost from
   "Cost: $0.0123 message" as the recorded cost; "Applied edit to PATH" becomes
   the result of that reply's edits of PATH; "Main model: NAME" gives the
-  model; every other notice line is skipped and counted (``notice``);
+  model; every other notice line is left out;
 * the rest is the model's reply. Its edit blocks (``aider_edits``) become
   ``edit`` calls (``{file_path, old_string, new_string}``) and, for whole
   files, ``write`` calls (``{file_path, content}``). Their results come from
   the notices; an edit aider reported failing gets an error result, and one
   with no notice at all gets a synthetic "Applied edit" result, counted in a
   warning.
+
+Notices and commands are aider's own bookkeeping, never sent to the model:
+they are counted in one line of ``notes.dropped`` ("aider's own bookkeeping,
+never sent to the model: 271 notice lines, 7 commands (/add 5, /run 2)"),
+not as skipped records. Counted as skipped they would weigh against the
+history's messages in the misread check (``lab.formats.sanity``), and a
+long architect-mode history, which writes more notice lines than turns,
+was refused as a misread. Any line ending (``\n``, ``\r\n``, ``\r``) reads.
 
 When a ``.aider.llm.history`` sits beside the chat history, the system prompt
 aider sent in that session (the system messages of its last request logged
@@ -61,7 +73,7 @@ from .registry import Format, Probe, register
 
 __all__ = [
     "FORMAT", "NAME", "LLM_HISTORY", "read", "read_chat_history", "read_llm_history", "list_sessions", "read_session", "each_session", "sniff",
-    "parse_tokens", "parse_cost",
+    "parse_tokens", "parse_cost", "is_chat_history_head",
 ]  # fmt: skip
 
 NAME = "aider"
@@ -198,7 +210,34 @@ class _Replies:
 # -- chat history ----------------------------------------------------------------------------
 
 
-def _user_text(item: Item, notes: ImportNotes) -> str | None:
+class _Bookkeeping:
+    """Aider's notices and commands in the session read: never the model's input, so never skipped records."""
+
+    def __init__(self) -> None:
+        self.notices = 0
+        self.commands: dict[str, int] = {}
+
+    def note(self, notes: ImportNotes) -> None:
+        if not self.notices and not self.commands:
+            return
+        parts = [f"{self.notices} notice line{'s' if self.notices != 1 else ''}"] if self.notices else []
+        if self.commands:
+            total = sum(self.commands.values())
+            named = ", ".join(f"{c} {k}" for c, k in sorted(self.commands.items(), key=lambda kv: (-kv[1], kv[0])))
+            parts.append(f"{total} command{'s' if total != 1 else ''} ({named})")
+        notes.dropped.append(f"aider's own bookkeeping, never sent to the model: {', '.join(parts)}")
+
+
+def _is_command(item: Item) -> bool:
+    """A user item that is an aider command the model never sees (not one of ``_CHAT_COMMANDS`` with text)."""
+    text = item.text.strip()
+    if not text.startswith("/"):
+        return False
+    command, _, rest = text.partition(" ")
+    return not (command in _CHAT_COMMANDS and rest.strip())
+
+
+def _user_text(item: Item, notes: ImportNotes, aside: _Bookkeeping) -> str | None:
     text = item.text.strip()
     if not text or text == "<blank>":
         notes.skip("empty_input")
@@ -207,7 +246,9 @@ def _user_text(item: Item, notes: ImportNotes) -> str | None:
         command, _, rest = text.partition(" ")
         if command in _CHAT_COMMANDS and rest.strip():
             return rest.strip()
-        notes.skip("aider_command")
+        # Only the command's own word: its arguments can be paths or shell text, and several lines long.
+        name = command.split("\n", 1)[0][:40]
+        aside.commands[name] = aside.commands.get(name, 0) + 1
         return None
     return text
 
@@ -219,7 +260,7 @@ def _notices(items: Sequence[Item], start: int) -> tuple[list[Item], int]:
     return list(items[start:end]), end
 
 
-def _read_notices(run: list[Item], notes: ImportNotes, meta: dict[str, str]) -> tuple[Usage | None, dict[str, str], str | None]:
+def _read_notices(run: list[Item], aside: _Bookkeeping, meta: dict[str, str]) -> tuple[Usage | None, dict[str, str], str | None]:
     """A run of notices after a reply: (usage, normalised path -> notice, failure text)."""
     usage: Usage | None = None
     applied: dict[str, str] = {}
@@ -243,7 +284,7 @@ def _read_notices(run: list[Item], notes: ImportNotes, meta: dict[str, str]) -> 
             if _FAILED.search(line) or failure:
                 failure.append(line)
             if line.strip():
-                notes.skip("notice")
+                aside.notices += 1
     return usage, applied, ("\n".join(failure).strip() or None)
 
 
@@ -298,25 +339,27 @@ def read_chat_history(path: Path, session: int | None = None, *, text: str | Non
         )
     builder = HistoryBuilder(notes)
     replies = _Replies(builder)
+    aside = _Bookkeeping()
     meta: dict[str, str] = {}
     items = chosen.items
     i = 0
     while i < len(items):
         item = items[i]
         if item.kind == "user":
-            text = _user_text(item, notes)
+            text = _user_text(item, notes, aside)
             if text is not None:
                 builder.close_results()
                 builder.add("user", [TextBlock(text=text)], key=f"u{item.line}")
             i += 1
         elif item.kind == "assistant":
             run, i = _notices(items, i + 1)
-            usage, applied, failure = _read_notices(run, notes, meta)
+            usage, applied, failure = _read_notices(run, aside, meta)
             replies.add(item.text, f"a{item.line}", usage=usage, applied=applied, failure=failure)
         else:
             run, i = _notices(items, i)
-            _read_notices(run, notes, meta)
+            _read_notices(run, aside, meta)
     messages = builder.finish()
+    aside.note(notes)
     replies.warn(notes, "chat history")
     later = sessions[sessions.index(chosen) + 1] if sessions.index(chosen) + 1 < len(sessions) else None
     system = _system_from_log(path, chosen, later, notes)
@@ -396,7 +439,8 @@ def list_sessions(path: Path) -> list[session_choice.SessionInfo]:
         session_choice.SessionInfo(
             id=str(n),
             title=f"aider chat started at {s.started}" if s.started else None,
-            messages=sum(1 for i in s.items if i.kind in ("user", "assistant")),
+            # Turns, without the commands the import leaves out (aider's bookkeeping, not the model's input).
+            messages=sum(1 for i in s.items if i.kind == "assistant" or (i.kind == "user" and not _is_command(i))),
             # The file records when a session started, not when it was last updated.
             updated=None,
             format=NAME,
@@ -450,6 +494,12 @@ session_choice.register_reader(
 # -- detection -------------------------------------------------------------------------------
 
 _HEAD_SESSION = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d", re.M)
+
+
+def is_chat_history_head(head: str) -> bool:
+    """Whether the head of a text file (its first KiBs) is an aider chat history's: a folder walk claims such
+    a ``.md`` file, where it leaves other notes out (``lab.formats.session_folder.is_note_file``)."""
+    return bool(SESSION_START.match(_first_line(head)) or _HEAD_SESSION.search(head.replace("\r\n", "\n").replace("\r", "\n")))
 
 
 def sniff(probe: Probe) -> int:

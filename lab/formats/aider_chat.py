@@ -16,7 +16,10 @@ So a ``#### `` line is a user line only when it ends in the two spaces aider
 writes (an assistant's markdown ``####`` heading does not), unless the file
 has lost its trailing spaces everywhere, in which case every such line outside
 a code fence is taken for the user. ``> `` lines inside an assistant's code
-fence are the assistant's.
+fence are the assistant's, and so are ``> `` lines right below a line of the
+reply (a markdown quote): aider ends a reply with a blank line before it
+writes any notice, so a notice never follows a reply's line directly. Any
+line ending reads (``\n``, ``\r\n``, ``\r``).
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class _Splitter:
         self.item: Item | None = None
         self.in_fence = False
         self.after_notice = False  # the previous line was a notice line (continuations join it)
+        self.after_reply = False  # the previous line was a non-blank line of the model's reply
 
     def _session(self, started: str | None, no: int) -> Session:
         session = Session(started=started, line=no)
@@ -81,6 +85,7 @@ class _Splitter:
         self.item = None
         self.in_fence = False
         self.after_notice = False
+        self.after_reply = False
         return session
 
     def _add(self, kind: Kind, no: int, text: str) -> None:
@@ -106,14 +111,16 @@ class _Splitter:
         if self._is_user(line):
             self.in_fence = False
             self.after_notice = False
+            self.after_reply = False
             self._add("user", no, _strip_marker(line, _USER))
             return
-        if _is_marked(line, _NOTICE) and not self.in_fence:
+        if _is_marked(line, _NOTICE) and not self.in_fence and not self.after_reply:
             self.after_notice = True
             self._add("notice", no, _strip_marker(line, _NOTICE))
             return
         if not line.strip():
             self.after_notice = False
+            self.after_reply = False
             if self.item is not None and self.item.kind == "assistant":
                 self.item.lines.append("")
             return
@@ -122,6 +129,7 @@ class _Splitter:
             return
         if line.lstrip().startswith("```"):
             self.in_fence = not self.in_fence
+        self.after_reply = True
         self._add("assistant", no, line)
 
 

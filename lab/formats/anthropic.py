@@ -10,6 +10,11 @@ Accepted inputs:
   "role": "assistant", ...}``);
 - JSONL with one message per line, bare or wrapped one level (see
   ``message_lines``), when no request body is among its first records.
+  Consecutive lines of one role with no message ids (or the same id) are one
+  message, their tool results first and in the order of the calls
+  (``message_lines.merge_turns``): a sanitised Claude Code export writes one
+  content block per ``{timestamp, role, content}`` record, and kept apart its
+  tool calls were answered by another assistant message.
 
 A log repeats the conversation: each request carries the whole history so
 far. The importer keeps the request with the most messages (the later one on a
@@ -200,7 +205,11 @@ def read_lines(path: Path) -> Transcript:
     """Import a JSONL file of Messages-API messages, one per line (bare or wrapped one level)."""
     file = str(path)
     notes = ImportNotes()
-    messages, model = collect_messages(path, notes, lambda line, i: _message(line.message, i, notes, file, line.where, line.timestamp))
+    # Consecutive lines of one role without ids are one message (a sanitised Claude Code export
+    # writes one content block per record): ``message_lines.merge_turns``.
+    messages, model = collect_messages(
+        path, notes, lambda line, i: _message(line.message, i, notes, file, line.where, line.timestamp), merge=True
+    )
     meta = TranscriptMeta(source_format="anthropic", model=model, source_path=file)
     return Transcript(meta=meta, messages=messages, notes=notes)
 

@@ -33,6 +33,8 @@ __all__ = [
     "COST_KEY",
     "cost_usd",
     "tools_from",
+    "NUMBER_NOTE",
+    "number_note",
 ]
 
 
@@ -105,13 +107,41 @@ def _tool_input(value: Any, notes: ImportNotes, where: str) -> dict[str, Any]:
     return {"value": value}
 
 
+# The warning that counts texts written as numbers; ``number_note`` keeps one such line per import.
+NUMBER_NOTE = "text field(s) held a number, read as its text"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number_note(notes: ImportNotes, n: int = 1) -> None:
+    """Count ``n`` more texts that were numbers in the one warning that says so.
+
+    Why: a tool that wrote a text as a number (``"text": 42``) lost nothing the model saw, but
+    dropping such a block dropped the message with it, silently (a Cline task kept 12 of 145).
+    """
+    for i, line in enumerate(notes.warnings):
+        head, _, rest = line.partition(" ")
+        if rest == NUMBER_NOTE and head.isdigit():
+            notes.warnings[i] = f"{int(head) + n} {NUMBER_NOTE}"
+            return
+    notes.warnings.append(f"{n} {NUMBER_NOTE}")
+
+
+def _number_text(value: int | float, notes: ImportNotes) -> str:
+    number_note(notes)
+    return str(value)
+
+
 def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, Any]]:
     """Anthropic message content as the field dicts of canonical blocks, every value already checked.
 
     Each dict carries its ``type``, so ``Message.model_validate`` (or the ``Block``
     union) turns it into the block ``convert_blocks`` returns. Unknown or
     malformed blocks are dropped and counted as ``block:<type>``; empty text is
-    dropped silently (the API rejects it anyway).
+    dropped silently (the API rejects it anyway). A text (or the whole content)
+    written as a number is read as its text and counted (``number_note``).
     """
     # Importers call this once per message, so the common shapes (a list of block objects, the
     # most frequent kinds first) are tested with the cheapest checks.
@@ -120,6 +150,8 @@ def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, 
             return [{"type": "text", "text": content}] if content else []
         if content is None:
             return []
+        if _is_number(content):
+            return [{"type": "text", "text": _number_text(content, notes)}]
         if not isinstance(content, list):
             notes.skip("block:invalid")
             return []
@@ -162,6 +194,9 @@ def block_dicts(content: Any, notes: ImportNotes, where: str) -> list[dict[str, 
             if isinstance(text, str):
                 if text:
                     append({"type": "text", "text": text})
+                continue
+            if _is_number(text):
+                append({"type": "text", "text": _number_text(text, notes)})
                 continue
         elif kind == "thinking":
             thinking = raw.get("thinking")

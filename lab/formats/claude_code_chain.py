@@ -35,6 +35,14 @@ The rules, with the shapes they come from:
   entries) off a kept entry and is either a user entry of tool results only
   that no other prompt or API message follows, or an assistant entry of an API
   message the chain already holds.
+- A file written out of order (its lines shuffled, or concatenated from pieces:
+  some entry comes before its parent) has no "last line" to trust: the leaf is
+  then the one Claude Code resumes, the newest (by ``timestamp``, then by line)
+  of the message-making entries no other message hangs off, a parent not in
+  the file ends the chain instead of continuing with the line before, and
+  the messages come out in ``parentUuid`` order (``Plan.order``, which the
+  importer's notes report). Before this, such a file kept only the chain that
+  ended on its last line (16 of 48 messages) without a word.
 - A file whose every entry names the one before it, or (a tool result) a line
   of the API message it answers, is its own conversation: the importer sees
   that while reading and never asks for a plan. So is a thread where no entry
@@ -48,6 +56,8 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from ._build import parse_timestamp
 
 __all__ = ["PREV", "OTHER", "USER", "RESULTS", "ASSISTANT", "BOUNDARY", "ChainIndex", "Plan"]
 
@@ -66,8 +76,10 @@ class _Thread:
     # Whether any entry names a parent recorded in this thread: entries without links (hand-written,
     # or from tools that leave parentUuid out) have only their file order.
     linked: bool = False
-    # The leaf: the last entry that makes a message.
+    # The leaf: the last entry that makes a message (``ChainIndex._newest_leaf`` when out of order).
     leaf: str | None = None
+    # Entries written before their parent (in the same thread): the file order is not the writer's.
+    backward: int = 0
 
 
 @dataclass
@@ -85,6 +97,8 @@ class Plan:
     branches: int = 0
     # Parents named but not in the file, which the chain stepped over.
     broken_links: int = 0
+    # Threads written out of order whose conversation ends elsewhere than at their last line.
+    moved_leaves: int = 0
 
     @property
     def needed(self) -> bool:
@@ -104,8 +118,9 @@ class ChainIndex:
     def __init__(self, keys: dict[str, str]) -> None:
         # uuid -> the thread it was read into (the importer's own map, shared).
         self.keys = keys
-        # (uuid, parent uuid / PREV / None, what the entry made, API message id or None), in file order.
-        self.links: list[tuple[str, str | None, int, Any]] = []
+        # (uuid, parent uuid / PREV / None, what the entry made, API message id or None, timestamp as
+        # written), in file order.
+        self.links: list[tuple[str, str | None, int, Any, Any]] = []
         # Built from ``links`` by ``plan``:
         # uuid -> parent uuid, PREV or None; its insertion order is the file order.
         self.parents: dict[str, str | None] = {}
@@ -113,6 +128,10 @@ class ChainIndex:
         self.kinds: dict[str, int] = {}
         # uuid -> API message id (None but for assistant entries).
         self.apis: dict[str, Any] = {}
+        # uuid -> timestamp as written (read only for a thread written out of order).
+        self.stamps: dict[str, Any] = {}
+        # Heads of preserved segments, relinked to a later entry on purpose (not out of order).
+        self.heads: set[str] = set()
         self.threads: dict[str, _Thread] = {}
         # Position of each uuid in its thread's file order.
         self.pos: dict[str, int] = {}
@@ -121,9 +140,9 @@ class ChainIndex:
 
     def _index(self) -> None:
         links = self.links
-        self.parents = {u: p for u, p, _, _ in links}
-        self.kinds = {u: k for u, _, k, _ in links}
-        self.apis = {u: a for u, _, _, a in links}
+        self.parents = {u: p for u, p, _, _, _ in links}
+        self.kinds = {u: k for u, _, k, _, _ in links}
+        self.apis = {u: a for u, _, _, a, _ in links}
         if self.segments:
             self._relink()
 
@@ -138,6 +157,7 @@ class ChainIndex:
                 anchor = next((u for u, p in parents.items() if p == boundary and u != head), boundary)
             old = parents[head]
             parents[head] = anchor
+            self.heads.add(head)
             parents[boundary] = None if old is PREV else old
 
     def _scan(self) -> None:
@@ -156,6 +176,8 @@ class ChainIndex:
             same = parent is not None and parent is not PREV and parent in parents and keys[parent] == key
             if same:
                 thread.linked = True
+                if parent not in pos and uuid not in self.heads:
+                    thread.backward += 1
             if thread.linear and parent is not PREV:
                 # A first entry may name a parent this file does not hold (a resumed session).
                 thread.linear = parent == order[-1] if order else not same
@@ -170,6 +192,11 @@ class ChainIndex:
         out = Plan()
         for key, thread in self.threads.items():
             if not thread.linear and thread.linked and thread.leaf is not None:
+                if thread.backward:
+                    newest = self._newest_leaf(thread)
+                    if newest != thread.leaf:
+                        thread.leaf = newest
+                        out.moved_leaves += 1
                 self._plan_thread(key, thread, out)
         if out.needed:
             out.keys = {uuid: self.keys[uuid] for uuid in self.parents}
@@ -193,6 +220,34 @@ class ChainIndex:
             limit -= 1
             p = self._up(p)
 
+    def _newest_leaf(self, thread: _Thread) -> str | None:
+        """The leaf Claude Code resumes: the newest message-making entry no other message hangs off.
+
+        Newest by timestamp (ISO 8601 as Claude Code writes it; an entry without one is older than
+        any with one), then by line. Used when the file order cannot be trusted to end on it.
+        """
+        kinds = self.kinds
+        if not self.stamps:
+            self.stamps = {u: t for u, _, _, _, t in self.links}
+        followed: set[str] = set()
+        makers = [u for u in thread.order if kinds[u] != OTHER]
+        for u in makers:
+            for p in self._ancestors(u):
+                if p in followed:
+                    break
+                followed.add(p)
+        leaves = [u for u in makers if u not in followed]
+        if not leaves:
+            return thread.leaf
+        pos, stamps = self.pos, self.stamps
+
+        def newness(u: str) -> tuple[bool, Any, int]:
+            stamp = stamps.get(u)
+            when = parse_timestamp(stamp)
+            return (when is not None, when.timestamp() if when is not None else 0.0, pos[u])
+
+        return max(leaves, key=newness)
+
     def _chain(self, thread: _Thread, out: Plan) -> list[str]:
         """The chain from the leaf back to the root, root first."""
         parents, keys, order = self.parents, self.keys, thread.order
@@ -214,6 +269,9 @@ class ChainIndex:
                 break
             if parent is not PREV:
                 out.broken_links += 1
+                if thread.backward:
+                    # Out of order, the line before is no guide: the chain ends here.
+                    break
             cur = order[pos - 1]
         chain.reverse()
         return chain

@@ -260,6 +260,9 @@ class EntryImporter:
         self.titles: dict[str, str] = {}
         # agentId -> id of the main thread's tool_use whose result names that subagent.
         self.agent_calls: dict[str, str] = {}
+        # Thread key -> how many entries went to that thread: subagent threads are no part of the main
+        # context, and the notes say how much of the file they are.
+        self.per_thread: dict[str, int] = {}
 
     # -- messages ------------------------------------------------------------------
 
@@ -425,7 +428,7 @@ class EntryImporter:
         elif made != OTHER and made != RESULTS and self.turn:
             self.turn_api = None
             self.turn.clear()
-        self.link((uuid, parent, made, api_id))  # type: ignore[misc]
+        self.link((uuid, parent, made, api_id, entry.timestamp))  # type: ignore[misc]
         self.last_uuid = uuid
 
     def _add_planned(self, entry: Entry, where: Where) -> None:
@@ -476,6 +479,8 @@ class EntryImporter:
 
     def _entry(self, entry: Entry, where: Where, entry_id: str, key: str) -> int:
         """Turn one entry into rows of its thread; returns what it made, for the chain."""
+        if key != _MAIN:
+            self.per_thread[key] = self.per_thread.get(key, 0) + 1
         cwd = entry.cwd
         if type(cwd) is str:
             self.cwd[key] = cwd
@@ -712,6 +717,7 @@ class EntryImporter:
                 sidechains[name] = msgs
                 self._tool_ids(thread, msgs).flag(notes, f"sidechain {name}")
         self._unique_ids([main, *sidechains.values()])
+        self._side_note(side, len(sidechains))
         self._finish_notes(plan or self.plan)
         meta = self.meta
         meta.cwd = self.cwd.get(main_key)
@@ -721,6 +727,19 @@ class EntryImporter:
         # Every value is a model or container this importer built (see the module doc): validating the
         # transcript again would only walk every message to find it a Message.
         return Transcript.model_construct(meta=meta, messages=main, sidechains=sidechains, notes=notes)
+
+    def _side_note(self, side: list[str], kept: int) -> None:
+        """Say how many of the file's entries are subagents' (kept in ``Transcript.sidechains``, never replayed)."""
+        records = sum(self.per_thread.get(k, 0) for k in side)
+        threads = sum(1 for k in side if self.per_thread.get(k))
+        if not records:
+            return
+        empty = threads - kept
+        aside = f" ({empty} of them with no message)" if empty > 0 else ""
+        self.notes.warnings.append(
+            f"{records} sidechain records in {threads} subagent threads{aside}, not part of the main context: "
+            "kept as the transcript's sidechains, never replayed; `python -m lab sessions FILE` lists the threads, --session ID reads one"
+        )
 
     def _finish_notes(self, plan: Plan | None) -> None:
         notes = self.notes

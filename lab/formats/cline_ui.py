@@ -25,7 +25,9 @@ The file is a JSON list of ``ClineMessage`` records (``src/shared/ExtensionMessa
 
 Every other kind (``checkpoint_created``, ``api_req_finished``, ``error``,
 ``resume_task``...) and any kind not known here is skipped and counted as
-``say:KIND`` / ``ask:KIND``. The cost goes on the usage as the agent's
+``say:KIND`` / ``ask:KIND``. A ``text`` written as a number is read as its
+text, and one of another type as empty; both are counted in a warning, as
+such records used to vanish unseen. The cost goes on the usage as the agent's
 recorded cost (``Usage.cost_usd``); the replay prices tokens itself and
 checks its prices against it.
 """
@@ -39,7 +41,7 @@ from typing import Any
 
 from ..core.messages import Block, ImportNotes, Message, TextBlock, ThinkingBlock, Usage
 from ._build import HistoryBuilder, parse_timestamp
-from .anthropic_blocks import cost_usd
+from .anthropic_blocks import cost_usd, number_note
 
 __all__ = ["RequestUsage", "UiConversation", "convert_ui", "request_usage", "tool_call"]
 
@@ -140,6 +142,8 @@ class _Converter:
         self.usage: Usage | None = None
         self.reply_open = False
         self.seen_request = False
+        # Records whose ``text`` was neither a string nor a number (an object, a list, a boolean).
+        self.odd_texts = 0
 
     # -- building ----------------------------------------------------------------------------
     def _assistant(self, block: Block, ts: Any, n: int) -> None:
@@ -194,6 +198,16 @@ class _Converter:
         last = next(reversed(self.pending))
         self.pending[last].append(text)
 
+    def _odd_text(self, raw: Any) -> str:
+        """A ``text`` that is not a string: a number is read as its text (counted); anything else is none."""
+        if raw is None:
+            return ""
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            number_note(self.notes)
+            return str(raw)
+        self.odd_texts += 1
+        return ""
+
     # -- records -----------------------------------------------------------------------------
     def record(self, n: int, rec: Any) -> None:
         if not isinstance(rec, dict) or rec.get("type") not in ("say", "ask"):
@@ -203,7 +217,7 @@ class _Converter:
         kind = rec.get(side)
         kind = kind if isinstance(kind, str) else "missing"
         raw_text = rec.get("text")
-        text: str = raw_text if isinstance(raw_text, str) else ""
+        text: str = raw_text if isinstance(raw_text, str) else self._odd_text(raw_text)
         ts = rec.get("ts")
         if kind == "api_req_started":
             self._close(n)
@@ -258,6 +272,8 @@ class _Converter:
         for tool_id, outputs in list(self.pending.items()):
             if outputs:
                 self.builder.result(tool_id, "\n".join(outputs), key="end.r", canonical=True)
+        if self.odd_texts:
+            self.notes.warnings.append(f"{self.odd_texts} of {len(self.records)} records have a text that is no string nor number: read as empty")
         return self.builder.finish()
 
 

@@ -19,7 +19,7 @@ The order, in one place (``lab.formats.load`` follows it):
    openhands, openhands_v1, gemini, langchain, managed_agents,
    claude_agent_sdk, http_log, aider, cline, opencode, goose, goose_db,
    continue, copilot_chat, cursor, zed, crush, qwen_code, copilot_cli,
-   pydantic_ai, autogen, agents_sdk_db (a
+   pydantic_ai, autogen, agents_sdk_db, block_lines (a
    test keeps this list true).
 4. ``load`` reads the file as the first candidate. A ``TranscriptError``
    from it is the answer (it names the line and what was expected). A result
@@ -35,23 +35,42 @@ The order, in one place (``lab.formats.load`` follows it):
    result must pass ``sanity.check`` too, or ``load`` raises naming the
    formats detection would have chosen.
 
-No format claims the file (every score 0): ``TranscriptError`` listing the
-known formats.
+No format claims the file (every score 0): ``TranscriptError`` naming the
+two or three formats nearest to what the file looks like (``nearest``) and
+pointing at ``python -m lab import --help`` for the rest, so the error stays
+one short line; an unknown format name gets the names closest to it.
+
+Every read (``read_as``) counts the strings the JSON readers repair (lone
+surrogates, NUL; ``jsonio.repairs``) and says so in one warning of the notes.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from pathlib import Path
 
 from ..core.messages import Transcript
 from ..errors import LabError, TranscriptError
-from .jsonio import make_probe
+from .jsonio import make_probe, repair_note, repairs
 from .registry import FORMATS, Probe
 from .sanity import MISREAD_PREFIX, Verdict, check
 
-__all__ = ["detect", "scores", "candidates", "ranked_candidates", "describe_candidates", "read_as", "read_forced", "read_detected", "accept"]
+__all__ = [
+    "detect",
+    "scores",
+    "candidates",
+    "ranked_candidates",
+    "describe_candidates",
+    "nearest",
+    "close_names",
+    "HELP_HINT",
+    "read_as",
+    "read_forced",
+    "read_detected",
+    "accept",
+]
 
 log = logging.getLogger("lab.formats.detect")
 
@@ -83,12 +102,55 @@ def describe_candidates(ranked: list[tuple[str, int]], limit: int = 3) -> str:
     return ", ".join(f"{n} ({s})" for n, s in ranked[:limit]) or "no format claims it"
 
 
+# Where to look for the rest, in errors that name only a few formats.
+HELP_HINT = "`python -m lab import --help` for the rest"
+# The formats most files of each probe shape turn out to be, most common first: what an
+# unrecognised file of that shape is nearest to.
+_BY_SHAPE: dict[str, tuple[str, ...]] = {
+    "jsonl": ("claude_code", "openai_chat", "anthropic"),
+    "json": ("lab", "anthropic", "openai_chat"),
+    "unknown": ("aider", "claude_code", "lab"),
+}
+# Words in a file's head that point at one format whatever its shape.
+_HEAD_HINTS: tuple[tuple[str, str], ...] = (
+    ('"parentUuid"', "claude_code"),
+    ('"payload"', "openai_responses"),
+    ('"tool_calls"', "openai_chat"),
+    ('"tool_use"', "anthropic"),
+    ('"parts"', "gemini"),
+    ('"messages"', "anthropic"),
+)
+
+
+def nearest(probe: Probe, limit: int = 3) -> list[str]:
+    """The few registered formats an unrecognised file is closest to: named by its keys, then by its shape."""
+    names: list[str] = [name for key, name in _HEAD_HINTS if key in probe.head]
+    names += _BY_SHAPE.get(probe.shape, _BY_SHAPE["unknown"])
+    out: list[str] = []
+    for name in names:
+        if name in FORMATS and name not in out:
+            out.append(name)
+    return out[:limit]
+
+
+def close_names(name: str, limit: int = 3) -> str:
+    """``"lab, claude_code"``: the registered format names closest to a misspelt one (else the usual three)."""
+    close = difflib.get_close_matches(name, list(FORMATS), n=limit, cutoff=0.5)
+    return ", ".join(close or [n for n in _BY_SHAPE["jsonl"] if n in FORMATS])
+
+
+def _or(names: list[str]) -> str:
+    """``"a, b or c"``."""
+    if len(names) < 2:
+        return names[0] if names else "lab"
+    return f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def _unknown(probe: Probe) -> TranscriptError:
-    known = ", ".join(sorted(FORMATS)) or "none registered"
     return TranscriptError(
         f"unknown transcript format (read as {probe.shape})",
         file=str(probe.path),
-        expected=f"one of the known formats: {known}",
+        expected=f"a known format such as {_or(nearest(probe))}; {HELP_HINT}",
     )
 
 
@@ -115,9 +177,14 @@ def read_as(name: str, path: Path) -> Transcript:
     """Read ``path`` with the format ``name``, unchecked; any failure is a TranscriptError."""
     fmt = FORMATS.get(name)
     if fmt is None:
-        raise TranscriptError(f"unknown format {name!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
+        raise TranscriptError(f"unknown format {name!r}", file=str(path), expected=f"a format such as {close_names(name)}; {HELP_HINT}")
     try:
-        return fmt.read(path)
+        with repairs() as tally:
+            transcript = fmt.read(path)
+        note = repair_note(tally)
+        if note is not None:
+            transcript.notes.warnings.append(note)
+        return transcript
     except TranscriptError:
         raise
     except LabError as exc:

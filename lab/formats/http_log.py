@@ -14,8 +14,21 @@ Anthropic Messages, ``.../chat/completions`` Chat Completions,
 skipped and counted as ``non_model_request``; lines that are no record as
 ``unknown_record``.
 
-Every request carries the whole history so far, so the conversation is the
-request with the longest history (the newest on a tie) plus its response.
+Every request carries the whole history so far, so a conversation is the
+request with the longest history plus its response, and the requests whose
+history is a prefix of it (its thread, below). A log can hold several: a
+claude-trace log holds Claude Code's side requests (quota checks, topic and
+title generation) beside the main conversation, and a proxy log whatever its
+clients sent (Claude Code and opencode, each with its own side requests).
+The requests are grouped into conversations (``_conversations``: each is the
+longest request left, with its thread and compactions, repeated until none is
+left), named by index in log order ("0", "1", ...). The session read is the
+longest: the most messages, then the most requests (a conversation that grew
+over several requests, not a one-shot side request of the same length), then
+the newest. ``sessions(path)`` lists them all (a conversation of one request
+that offers no tools and is not the default as kind ``side request``: a batch
+run leaves those out), ``load(path, session=ID)`` reads another, and a warning
+names them.
 A client that compacts (Claude Code) starts a new thread whose first message
 is its continuation summary ("This session is being continued from a
 previous conversation..."): the conversation is then every such segment in
@@ -29,8 +42,13 @@ conversation.
 Requests whose history is a prefix of it (same system prompt, same first
 message, same message at their last position; ``cache_control`` markers,
 which clients move between requests, ignored) form its thread; the others are
-side requests (title generation, quota checks) and are counted as
-``side_request``. The response to a thread request with ``n`` messages is
+other conversations and side requests (title generation, quota checks). Neither
+the thread's earlier requests (each a prefix of the conversation: nothing of
+them is lost) nor the other conversations' requests are skipped records: one
+line of ``notes.dropped`` counts them ("28 earlier requests of this
+conversation ..., 6 requests of other conversations ..."). Counted as skipped,
+a log of 20 requests or more would weigh them against the one conversation in
+the misread check (``lab.formats.sanity``) and be refused. The response to a thread request with ``n`` messages is
 message ``n`` of the conversation: it gets that response's usage, so a replay
 sees the recorded usage of every request, and the request and response times
 become the messages' timestamps. Non-2xx responses are counted as
@@ -62,8 +80,9 @@ from .jsonio import iter_log_lines, leading_char, make_probe, read_json
 from .openai_chat import add_message
 from .openai_responses import add_item
 from .registry import Format, Probe, register
+from . import session_choice
 
-__all__ = ["FORMAT", "NAME", "api_of", "read", "sniff"]
+__all__ = ["FORMAT", "NAME", "api_of", "read", "read_conversation", "list_sessions", "sniff"]
 
 NAME = "http_log"
 
@@ -130,6 +149,12 @@ class _Call:
     def system(self) -> Any:
         return self.body.get("instructions") if self.api == "responses" else self.body.get("system")
 
+    def system_print(self) -> str:
+        """The system prompt's fingerprint, made once: grouping a log into conversations asks it of every request often."""
+        if -1 not in self.fingerprints:
+            self.fingerprints[-1] = _fingerprint(self.system)
+        return self.fingerprints[-1]
+
     def fingerprint(self, index: int) -> str:
         if index not in self.fingerprints:
             self.fingerprints[index] = _fingerprint(self.history[index])
@@ -137,9 +162,10 @@ class _Call:
 
 
 def _strip(value: Any) -> Any:
-    # Clients move cache_control markers to the newest messages on every request.
+    # Clients move cache_control markers to the newest messages on every request, and a client that marks a
+    # message sends its text content as a block there, as a plain string elsewhere: both are the same message.
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+        return {k: _strip([{"type": "text", "text": v}] if k == "content" and isinstance(v, str) else v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     return value
@@ -285,7 +311,7 @@ def _thread(calls: list[_Call]) -> tuple[_Call, list[_Call]]:
             final = c
     if final.n == 0:
         return final, [final]
-    system = _fingerprint(final.system)
+    system = final.system_print()
     thread = []
     for c in calls:
         if c is final or (
@@ -293,7 +319,7 @@ def _thread(calls: list[_Call]) -> tuple[_Call, list[_Call]]:
             and 0 < c.n <= final.n
             and c.fingerprint(0) == final.fingerprint(0)
             and c.fingerprint(c.n - 1) == final.fingerprint(c.n - 1)
-            and _fingerprint(c.system) == system
+            and c.system_print() == system
         ):
             thread.append(c)
     return final, thread
@@ -343,12 +369,12 @@ def _segments(calls: list[_Call]) -> list[tuple[_Call, list[_Call]]]:
         return segments
     at = {id(c): i for i, c in enumerate(calls)}
     used = {id(c) for c in thread}
-    system = _fingerprint(final.system)
+    system = final.system_print()
     # Backwards: the thread a continuation continues is the one its newest earlier main-agent request is in.
     while _continues(segments[0][0]):
         start = min(at[id(c)] for c in segments[0][1])
         before = [c for c in calls[:start] if id(c) not in used and c.api == final.api and c.n > 0]
-        main = [c for c in before if _fingerprint(c.system) == system]
+        main = [c for c in before if c.system_print() == system]
         if not main:
             break
         group = [c for c in before if c.fingerprint(0) == main[-1].fingerprint(0)]
@@ -494,32 +520,150 @@ def _responses(final: _Call, thread: list[_Call], notes: ImportNotes) -> Transcr
 _BUILDERS = {"anthropic": _anthropic, "chat": _chat, "responses": _responses}
 
 
-def read(path: Path) -> Transcript:
+# -- conversations ----------------------------------------------------------------
+
+
+@dataclass
+class _Conversation:
+    """One conversation of the log: its compaction segments (each its request and thread), in log order."""
+
+    segments: list[tuple[_Call, list[_Call]]]
+    # Where its first request is in the log, and its newest.
+    first: int
+    last: int
+    id: str = ""
+
+    @property
+    def requests(self) -> int:
+        return sum(len(thread) for _, thread in self.segments)
+
+    @property
+    def messages(self) -> int:
+        """Its messages before import: each segment's longest history, plus the last one's response."""
+        final = self.segments[-1][0]
+        return sum(f.n for f, _ in self.segments) + (final.response is not None)
+
+    def rank(self) -> tuple[int, int, int]:
+        return (self.messages, self.requests, self.last)
+
+
+def _conversations(calls: list[_Call]) -> list[_Conversation]:
+    """Every conversation of the log, in log order of its first request, each named by that index."""
+    at = {id(c): i for i, c in enumerate(calls)}
+    pool = list(calls)
+    found: list[_Conversation] = []
+    while pool:
+        segments = _segments(pool)
+        mine = {id(c) for _, thread in segments for c in thread}
+        spots = [at[k] for k in mine]
+        found.append(_Conversation(segments, min(spots), max(spots)))
+        pool = [c for c in pool if id(c) not in mine]
+    found.sort(key=lambda c: c.first)
+    for k, conv in enumerate(found):
+        conv.id = str(k)
+    return found
+
+
+def _no_requests(path: Path) -> TranscriptError:
+    return TranscriptError(
+        "no model request in the log",
+        file=str(path),
+        expected="records {request: {url, body}, response} whose url ends in /messages, /chat/completions or /responses",
+    )
+
+
+def _first_text(conv: _Conversation) -> str | None:
+    final = conv.segments[0][0]
+    for message in final.history:
+        if isinstance(message, dict) and message.get("role") in ("user", None):
+            for text in text_parts(message.get("content")):
+                if text.strip():
+                    line = " ".join(text.split())
+                    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+    return None
+
+
+# A listed title is one line of at most this many characters; a warning names at most this many other conversations.
+_TITLE_CHARS = 80
+_OTHERS_NAMED = 3
+
+
+def _describe(conv: _Conversation) -> str:
+    model = conv.segments[-1][0].body.get("model")
+    return f"{conv.id!r} ({conv.messages} messages, {conv.requests} request{'s' if conv.requests != 1 else ''}{', ' + model if isinstance(model, str) else ''})"
+
+
+def list_sessions(path: Path) -> list[session_choice.SessionInfo]:
+    """The conversations of the log, as ``sessions(path)`` lists them (ids in log order; see the module docstring)."""
     path = Path(path)
+    calls = _calls(path, ImportNotes())
+    if not calls:
+        raise _no_requests(path)
+    _follow_previous(calls, ImportNotes())
+    convs = _conversations(calls)
+    chosen = max(convs, key=_Conversation.rank)
+    out = []
+    for conv in convs:
+        # A title, quota or topic request: one request, and no tools offered (an agent's turn offers its tools).
+        side = conv is not chosen and conv.requests == 1 and not conv.segments[-1][0].body.get("tools")
+        newest = calls[conv.last]
+        out.append(
+            session_choice.SessionInfo(
+                id=conv.id, title=_first_text(conv), messages=conv.messages, updated=session_choice.iso_time(newest.received or newest.sent),
+                format=NAME, kind="side request" if side else None,
+            )  # fmt: skip
+        )
+    return out
+
+
+def read_conversation(path: Path, session: str) -> Transcript:
+    """The conversation ``session`` (an id ``list_sessions`` gives) of the log."""
+    return _read(Path(path), str(session))
+
+
+def read(path: Path) -> Transcript:
+    """The log's longest conversation (see the module docstring)."""
+    return _read(Path(path), None)
+
+
+def _read(path: Path, session: str | None) -> Transcript:
     notes = ImportNotes()
     calls = _calls(path, notes)
     if not calls:
-        raise TranscriptError(
-            "no model request in the log",
-            file=str(path),
-            expected="records {request: {url, body}, response} whose url ends in /messages, /chat/completions or /responses",
-        )
+        raise _no_requests(path)
     _follow_previous(calls, notes)
-    segments = _segments(calls)
+    convs = _conversations(calls)
+    if session is None:
+        conv = max(convs, key=_Conversation.rank)
+    else:
+        picked = [c for c in convs if c.id == session]
+        if not picked:
+            raise session_choice.unknown_session(session, [c.id for c in convs], file=str(path), what="this HTTP log")
+        conv = picked[0]
+    segments = conv.segments
     in_conversation = 0
     parts: list[Transcript] = []
     for k, (final, thread) in enumerate(segments):
         for c in thread:
             c.read_reply(notes)
         in_conversation += len(thread)
-        if len(thread) > 1:
-            notes.skip("earlier_request", len(thread) - 1)
         if k < len(segments) - 1:
             final = _before_compaction(final)
         parts.append(_BUILDERS[final.api](final, thread, notes))
     side = len(calls) - in_conversation
-    if side:
-        notes.skip("side_request", side)
+    earlier = in_conversation - len(segments)
+    if earlier or side:
+        said = [f"{earlier} earlier request(s) of this conversation (each a prefix of it: their messages are all in it)"] if earlier else []
+        said += [f"{side} request(s) of other conversations and side requests (`python -m lab sessions FILE` lists them)"] if side else []
+        notes.dropped.append(f"not read as messages: {'; '.join(said)}")
+    if len(convs) > 1:
+        others = [c for c in convs if c is not conv]
+        named = ", ".join(_describe(c) for c in sorted(others, key=_Conversation.rank, reverse=True)[:_OTHERS_NAMED])
+        how = "the longest" if session is None else "as asked"
+        notes.warnings.append(
+            f"this HTTP log holds {len(convs)} conversations (side requests among them); read {how}, {_describe(conv)}; "
+            f"others: {named}{', ...' if len(others) > _OTHERS_NAMED else ''}; pick one with --session ID (all ids: `python -m lab sessions PATH`)"
+        )
     t = _joined(parts) if len(parts) > 1 else parts[0]
     t.meta.source_format = NAME
     t.meta.source_path = str(path)
@@ -551,6 +695,14 @@ def sniff(probe: Probe) -> int:
     if probe.shape == "json" and _HEAD_PAIR.search(probe.head) and _HEAD_URL.search(probe.head):
         return 90
     return 0
+
+
+session_choice.register_reader(
+    session_choice.SessionReader(
+        name=NAME, what="an HTTP log of model requests (claude-trace, a proxy dump)", holds=lambda p: Path(p).is_file(),
+        list=list_sessions, read=read_conversation,
+    )
+)
 
 
 FORMAT = register(

@@ -25,6 +25,21 @@ import in: an import keeps every container it makes, so the collector would only
 
 ``make_probe`` builds the ``Probe`` detection works from: the first 64 KiB as
 text, plus the first JSONL records or, for small files, the whole document.
+A file is JSONL when its first line is a whole JSON object and another line
+follows, however long that first line is (``is_jsonl``). UTF-16 text (a BOM,
+or the zero bytes of ASCII written in it) is named as such by every reader
+here ("not UTF-8" alone left users guessing); ``lab.formats.load`` reads such
+a file by transcoding it to UTF-8 first (``transcode_utf16``).
+
+Strings no encoder can write: a lone UTF-16 surrogate (the JSON escape
+``\ud800`` with no partner, which some tools write) and NUL (``\u0000``) parse
+fine but make every later write (a report, a dump, an export) fail with a
+``UnicodeEncodeError`` traceback, or cut C strings short. The readers here
+replace each with U+FFFD as they parse, and count them in the ``repairs``
+tally, which ``lab.formats.detect.read_as`` turns into one warning in the
+transcript's notes. They pay only for lines that hold such an escape: a lone
+surrogate is refused by the fast parser anyway, and a NUL is one bytes search
+per line.
 """
 
 from __future__ import annotations
@@ -34,7 +49,9 @@ import functools
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -59,6 +76,13 @@ __all__ = [
     "make_probe",
     "check_file",
     "leading_char",
+    "is_jsonl",
+    "utf16_of",
+    "utf16_file",
+    "transcode_utf16",
+    "clean_strings",
+    "repairs",
+    "repair_note",
 ]
 
 HEAD_BYTES = 64 * 1024
@@ -69,6 +93,16 @@ SMALL_DOCUMENT_BYTES = 1024 * 1024
 _PROBE_LINE_CAP = 8 * 1024 * 1024
 _PROBE_RECORDS = 20
 _BOM = b"\xef\xbb\xbf"
+# A first JSONL line longer than this is not parsed while probing unless another line follows it.
+_SCAN_CHUNK = 1024 * 1024
+# The JSON escapes of the strings ``clean_strings`` replaces: NUL, and any UTF-16 surrogate (a lone one
+# survives parsing; a valid pair is joined into one character and is left alone).
+_NUL_ESCAPE = b"\\u0000"
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_UNWRITABLE = re.compile("[\ud800-\udfff\x00]")
+_REPLACEMENT = "\ufffd"
+# The tally of the import in progress (``repairs``); None outside one, where strings are still replaced.
+_TALLY: ContextVar[Counter[str] | None] = ContextVar("lab_jsonio_repairs", default=None)
 # The line readers' file buffer. With the default 8 KiB, iterating the lines of a session (a few KB
 # each, some far longer) costs a read call and a copy per buffer's worth; 64 KiB made reading the
 # lines about 3x cheaper (some 5-10% of a Claude Code import). Larger buffers gain little more and
@@ -142,6 +176,106 @@ def _kind(value: Any) -> str:
     return "a number"
 
 
+def _replace(match: re.Match[str]) -> str:
+    tally = _TALLY.get()
+    if tally is not None:
+        tally["NUL character" if match.group() == "\x00" else "lone UTF-16 surrogate"] += 1
+    return _REPLACEMENT
+
+
+def _clean_str(text: str) -> str:
+    return _UNWRITABLE.sub(_replace, text) if _UNWRITABLE.search(text) else text
+
+
+def clean_strings(value: Any) -> Any:
+    """``value`` with every lone surrogate and NUL in its strings (keys too) replaced by U+FFFD, counted in ``repairs``.
+
+    Called only on values whose raw JSON holds such an escape, so rebuilding the containers is rare.
+    """
+    if isinstance(value, str):
+        return _clean_str(value)
+    if isinstance(value, list):
+        return [clean_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {_clean_str(k) if isinstance(k, str) else k: clean_strings(v) for k, v in value.items()}
+    return value
+
+
+def _dirty(raw: bytes) -> bool:
+    """Whether raw JSON may hold a string ``clean_strings`` would change (a NUL or surrogate escape)."""
+    return _NUL_ESCAPE in raw or _SURROGATE_ESCAPE.search(raw) is not None
+
+
+@contextlib.contextmanager
+def repairs() -> Iterator[Counter[str]]:
+    """Count, in the Counter it yields, the strings the readers repair while the block runs (a fresh tally)."""
+    tally: Counter[str] = Counter()
+    token = _TALLY.set(tally)
+    try:
+        yield tally
+    finally:
+        _TALLY.reset(token)
+
+
+def repair_note(tally: Counter[str]) -> str | None:
+    """The warning an import's ``repairs`` tally makes, or None when nothing was replaced."""
+    if not tally:
+        return None
+    counts = " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(tally.items()))
+    return f"replaced {counts} with U+FFFD (text no encoder can write)"
+
+
+def utf16_of(head: bytes) -> str | None:
+    """``"UTF-16 LE"`` or ``"UTF-16 BE"`` (followed by ``" (with BOM)"``) when these first bytes are UTF-16 text, else None.
+
+    Without a BOM, JSON or ASCII text in UTF-16 shows as a zero byte beside each character.
+    """
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) and not head.startswith(b"\xff\xfe\x00\x00"):
+        return f"UTF-16 {'LE' if head[0] == 0xFF else 'BE'} (with BOM)"
+    pairs = head[:64]
+    if len(pairs) >= 4:
+        even, odd = pairs[0::2], pairs[1::2]
+        if not odd.strip(b"\x00") and even.strip(b"\x00"):
+            return "UTF-16 LE"
+        if not even.strip(b"\x00") and odd.strip(b"\x00"):
+            return "UTF-16 BE"
+    return None
+
+
+def utf16_file(path: Path) -> str | None:
+    """``utf16_of`` the file's first bytes (None for a file that cannot be opened: its reader says why)."""
+    try:
+        with open(path, "rb") as fh:
+            return utf16_of(fh.read(64))
+    except OSError:
+        return None
+
+
+def transcode_utf16(src: Path, dest: Path, encoding: str) -> None:
+    """Write the UTF-16 text of ``src`` to ``dest`` as UTF-8, in chunks; lone surrogates are replaced and counted.
+
+    ``encoding`` is what ``utf16_of`` said: with a BOM the codec reads it (and drops it), without
+    one the byte order it saw is used. Line ends are kept as they are.
+    """
+    codec = "utf-16" if "BOM" in encoding else ("utf-16-le" if "LE" in encoding else "utf-16-be")
+    try:
+        with open(src, encoding=codec, errors="surrogatepass", newline="") as fin, open(dest, "w", encoding="utf-8", newline="") as fout:
+            while chunk := fin.read(_SCAN_CHUNK):
+                fout.write(_clean_str(chunk))
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"not valid {encoding} text (at byte {exc.start})", file=str(src), expected="UTF-16 or UTF-8 text") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot read: {exc.strerror or exc}", file=str(src)) from None
+
+
+def _utf16_error(encoding: str, file: str) -> TranscriptError:
+    return TranscriptError(
+        f"the file is {encoding} text, not UTF-8",
+        file=file,
+        expected="UTF-8 text; convert it first, e.g. iconv -f UTF-16 -t UTF-8",
+    )
+
+
 # The start of the reason a TranscriptError gives for a last line the writer stopped in mid-record.
 TRUNCATED = "truncated last line"
 
@@ -207,7 +341,8 @@ def _iter_lines(
             # The fast path: a line the strict parser takes whole (surrounding JSON whitespace and
             # the line end included) is exactly what ``json.loads`` would give for it.
             try:
-                value = decode(raw)
+                # A NUL parses: such a line is read as the plain reader's dict (every reader takes one), cleaned.
+                value = clean_strings(_FAST.decode(raw)) if _NUL_ESCAPE in raw else decode(raw)
             except _REFUSED:
                 value = _UNREAD
                 if shape is not None:
@@ -248,6 +383,8 @@ def _slow_line(raw: bytes, file: str, line_no: int) -> Any:
     """A line the fast parser refused: parsed as ``json.loads`` would, or the error saying why not."""
     if line_no == 1 and raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
+    if line_no == 1 and (encoding := utf16_of(raw)) is not None:
+        raise _utf16_error(encoding, file)
     # Only the file's final line can lack its newline.
     last_line = not raw.endswith(b"\n")
     try:
@@ -262,7 +399,8 @@ def _slow_line(raw: bytes, file: str, line_no: int) -> Any:
     stripped = text.strip()
     if not stripped:
         return _BLANK
-    return _parse_line(stripped, last_line, file, line_no)
+    value = _parse_line(stripped, last_line, file, line_no)
+    return clean_strings(value) if _dirty(raw) else value
 
 
 def _ran_off(stripped: str, exc: json.JSONDecodeError) -> bool:
@@ -301,7 +439,7 @@ def parse_json_text(text: str, *, file: str | None = None) -> Any:
     if not text.strip():
         raise TranscriptError("empty file", file=file, expected="a JSON document")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TranscriptError(
             f"not JSON: {exc.msg}",
@@ -311,6 +449,7 @@ def parse_json_text(text: str, *, file: str | None = None) -> Any:
         ) from None
     except RecursionError:
         raise TranscriptError("JSON nested too deeply", file=file, expected="a JSON document") from None
+    return clean_strings(value) if "\\u" in text or "\x00" in text else value
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
@@ -320,10 +459,14 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raw = fh.read()
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
+    elif (encoding := utf16_of(raw[:64])) is not None:
+        raise _utf16_error(encoding, str(p))
     try:
-        return _FAST.decode(raw)
+        value = _FAST.decode(raw)
     except _REFUSED:
         pass  # json decides, and words the error
+    else:
+        return clean_strings(value) if _NUL_ESCAPE in raw else value
     return parse_json_text(_decode(raw, str(p), "whole file"), file=str(p))
 
 
@@ -347,6 +490,55 @@ def _first_char(text: str) -> str:
     return stripped[:1]
 
 
+def _line_end(fh: BinaryIO) -> int:
+    """Read on to the end of the current line, holding no more than a chunk; the offset after it."""
+    while True:
+        chunk = fh.readline(_SCAN_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return fh.tell()
+
+
+def _line_follows(fh: BinaryIO) -> bool:
+    """Whether a non-blank line follows the current position."""
+    while True:
+        raw = fh.readline(_SCAN_CHUNK)
+        if not raw:
+            return False
+        if raw.strip():
+            return True
+        if not raw.endswith(b"\n"):
+            # A run of whitespace longer than a chunk: read on.
+            continue
+
+
+def _long_first_line(fh: BinaryIO, start: int) -> bytes | None:
+    """The whole first line, beyond the probe's cap, when another line follows it (the file is JSONL); else None.
+
+    Why: a JSONL file may begin with a record of many megabytes (a pasted log, an image); probed up
+    to the cap only, it looked like one large document and every JSONL reader refused it. A single
+    huge document is scanned to its end once, in chunks, and never held.
+    """
+    end = _line_end(fh)
+    if not _line_follows(fh):
+        return None
+    fh.seek(start)
+    raw = fh.read(end - start)
+    fh.seek(end)
+    return raw
+
+
+def _object_of(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object a probed line holds, or None (broken, cut off, not an object)."""
+    try:
+        value = _FAST.decode(raw)
+    except _REFUSED:
+        try:
+            value = json.loads(raw.decode("utf-8", errors="replace"))
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    return value if isinstance(value, dict) else None
+
+
 def _probe_lines(fh: BinaryIO) -> tuple[list[dict[str, Any]], bool]:
     """Parse the first JSONL records: (records, whether anything follows the first record).
 
@@ -356,6 +548,7 @@ def _probe_lines(fh: BinaryIO) -> tuple[list[dict[str, Any]], bool]:
     more = False
     used = 0
     while True:
+        start = fh.tell()
         raw = fh.readline(_PROBE_LINE_CAP)
         if not raw:
             break
@@ -367,16 +560,51 @@ def _probe_lines(fh: BinaryIO) -> tuple[list[dict[str, Any]], bool]:
             if len(records) >= _PROBE_RECORDS or used > SMALL_DOCUMENT_BYTES:
                 break
         if len(raw) >= _PROBE_LINE_CAP and not raw.endswith(b"\n"):
-            break
-        try:
-            value = json.loads(raw.decode("utf-8", errors="replace"))
-        except (json.JSONDecodeError, RecursionError):
-            break
-        if not isinstance(value, dict):
+            whole = None if records else _long_first_line(fh, start)
+            if whole is None:
+                break
+            raw = whole
+        value = _object_of(raw)
+        if value is None:
             break
         records.append(value)
         used += len(raw)
     return records, more
+
+
+def is_jsonl(path: str | os.PathLike[str]) -> bool:
+    """True when the file is JSONL: its first non-blank line a whole JSON object, however long, and another line after it.
+
+    Cheap on documents: a pretty-printed one fails at its first line (``{``), and a one-line one
+    is scanned to its end in chunks, never parsed nor held. A UTF-8 BOM is skipped.
+    """
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                start = fh.tell()
+                raw = fh.readline(_SCAN_CHUNK)
+                if not raw:
+                    return False
+                if start == 0 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]
+                if raw.strip():
+                    break
+            if raw.endswith(b"\n"):
+                end = fh.tell()
+            else:
+                if not raw.lstrip().startswith(b"{"):
+                    return False
+                end = _line_end(fh)
+            if not _line_follows(fh):
+                return False
+            fh.seek(start)
+            first = fh.read(end - start)
+    except OSError:
+        return False  # the reader that follows reports the file's problem properly
+    first = first.removeprefix(_BOM).strip()
+    if not (first.startswith(b"{") and first.endswith(b"}")):
+        return False
+    return _object_of(first) is not None
 
 
 def make_probe(path: str | os.PathLike[str]) -> Probe:
@@ -388,6 +616,8 @@ def make_probe(path: str | os.PathLike[str]) -> Probe:
     with _open(p) as fh:
         head_raw = fh.read(HEAD_BYTES)
         offset = len(_BOM) if head_raw.startswith(_BOM) else 0
+        if not offset and (encoding := utf16_of(head_raw)) is not None:
+            raise _utf16_error(encoding, str(p))
         head = head_raw[offset:].decode("utf-8", errors="replace")
         start = _first_char(head)
         if start not in ("{", "["):

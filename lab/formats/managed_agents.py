@@ -32,6 +32,14 @@ Mapping:
   every request the history implies is valid.
 * ``user.message`` -> user text (after pending tool results, in their
   message); ``system.message`` -> a system message.
+* ``user.define_outcome`` -> a user turn with its ``description`` (the task:
+  the agent begins work on it, and a session may hold no ``user.message`` at
+  all; dropped, the user's task is lost and the history opens on an assistant
+  turn). Its rubric is the grader's, not the agent's input: counted
+  (``user.define_outcome rubric``). Any other ``user.*`` event that carries
+  text (``content`` blocks, or a ``text``, ``message``, ``prompt`` or
+  ``description`` string) is a user turn too; one without text (an
+  interrupt) is counted by its type.
 * ``session.*`` and other status or span events are never messages: each is
   counted in ``notes.skipped`` by its type; ``session.error``,
   ``session.status_terminated`` and an idle ``retries_exhausted`` become
@@ -91,6 +99,8 @@ EVENT_TYPES = frozenset(
     }
 )  # fmt: skip
 _CONTAINERS = ("data", "events")
+# Where a ``user.*`` event other than a message carries its text (``user.define_outcome``: ``description``).
+_USER_TEXT_FIELDS = ("description", "text", "message", "prompt")
 _NO_RESULT = "[no tool result recorded in the session events]"
 _DENIED = "Tool call denied by the permission policy"
 
@@ -211,6 +221,8 @@ class _Session:
             self._confirmation(ev, key, stamp)
         elif kind in ("user.message", "system.message"):
             self._message(ev, kind, key, stamp, loc)
+        elif kind.startswith("user.") and kind not in _RESULT_IDS:
+            self._user_event(ev, kind, key, stamp, loc)
         elif kind == "span.model_request_start":
             self._flush()
             self.in_span, self.span_message = True, None
@@ -272,6 +284,16 @@ class _Session:
             reason = opt_str(ev.get("deny_message")) or "the user denied this tool call"
             self.b.result(call_id, f"Tool call denied: {reason}", key=key, is_error=True, timestamp=stamp)
         self.notes.skip("user.tool_confirmation")
+
+    def _user_event(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None, loc: Loc) -> None:
+        """A ``user.*`` event other than a message: a user turn when it carries text, else counted by its type."""
+        if kind == "user.define_outcome" and ev.get("rubric") is not None:
+            self.notes.skip("user.define_outcome rubric")
+        text = next((t for f in _USER_TEXT_FIELDS if (t := opt_str(ev.get(f))) is not None and t.strip()), None)
+        if ev.get("content") is None and text is None:
+            self.notes.skip(kind)
+            return
+        self._message(ev if ev.get("content") is not None else {**ev, "content": text}, kind, key, stamp, loc)
 
     def _message(self, ev: dict[str, Any], kind: str, key: str, stamp: datetime | None, loc: Loc) -> None:
         blocks = convert_blocks(ev.get("content"), self.notes, loc.where)

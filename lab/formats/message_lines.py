@@ -27,17 +27,16 @@ warning once some record before it parsed; any other broken line is a
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..core.messages import ImportNotes, Message
+from ..core.messages import ImportNotes, Message, ToolResultBlock, ToolUseBlock
 from ..errors import TranscriptError
 from ._build import parse_timestamp
-from .jsonio import gc_paused, iter_log_lines
+from .jsonio import gc_paused, is_jsonl, iter_log_lines
 
 __all__ = [
     "MESSAGE_ROLES",
@@ -46,15 +45,14 @@ __all__ = [
     "record_kind",
     "iter_messages",
     "collect_messages",
+    "merge_turns",
+    "joined_note",
     "is_message_lines",
     "line_scores",
 ]
 
 MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _STAMP_KEYS = ("timestamp", "created_at")
-# The first line is parsed to decide JSONL or document; a longer one is left to the document reader.
-_FIRST_LINE_CAP = 8 * 1024 * 1024
-_BOM = b"\xef\xbb\xbf"
 
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"})
 # Content parts only the Responses API writes: such lines belong to the Responses importer.
@@ -163,24 +161,42 @@ def iter_messages(path: str | os.PathLike[str], notes: ImportNotes) -> Iterator[
         )
 
 
+def _source_id(message: dict[str, Any]) -> str | None:
+    value = message.get("id")
+    return value if isinstance(value, str) and value else None
+
+
 def collect_messages(
-    path: str | os.PathLike[str], notes: ImportNotes, convert: Callable[[MessageLine, int], Message | None]
+    path: str | os.PathLike[str], notes: ImportNotes, convert: Callable[[MessageLine, int], Message | None], *, merge: bool = False
 ) -> tuple[list[Message], str | None]:
     """Convert every message line (``convert`` gets the line and its message index; None drops it).
 
     Returns the messages, ids made unique the way request bodies do it
-    (``id#index`` for a repeat), and the first model a message names.
+    (``id#index`` for a repeat), and the first model a message names. With
+    ``merge``, consecutive lines of one role are joined first (``merge_turns``)
+    and a note says how many.
     """
-    messages: list[Message] = []
-    seen: set[str] = set()
+    pieces: list[tuple[Message, str | None]] = []
+    # The message index of each piece: a repeated id becomes ``id#index``.
+    indexes: list[int] = []
     model: str | None = None
     with gc_paused():
         for index, line in enumerate(iter_messages(path, notes)):
             msg = convert(line, index)
             if model is None and isinstance(line.message.get("model"), str):
                 model = line.message["model"]
-            if msg is None:
-                continue
+            if msg is not None:
+                pieces.append((msg, _source_id(line.message)))
+                indexes.append(index)
+        merged = [msg for msg, _ in pieces]
+        if merge:
+            merged, joined = merge_turns(pieces)
+            if joined:
+                notes.warnings.append(joined_note(joined, len(merged)))
+                indexes = list(range(len(merged)))
+        messages: list[Message] = []
+        seen: set[str] = set()
+        for index, msg in zip(indexes, merged, strict=True):
             if msg.id in seen:
                 msg = msg.model_copy(update={"id": f"{msg.id}#{index}"})
             seen.add(msg.id)
@@ -188,39 +204,71 @@ def collect_messages(
     return messages, model
 
 
+def _results_first(message: Message, calls: list[str]) -> Message:
+    """A user message with its tool results first, in the order of the calls they answer.
+
+    The Messages API wants a turn's tool results at the start of the next user message; a log
+    written one block per record may put a note or a later result between them.
+    """
+    content = message.content
+    results = [b for b in content if isinstance(b, ToolResultBlock)]
+    if not results:
+        return message
+    rank = {tool_id: i for i, tool_id in enumerate(calls)}
+    ordered = sorted(results, key=lambda b: rank.get(b.tool_use_id, len(rank)))
+    rest = [b for b in content if not isinstance(b, ToolResultBlock)]
+    blocks = (*ordered, *rest)
+    return message if blocks == content else message.model_copy(update={"content": blocks})
+
+
+def merge_turns(pieces: Iterable[tuple[Message, str | None]]) -> tuple[list[Message], int]:
+    """Join consecutive messages of one role into one, and put tool results after the calls they answer.
+
+    Each piece is a message and the id its record gave it (None when it had none). Consecutive
+    pieces of one role join when neither has an id, or both have the same one (one API message
+    written a block per record, as Claude Code does): a log written one block per record (a
+    sanitised Claude Code export, a flat block export) would otherwise answer a tool call with
+    another assistant message. Pieces with different ids stay apart, as their writer said.
+    The first piece keeps its id and timestamp; usage comes from the last piece that has one.
+    Returns the messages and how many pieces were joined into an earlier one.
+    """
+    out: list[Message] = []
+    keys: list[str | None] = []
+    joined = 0
+    for message, key in pieces:
+        if out and out[-1].role == message.role and keys[-1] == key and message.boundary is None and out[-1].boundary is None:
+            prev = out[-1]
+            update: dict[str, Any] = {"content": prev.content + message.content}
+            if message.usage is not None:
+                update["usage"] = message.usage
+            out[-1] = prev.model_copy(update=update)
+            joined += 1
+            continue
+        out.append(message)
+        keys.append(key)
+    if joined:
+        for i in range(1, len(out)):
+            if out[i].role == "user" and out[i - 1].role == "assistant":
+                calls = [b.id for b in out[i - 1].content if isinstance(b, ToolUseBlock)]
+                if calls:
+                    out[i] = _results_first(out[i], calls)
+    return out, joined
+
+
+def joined_note(joined: int, messages: int) -> str:
+    """The note ``merge_turns``'s work leaves: records joined into messages."""
+    return (
+        f"joined {joined} record(s) into the message before them ({messages} messages): consecutive records of one role "
+        "without message ids are one message, with tool results after their calls"
+    )
+
+
 def is_message_lines(path: str | os.PathLike[str]) -> bool:
     """True when the file is JSONL: its first line a whole JSON object, and another line after it.
 
-    Cheap on documents: a pretty-printed one fails at its first line (``{``)
-    and a one-line one is never parsed here, as nothing follows it.
+    ``jsonio.is_jsonl``: cheap on documents, and a first line of any length counts.
     """
-    try:
-        with open(path, "rb") as fh:
-            first = _next_nonblank(fh)
-            if first is None:
-                return False
-            first = first.removeprefix(_BOM).strip()
-            if not (first.startswith(b"{") and first.endswith(b"}")):
-                return False
-            if _next_nonblank(fh) is None:
-                return False
-    except OSError:
-        return False  # the reader that follows reports the file's problem properly
-    try:
-        return isinstance(json.loads(first), dict)
-    except (ValueError, RecursionError):
-        return False
-
-
-def _next_nonblank(fh: Any) -> bytes | None:
-    while True:
-        raw = fh.readline(_FIRST_LINE_CAP)
-        if not raw:
-            return None
-        if len(raw) >= _FIRST_LINE_CAP and not raw.endswith(b"\n"):
-            return None
-        if raw.strip():
-            return raw
+    return is_jsonl(path)
 
 
 # -- detection -------------------------------------------------------------------

@@ -14,6 +14,9 @@ The shape read (a JSON list, or ``{"messages": [...]}``), one dict per message::
 * ``content`` is a string, or a list of ``{"type": "text", "text"}`` blocks
   (assistants may also put ``{"type": "tool_use", "id", "name", "input"}``
   blocks there, and ``{"type": "image", ...}`` placeholders are kept).
+* Another agent's record is refused, not read as a plain chat: a document
+  with mini-swe-agent's ``trajectory_format`` or ``instance_id``, or a message
+  with ``extra``, ``function_call`` or ``provider_specific_fields``.
 * Aliases MiniCode itself writes are accepted: ``toolName``, ``isError``,
   ``toolUseId``; ``tool_call_id`` too.
 * ``_persisted_path`` marks a spilled result (its size is read from the
@@ -75,6 +78,10 @@ _PERSISTED = re.compile(r"^\[Tool result persisted to disk\s*[-\u2014\u2013]+\s*
 _CLEARED = "[Old tool result content cleared"
 _DEDUP = "[Read deduplicated:"
 _TAGS = set(get_args(MessageTag))
+# Keys MiniCode never writes that other agents' histories carry: mini-swe-agent's trajectory record and its
+# per-message ``extra``, litellm's message fields. A file with them is refused, not read as a plain chat.
+_FOREIGN_TOP = frozenset({"trajectory_format", "instance_id"})
+_FOREIGN_MESSAGE = frozenset({"extra", "function_call", "provider_specific_fields"})
 _COMPACTED = {"spill", "dedup", "cleared", "masked", "truncated"}
 
 
@@ -181,6 +188,9 @@ def _result(b: HistoryBuilder, m: dict[str, Any], loc: Loc, key: str, stamp: Any
 
 def _message(b: HistoryBuilder, m: Any, loc: Loc, index: int) -> None:
     m = need_dict(m, loc, "message")
+    foreign = sorted(k for k in m if k in _FOREIGN_MESSAGE)
+    if foreign:
+        raise loc.error(f"a message with {', '.join(foreign)} is another agent's record, not MiniCode's", expected="MiniCode message keys")
     role = m.get("role")
     if not isinstance(role, str):
         raise loc.error("message without a role", expected="a string 'role'")
@@ -232,6 +242,11 @@ def from_minicode(data: Any, *, file: str | None = None) -> Transcript:
     """Import MiniCode dicts: a list, or ``{"messages": [...]}``."""
     path = "$"
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        foreign = sorted(k for k in data if k in _FOREIGN_TOP)
+        if foreign:
+            # Another agent's trajectory (mini-swe-agent's), whose plain text turns would otherwise read as a MiniCode chat.
+            raise TranscriptError(f"a document with {', '.join(foreign)} is another agent's trajectory, not a MiniCode history",
+                                  file=file, where="$", expected="a list of message dicts or {'messages': [...]}")
         data, path = data["messages"], "$.messages"
     if not isinstance(data, list):
         raise TranscriptError("no MiniCode messages found", file=file, where="$", expected="a list of message dicts or {'messages': [...]}")

@@ -362,7 +362,7 @@ def read_rollout(path: Path) -> Transcript:
 
 def _is_rollout(path: Path) -> bool:
     """JSONL when the first non-blank line is a whole JSON object and another line follows."""
-    with Path(path).open("r", encoding="utf-8", errors="replace") as fh:
+    with Path(path).open("r", encoding="utf-8-sig", errors="replace") as fh:
         first = next((line for line in fh if line.strip()), "")
         more = any(line.strip() for line in fh)
     try:

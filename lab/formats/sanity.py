@@ -21,6 +21,10 @@ many records skipped         skipped >= ``SKIPPED_WARNING`` (80%), ``MIN_RECORDS
 tool calls dropped           content blocks of an unknown kind naming a tool or     problem
                              function were skipped, and the result holds no tool
                              call (a reader that met another format's tool calls)
+content dropped              records or blocks the reader could not read (a known   warning
+                             block with fields of the wrong type, ``*:invalid``,
+                             ``empty_message``) > ``DROPPED_WARNING`` (5%) of
+                             records read, at least ``MIN_DROPPED`` (2) of them
 ===========================  =====================================================  ========
 
 Boundary markers are not counted as system messages. A "problem" makes the
@@ -32,6 +36,12 @@ candidate gives a clean result, ``load`` keeps the best tolerable one with
 the problem as a warning; a forced format gets no such grace. A "warning" keeps the
 result, with a line in ``ImportNotes.warnings`` starting ``MISREAD_PREFIX``,
 which the CLI prints on stderr and the app shows with ``st.warning``.
+
+"Content dropped" is the rule that nothing is lost unseen: a file whose
+fields have the wrong type (a Cline task whose texts were numbers kept 12 of
+145 messages) imports with exit 0, so what the reader could not read is said
+once it is more than a small share. A reader that rebuilds the file's order
+says so itself (``claude_code_chain``).
 
 The thresholds leave room for real sessions: a Codex rollout that has only
 begun is 2 system messages (injected context) and 1 user message; Claude Code
@@ -51,6 +61,8 @@ __all__ = [
     "SKIPPED_PROBLEM",
     "SKIPPED_WARNING",
     "MIN_RECORDS",
+    "DROPPED_WARNING",
+    "MIN_DROPPED",
     "MISREAD_PREFIX",
     "Verdict",
     "check",
@@ -63,6 +75,9 @@ SKIPPED_PROBLEM = 0.95
 SKIPPED_WARNING = 0.8
 # Below this many records the skipped share says little (a 9-line file with 8 notices is fine).
 MIN_RECORDS = 20
+# Records or blocks a reader could not read, as a share of the records read, above which it says so.
+DROPPED_WARNING = 0.05
+MIN_DROPPED = 2
 # Starts every warning this module (and ``load``'s fallback) adds, so front ends can show them loudly.
 MISREAD_PREFIX = "possible misread: "
 
@@ -124,6 +139,9 @@ def check(transcript: Transcript) -> Verdict:
         problems_skipped.append(dropped)
     problems += problems_skipped
     warnings += warning_skipped
+    unread = _dropped(transcript.notes)
+    if unread and not problems_skipped and not warning_skipped:
+        warnings.append(unread)
     return Verdict(tuple(problems), tuple(warnings), tolerable and not problems_skipped and len(problems) == 1)
 
 
@@ -135,6 +153,22 @@ def _skipped(notes: ImportNotes) -> tuple[list[str], list[str]]:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(notes.skipped.items(), key=lambda kv: -kv[1])[:3])
     text = f"{_share(min(skipped, read), read)} records skipped ({kinds})"
     return ([text], []) if skipped >= SKIPPED_PROBLEM * read else ([], [text])
+
+
+# What a reader could not read, as opposed to records it skips by design (notices, metadata): a
+# block of a known kind with fields of the wrong type, anything counted ``invalid``, a message left empty.
+_UNREADABLE = re.compile(r"(?:^|:)invalid$|^empty_message$|^(?:content )?(?:block|part):(?:text|tool_use|tool_result|thinking|image)$")
+
+
+def _dropped(notes: ImportNotes) -> str | None:
+    """The "content dropped" warning, or None."""
+    kinds = {k: v for k, v in notes.skipped.items() if _UNREADABLE.search(k)}
+    dropped = sum(kinds.values())
+    read = notes.records_read
+    if dropped < MIN_DROPPED or dropped <= DROPPED_WARNING * read:
+        return None
+    listed = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1])[:3])
+    return f"{dropped} records or blocks could not be read and were dropped ({listed}), against {read} records read"
 
 
 def _tools_dropped(transcript: Transcript) -> str | None:

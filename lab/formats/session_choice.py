@@ -21,6 +21,8 @@ The ids are the ones each reader lists:
     openhands   an evaluation ``output.jsonl``: the records' ``instance_id``
                 when every record has a distinct one, else their index in
                 file order ("0", "1", ...)
+    http_log    an HTTP log (claude-trace, a proxy dump): an index in log order
+                ("0", "1", ...) over its conversations (``lab.formats.http_log``)
     cursor      Cursor's composer id (``composerData:<id>``), or a chat tab's
                 ``tabId`` in a workspace ``state.vscdb``
     zed         Zed's thread id (``threads.id``)
@@ -29,9 +31,16 @@ The ids are the ones each reader lists:
     (a folder)  a path inside it (``session_folder``)
 
 The path names its format as ``load`` would find it (its folder checks, then
-the best-scored format of the file); ``format`` forces one. Asking a format
-that holds one session per file for a session, or a reader for an id it does
-not list, is a ``TranscriptError`` (the latter naming up to ``SHOWN`` ids).
+the best-scored format of the file); ``format`` forces one. A file (or session
+folder) that holds one session lists as that one session: ``sessions`` reads
+it (``one_session``), its id is the transcript's own session id ("0" when the
+file records none), and ``load(path, session=ID)`` accepts that id, so what a
+listing shows can always be picked. Its subagent threads (``Transcript.sidechains``:
+a Claude Code file's sidechain records) are listed after it, kind ``subagent``,
+by the thread's name (the id of the Task call that started it), and picked the
+same way: the thread alone, as a transcript of its own. Any other id for such a file, or an id a
+reader does not list, is a ``TranscriptError`` (the latter naming up to
+``SHOWN`` ids).
 """
 
 from __future__ import annotations
@@ -42,16 +51,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.messages import ImportNotes, Transcript
+from ..core.messages import ImportNotes, Message, Transcript
 from ..errors import TranscriptError
 from ._build import parse_timestamp
-from .detect import accept, ranked_candidates
+from .detect import HELP_HINT, accept, close_names, ranked_candidates
 from .jsonio import check_file
 from .registry import FORMATS
 
 __all__ = [
     "SHOWN", "SessionInfo", "SessionReader", "READERS", "register_reader", "sessions", "read_session", "unknown_session", "iso_time",
-    "newest_first", "Candidate", "pick_session", "several", "Several", "read_each", "BATCH_SKIPS",
+    "newest_first", "Candidate", "pick_session", "several", "Several", "read_each", "BATCH_SKIPS", "one_session",
 ]  # fmt: skip
 
 # How many ids an unknown-id error names: enough to spot a typo, few enough for one line.
@@ -184,7 +193,7 @@ def pick_session(
 def _known(format: str | None, path: Path) -> str | None:
     """``format`` when the lab has it (or None); TranscriptError for a name it lacks."""
     if format is not None and format not in FORMATS:
-        raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"one of: {', '.join(sorted(FORMATS))}")
+        raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"a format such as {close_names(format)}; {HELP_HINT}")
     return format
 
 
@@ -199,7 +208,8 @@ def _format_of(path: Path, format: str | None) -> str:
     return found if found is not None else ranked_candidates(check_file(path))[0][0]
 
 
-def _reader(path: Path, format: str | None, asked: str) -> SessionReader:
+def _reader_or_refusal(path: Path, format: str | None, asked: str) -> SessionReader | TranscriptError:
+    """The reader of a path that holds several sessions, or the error saying it holds one."""
     name = _format_of(path, format)
     reader = READERS.get(name)
     if reader is not None and reader.holds(path):
@@ -212,11 +222,62 @@ def _reader(path: Path, format: str | None, asked: str) -> SessionReader:
         reason = f"{name} holds one session per {place}: there is no session to pick ({asked})"
     else:
         reason = f"not {reader.what}, so there is no session to pick ({asked})"
-    raise TranscriptError(reason, file=str(path), expected=f"a file or folder of several sessions: {several}")
+    return TranscriptError(reason, file=str(path), expected=f"a file or folder of several sessions: {several}")
+
+
+def one_session(path: str | os.PathLike[str], format: str | None = None) -> tuple[SessionInfo, Transcript]:
+    """A file (or session folder) that holds one session, as the one session ``sessions`` lists, and its transcript.
+
+    Listing it reads it: its message count, title and time are the transcript's. The id is the transcript's own
+    session id, or "0" when the file records none; ``load(path, session=ID)`` accepts it.
+    """
+    # Imported here: lab.formats imports this module before it defines load.
+    from . import load
+
+    name = _format_of(Path(path), format)
+    t = load(path, format)
+    title = t.meta.title or _title(t.messages)
+    return _info(t.meta.session_id or "0", title, t.messages, name), t
+
+
+def _info(sid: str, title: str | None, messages: Sequence[Message], format: str, kind: str | None = None) -> SessionInfo:
+    stamps = [m.timestamp for m in messages if m.timestamp is not None]
+    return SessionInfo(id=sid, title=title, messages=len(messages), updated=max(stamps).isoformat() if stamps else None, format=format, kind=kind)
+
+
+def _title(messages: Sequence[Message]) -> str | None:
+    return next((line for m in messages if m.role == "user" and (line := _first_line(m))), None)
+
+
+def _threads(info: SessionInfo, t: Transcript) -> list[SessionInfo]:
+    """The subagent threads of a one-session file, as ``sessions`` lists them after the session itself."""
+    return [_info(name, _title(msgs), msgs, info.format, "subagent") for name, msgs in t.sidechains.items() if name != info.id]
+
+
+def _thread(t: Transcript, name: str, format: str, file: str) -> Transcript:
+    """One subagent thread of ``t`` as a transcript of its own, checked as ``load`` checks an import."""
+    main = t.meta.session_id or "0"
+    notes = ImportNotes(records_read=len(t.sidechains[name]))
+    notes.warnings.append(f"the subagent thread {name!r} of session {main!r}, read alone as asked (--session); its parent is read without --session")
+    meta = t.meta.model_copy(update={"session_id": name, "title": f"subagent thread {name} of {main}"})
+    return accept(Transcript(meta=meta, messages=list(t.sidechains[name]), tools=list(t.tools), notes=notes), format, file=file)
+
+
+# A title is one line of at most this many characters.
+_TITLE_CHARS = 80
+
+
+def _first_line(message: Message) -> str | None:
+    for block in message.content:
+        text = getattr(block, "text", None)
+        if isinstance(text, str) and text.strip():
+            line = " ".join(text.split())
+            return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+    return None
 
 
 def sessions(path: str | os.PathLike[str], format: str | None = None) -> list[SessionInfo]:
-    """The sessions ``path`` holds, newest first (see the module docstring); TranscriptError for a one-session file."""
+    """The sessions ``path`` holds, newest first (see the module docstring); a one-session file is one entry."""
     p = Path(path)
     # Imported here: archive reads through the readers, which import this module to register.
     from . import archive
@@ -239,7 +300,12 @@ def _sessions(p: Path, format: str | None) -> list[SessionInfo]:
 
     if session_folder.holds_sessions(p):
         return session_folder.list_sessions(p, _known(format, p))
-    return newest_first(_reader(p, format, "nothing to list").list(p))
+    found = _reader_or_refusal(p, format, "nothing to list")
+    if isinstance(found, TranscriptError):
+        # One session: listed as itself, then its subagent threads. A file no format reads raises its own import's error.
+        info, t = one_session(p, format)
+        return [info, *newest_first(_threads(info, t))]
+    return newest_first(found.list(p))
 
 
 def read_session(path: str | os.PathLike[str], format: str | None, session: str) -> Transcript:
@@ -249,13 +315,28 @@ def read_session(path: str | os.PathLike[str], format: str | None, session: str)
 
     if session_folder.holds_sessions(p):
         return session_folder.read_session(p, _known(format, p), str(session))
-    reader = _reader(p, format, f"asked for {session!r}")
-    return accept(reader.read(p, str(session)), reader.name, file=str(p))
+    found = _reader_or_refusal(p, format, f"asked for {session!r}")
+    if not isinstance(found, TranscriptError):
+        return accept(found.read(p, str(session)), found.name, file=str(p))
+    try:
+        info, t = one_session(p, format)
+    except TranscriptError:
+        raise found from None
+    if str(session) == info.id:
+        return t
+    if str(session) in t.sidechains:
+        return _thread(t, str(session), info.format, str(p))
+    threads = f", with {len(t.sidechains)} subagent thread(s) `python -m lab sessions PATH` lists" if t.sidechains else ""
+    raise TranscriptError(
+        f"{found.reason}; its one session is {info.id!r}{threads} (read without --session, or with that id)", file=str(p), expected=found.expected
+    )
 
 
 # Sessions a batch run (compare, sweep) leaves out of a store: a sub-agent's history is part of its parent's
-# work, not a session of its own, and the agent's own session list leaves it out too.
+# work, not a session of its own, and the agent's own session list leaves it out too; a side request of an HTTP
+# log (a title or a quota check a client sent beside its conversation) is no session a compaction config changes.
 BATCH_SKIPS = ("subagent", "sub_agent")
+_SIDE = "side"
 
 
 @dataclass(frozen=True)
@@ -266,14 +347,16 @@ class Several:
     sessions: list[SessionInfo]
     # Every session as the reader listed it (a folder listing shows them all), sub-agents' and empty ones too.
     listed: list[SessionInfo]
-    # Sessions the store lists but a batch leaves out: sub-agents' (part of their parent's work) and empty ones.
+    # Sessions the store lists but a batch leaves out: sub-agents' (part of their parent's work), side requests and empty ones.
     subagents: int = 0
     empty: int = 0
+    side: int = 0
 
     def describe(self, name: str) -> str:
         """One line for a batch's notes: what ``name`` holds and how it is read."""
         out = [f"{self.subagents} sub-agent session(s)"] if self.subagents else []
         out += [f"{self.empty} empty session(s)"] if self.empty else []
+        out += [f"{self.side} side request(s)"] if self.side else []
         aside = f"; left out: {' and '.join(out)}" if out else ""
         return (f"{name} holds {len(self.sessions)} sessions ({self.reader.what}): each is read as its own transcript, "
                 f"named '{name} [ID]' (--session ID reads one alone){aside}")
@@ -281,7 +364,7 @@ class Several:
 
 def several(path: str | os.PathLike[str]) -> Several | None:
     """The sessions of a file or store that holds more than one, as a batch run takes them: in the store's own
-    order (oldest first where it keeps one), without sub-agents' sessions or empty ones (counted).
+    order (oldest first where it keeps one), without sub-agents' sessions, side requests or empty ones (counted).
 
     None for anything else: a one-session file, a folder of sessions (walked file by file instead), an
     archive, or a file detection cannot read (its own import then says why). Cheap for a one-session file:
@@ -305,15 +388,17 @@ def several(path: str | os.PathLike[str]) -> Several | None:
         return None
     # The readers list newest first; file order reversed: a batch reads a file in its own order.
     kept: list[SessionInfo] = []
-    subagents = empty = 0
+    subagents = empty = side = 0
     for s in reversed(newest_first(listed)):
         if _is_subagent(s.kind):
             subagents += 1
+        elif s.kind is not None and s.kind.lower().startswith(_SIDE):
+            side += 1
         elif s.messages <= 0:
             empty += 1
         else:
             kept.append(s)
-    return Several(reader, kept, listed, subagents, empty) if len(kept) > 1 else None
+    return Several(reader, kept, listed, subagents, empty, side) if len(kept) > 1 else None
 
 
 def _is_subagent(kind: str | None) -> bool:

@@ -29,7 +29,11 @@ Why each rule exists:
 * a home folder holds anything: at most ``MAX_ENTRIES`` entries are looked at, and a
   folder with more is an error that says to point at a smaller one;
 * a file no format claims is skipped and counted, never an error: a session folder
-  also holds notes, tool-output caches and the like.
+  also holds notes, tool-output caches and the like;
+* a batch run (compare, sweep) leaves note and data files out by their suffix
+  (``NOTE_SUFFIXES``, ``is_note_file``), except a ``.md`` whose head is an aider chat
+  history's (``# aider chat started at ...``): aider keeps its sessions in
+  ``.aider.chat.history.md``, and a folder compare must not drop them unseen.
 """
 
 from __future__ import annotations
@@ -45,9 +49,13 @@ from ..core.messages import Transcript
 from ..errors import TranscriptError
 from .session_choice import SessionInfo, newest_first
 
-__all__ = ["MAX_ENTRIES", "FolderListing", "holds_sessions", "walk", "listing", "list_sessions", "read_session", "read_newest"]
+__all__ = ["MAX_ENTRIES", "NOTE_SUFFIXES", "is_note_file", "FolderListing", "holds_sessions", "walk", "listing", "list_sessions", "read_session", "read_newest"]
 
 MAX_ENTRIES = 20_000
+# Files in a folder that are notes or data, never transcripts, by suffix; a batch run leaves them out.
+NOTE_SUFFIXES = (".md", ".txt", ".csv", ".parquet", ".py")
+# How much of a ``.md`` file is read to tell an aider chat history from a note.
+_HEAD_BYTES = 4096
 # Where Claude Code keeps a session's subagents: listed, marked, never the default.
 _SUBAGENT_DIR = "subagents"
 
@@ -67,6 +75,24 @@ def holds_sessions(folder: Path) -> bool:
     from .by_path import path_format
 
     return folder.is_dir() and path_format(folder) is None
+
+
+def is_note_file(path: Path) -> bool:
+    """Whether a batch run leaves ``path`` out as a note or data file: its suffix is one of ``NOTE_SUFFIXES``,
+    and it is not a ``.md`` aider chat history (told by its head, so no file is read through)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in NOTE_SUFFIXES:
+        return False
+    if suffix != ".md":
+        return True
+    from .aider import is_chat_history_head
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError:
+        return False  # not a note we can tell: listed, and its read says what is wrong
+    return not is_chat_history_head(head)
 
 
 def walk(folder: Path, counts: dict[str, int], *, limit: int | None = None) -> Iterator[tuple[Path, bool]]:

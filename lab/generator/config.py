@@ -45,6 +45,9 @@ class GeneratorConfig(BaseModel):
 
     user_turns: int = Field(3, ge=0, le=5_000, description="Extra user messages along the way (after the task request); at most requests - 1.")
     planted_facts: int = Field(4, ge=0, le=40, description="Facts planted in user messages and tool outputs, listed in meta.planted_facts.")
+    content_dependencies: int = Field(0, ge=0, le=5_000, description="Tool turns that plant a content dependency: an edit of lines read "
+                                      "earlier, a quote of an earlier output line, an edit of a file the session wrote (listed by "
+                                      "lab.generator.generate_planted, for content recall).")
 
     seconds_between_requests: float = Field(20.0, ge=0.1, le=86_400, description="Mean seconds between model requests (seeded spacing).")
     long_pause_rate: float = Field(0.02, ge=0, le=1, description="Share of requests preceded by a 1-3 hour pause (lets time-based microcompact fire).")

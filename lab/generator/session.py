@@ -36,11 +36,12 @@ from ..core.messages import (
     block_text,
 )
 from .config import GeneratorConfig, parse_generator_config
+from .edits import ContentPlanter, Planted, planted_turns
 from .prose import Prose
 from .tools import ToolCall, Workspace
 from .vocab import TextKit
 
-__all__ = ["generate", "iter_session", "SessionBuilder", "TOOL_SPECS", "SYSTEM_PROMPT", "estimate_tokens"]
+__all__ = ["generate", "generate_with", "iter_session", "SessionBuilder", "TOOL_SPECS", "SYSTEM_PROMPT", "estimate_tokens"]
 
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Anthropic's prompt cache lives five minutes; a slower next request misses it.
@@ -88,6 +89,8 @@ class SessionBuilder:
         self.last_request: tuple[float, int] | None = None  # (seconds since start, prompt tokens)
         self.touched: list[str] = []
         self._weights = [config.read_weight, config.grep_weight, config.bash_weight, config.edit_weight, config.list_weight]
+        # Draws from the session's generator only when a planted turn is asked for: without them a seed gives the same session.
+        self.planter = ContentPlanter(self.ws, self.kit, self.rng)
 
     # -- ids and time --------------------------------------------------------------
     def _digest(self, kind: str) -> bytes:
@@ -191,6 +194,16 @@ class SessionBuilder:
         results = [ToolResultBlock(tool_use_id=i, content=c[2], is_error=c[3]) for i, c in zip(ids, calls, strict=True)]
         return [call_msg, self._message("user", results)]
 
+    def planted_turn(self) -> list[Message]:
+        """A turn that needs the exact text of earlier output (``edits.py``): the call, then its result."""
+        plan = self.planter.plan()
+        index = self.count
+        tool_id = self._tool_id(0)
+        call_msg = self._assistant([TextBlock(text=t) for t in plan.text] + [ToolUseBlock(id=tool_id, name=plan.call[0], input=plan.call[1])])
+        self.planter.record(index, plan)
+        self._advance(self.rng.uniform(0.05, 1.5))
+        return [call_msg, self._message("user", [ToolResultBlock(tool_use_id=tool_id, content=plan.call[2], is_error=plan.call[3])])]
+
     def _some_path(self) -> str:
         return self.rng.choice(self.ws.known()[-30:] or [self.ws.root + "/README.md"])
 
@@ -233,28 +246,48 @@ def _schedule(cfg: GeneratorConfig, rng: random.Random) -> tuple[list[int], dict
 
 def iter_session(config: GeneratorConfig) -> tuple[list[str], Iterator[Message]]:
     """The planted facts and a lazy stream of the session's messages."""
+    _, facts, stream = _session(config)
+    return facts, stream
+
+
+def _session(config: GeneratorConfig) -> tuple[SessionBuilder, list[str], Iterator[Message]]:
     b = SessionBuilder(config)
     user_turns, in_tool, in_user, in_task = _schedule(config, b.rng)
     facts = [b.prose.fact() for _ in range(config.planted_facts)]
+    user_set = set(user_turns)
+    # Content dependencies take tool turns that carry no fact; none asked for, no draw (the same session as before).
+    planted = set(planted_turns(config.requests, config.content_dependencies, b.rng, user_set | set(in_tool))) if config.content_dependencies else set()
 
     def stream() -> Iterator[Message]:
         yield from b.opening([facts[i] for i in in_task])
-        user_set = set(user_turns)
         for k in range(config.requests - 1):
             if k in user_set:
                 yield b.report_turn()
                 yield b.user_turn([facts[i] for i in in_user.get(k, [])])
+            elif k in planted:
+                yield from b.planted_turn()
             else:
-                yield from b.tool_turn([facts[i] for i in in_tool.get(k, [])])
+                turn = b.tool_turn([facts[i] for i in in_tool.get(k, [])])
+                if planted:
+                    # What a later quote can copy: the outputs the session has shown.
+                    for m in turn:
+                        b.planter.observe(m)
+                yield from turn
         yield b.final_turn()
 
-    return facts, stream()
+    return b, facts, stream()
 
 
 def generate(config: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> Transcript:
     """A deterministic synthetic session: the same config gives a byte-identical dump."""
+    return generate_with(config, **overrides)[0]
+
+
+def generate_with(config: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> tuple[Transcript, list[Planted]]:
+    """``generate``, and the content dependencies planted in the session (``config.content_dependencies``; see ``edits.py``)."""
     cfg = config if isinstance(config, GeneratorConfig) and not overrides else parse_generator_config(config, **overrides)
-    facts, messages = iter_session(cfg)
+    builder, facts, stream = _session(cfg)
+    messages = list(stream)
     meta = TranscriptMeta(
         source_format="generated",
         session_id=f"generated-{cfg.seed}",
@@ -262,4 +295,4 @@ def generate(config: GeneratorConfig | Mapping[str, Any] | None = None, **overri
         title=f"Generated session: seed {cfg.seed}, {cfg.requests} requests",
         planted_facts=facts,
     )
-    return Transcript(meta=meta, messages=list(messages), tools=list(TOOL_SPECS))
+    return Transcript(meta=meta, messages=messages, tools=list(TOOL_SPECS)), list(builder.planter.planted)

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 
 from .. import figures
 from ..core.config import CompactionConfig
+from ..core.diagnostics import inactive_by_design
 from ..core.messages import Message, Transcript
 from ..errors import LabError
 from ..fields import FieldSpec, run_with_value
@@ -86,9 +87,12 @@ class Explorer:
         from ..replayer.window import propose_window
 
         cfg = resolve_config(config)
-        proposal = propose_window(self.transcript, cfg.counter, recorded_compactions=self._settings.recorded_compactions)
+        proposal = propose_window(self.transcript, config=cfg, settings=self._settings)
         if proposal.window is not None:
             cfg = resolve_config(cfg, proposal.window)
+            if proposal.hidden and not self._settings.hidden_tokens:
+                # Measured with the hidden part counted: the replays count it too, as the app's do.
+                self._settings.hidden_from_usage = True
         return cfg, proposal.reason
 
     # -- what a user reads -------------------------------------------------------------------
@@ -169,7 +173,14 @@ class Explorer:
                 f"{sum(r.compactions_by_strategy.values())} compaction(s), {r.failures} failure(s), "
                 f"{r.overflows} overflow(s), cost ${r.total_cost:.4f}")
         err = f"<p style='color: #b00020'><b>Not applied:</b> {escape(error)}</p>" if error else ""
-        self.status.value = f"{err}<p>{escape(line)}</p>"
+        # Beside the numbers: what this config skips at this window on purpose (a larger peak at a smaller window).
+        off = "".join(f"<p><i>Inactive by design: {escape(note)}.</i></p>" for note in self.inactive)
+        self.status.value = f"{err}<p>{escape(line)}</p>{off}"
+
+    @property
+    def inactive(self) -> list[str]:
+        """What the current config does not do at its window by design (``lab.core.diagnostics.inactive_by_design``)."""
+        return inactive_by_design(self._config)
 
     def _show_request(self) -> None:
         if not self._report.rows:

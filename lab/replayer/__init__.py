@@ -4,7 +4,7 @@
     ReplaySettings                    prices, prompt cache, retention weights, clock (beside the config)
     compare(transcript, configs)      one CompareTable row per config
     compare_folder(folder, configs)   one row per transcript x config, across processes
-    propose_window(transcript)        the standard window that makes a config act on this session
+    propose_window(transcript)        the window at which a config summarizes this session, hidden part counted
 
 Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``. Replays of one
 transcript share what is pure per message (counts, cache keys, recall's index); ``clear_caches()``

@@ -183,14 +183,18 @@ class PromptCache:
             break
         return shared
 
-    def step(self, messages: Sequence[Message], now: float, *, sent: int | None = None) -> CacheStep:
-        """Account one request whose sent messages are ``messages`` (boundary markers already removed)."""
+    def step(self, messages: Sequence[Message], now: float, *, sent: int | None = None, same: int | None = None) -> CacheStep:
+        """Account one request whose sent messages are ``messages`` (boundary markers already removed).
+
+        ``same``: when the caller knows it, how many leading messages are the previous step's (a lower
+        bound is enough: the blocks after it are compared one by one); else they are compared.
+        """
         if not self.incremental:
             total = sent if sent is not None else sum(self.blocks.total(m) for m in messages)
             result = self._account(total, self._shared(messages, 0), now)
             self._prev = list(messages)
             return result
-        same = self._same(messages)
+        same = self._same(messages) if same is None else min(same, len(self._prev), len(messages))
         shared = self._shared(messages, same)
         # The running sums move to this request: its first ``same`` messages are the previous one's.
         sums = self._prev_sums

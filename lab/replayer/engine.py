@@ -73,6 +73,8 @@ from ..core.config import CompactionConfig
 from ..core.events import Event
 from ..core.gcpause import gc_paused
 from ..core.messages import Message, Transcript, Usage
+from ..core.repair import clear_cache as clear_repairs
+from ..core.repair import repair as repair_history
 from ..core.stages.watermark import threshold
 from ..core.store import MemoryStore, SpillStore
 from ..core.summarizers.base import Summarizer
@@ -82,11 +84,13 @@ from ..core.validate import Validator, anthropic_problems, openai_problems
 from ..errors import ConfigError, StageError
 from .cache import CacheStep, PromptCache, request_cost
 from .overhead import describe_fit, fit_usage
-from .prices import usage_cost
+from .prices import session_pricing, usage_cost
 from .recorded import RecordedMode, apply_recorded
 from .recall import Recall
 from .recall import totals as recall_totals
-from .report import Report, Row, cost_check, recorded_totals
+from .content import ContentRecall, thin_note
+from .content import totals as content_totals
+from .report import Contexts, Report, Row, cost_check, recorded_totals
 from .resume import Checkpoint, Trace, clear_traces, find, interval_for, remember, resume_key
 from .settings import PricingConfig, ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, shared_targets
@@ -127,7 +131,7 @@ class _Resumed(NamedTuple):
     """The request loop's variables where it starts (``_Run._resume``)."""
 
     rows: list[Row]
-    contexts: list[tuple[Message, ...]]
+    contexts: Contexts
     context: list[Message]
     consumed: int
     raw_tokens: int
@@ -166,6 +170,8 @@ def replay(
     recorded_compactions: RecordedMode | None = None,
     recall: bool = True,
     resume: bool = True,
+    repair: bool = True,
+    content: bool = True,
 ) -> Report:
     """Replay ``transcript`` under ``config`` and report every request; see the module docstring.
 
@@ -181,9 +187,12 @@ def replay(
     each row's sums, validity and cache prefix from scratch (the reference; same report, slower).
     ``recorded_compactions``: overrides ``settings.recorded_compactions`` ("undo" replays the raw
     history as if the original agent had never compacted, "keep" honours its compactions; see ``recorded.py``).
-    ``recall=False``: skip needed-later recall (``recall.py``; its fields stay empty), for the bench's ratio.
+    ``recall=False``: skip needed-later recall (``recall.py``) and content recall (``content.py``; their fields stay
+    empty), for the bench's ratio; ``content=False`` skips content recall alone (the bench's content cost).
     ``resume=False``: replay every request even when an earlier replay of the same transcript, under a config
     differing only in the watermark's threshold, could be resumed (``resume.py``; the report is the same).
+    ``repair=False``: replay the history as the source wrote it, without ``lab.core.repair``'s mends (aborted
+    calls answered, one-block records merged, ...), to see the requests the source itself makes invalid.
     """
     if anchor not in ("replayed", "recorded"):
         raise ConfigError(f"anchor must be 'replayed' or 'recorded', got {anchor!r}")
@@ -191,8 +200,16 @@ def replay(
     cfg = resolve_config(config, window)
     rs = resolve_settings(settings, recorded_compactions)
     given = as_transcript(transcript)
+    # The one pricing rule (prices.session_pricing): the session's own model unless the settings chose prices.
+    rs, priced_by = session_pricing(rs, given.meta.model)
     t, found, recorded_notes = apply_recorded(given, rs.recorded_compactions)
     notes.extend(recorded_notes)
+    # What the source got wrong (an aborted turn's call, one block per record, an assistant opening) is
+    # repaired as the agents do, so no config is charged with requests the source made invalid.
+    fixed = repair_history(t.messages) if repair else None
+    if fixed is not None and fixed.changed:
+        t = t.model_copy(update={"messages": fixed.messages})
+        notes.extend(f"repaired: {line}" for line in fixed.notes)
     cfg = with_session_cwd(cfg, t, notes)
     # No counter given: the one instance per name every such replay shares (its caches are found again).
     counter = counter if counter is not None else shared_counter(cfg.counter)
@@ -202,7 +219,7 @@ def replay(
     hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
     # Only the lab's own store and summarizer can be resumed: a caller's may hold state no checkpoint saw.
     traced = incremental and store is None and summarizer is None
-    key = resume_key(cfg, rs.model_dump_json(), counter, (anchor, recall, retention_each, hidden)) if traced else None
+    key = resume_key(cfg, rs.model_dump_json(), counter, (anchor, recall, content, retention_each, hidden)) if traced else None
     start = find(given, key, t.messages, cfg.watermark, cfg.window) if key is not None and resume else None
     if start is not None:
         store, state = start[1].store.fork(), start[1].state.fork()
@@ -215,10 +232,11 @@ def replay(
     # The cyclic collector kept traversing a heap that only grows while a replay runs: a quarter of a
     # 2,000-request replay. A replay makes no cycles of its own, so it runs paused (see gcpause.py).
     with gc_paused():
-        run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden)
+        run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden, content=recall and content)
         report = run.go(notes, trace, start)
     if trace is not None:
         remember(given, trace)
+    report.pricing_source = priced_by
     report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
     report.recorded = found
@@ -244,8 +262,9 @@ def _unseen_by_watermark(cfg: CompactionConfig, hidden: int) -> str | None:
 def clear_caches() -> None:
     """Forget everything replays share between them, so the next replay of any transcript starts cold: the
     per-message counts, compositions, prompt-cache keys and decoded calls (``support.clear_shared``), the
-    retention targets, recall's histories and mention memos, and the traces replays resume from. Results never
-    change; only the time does."""
+    retention targets, recall's histories and mention memos, the traces replays resume from, and the repaired
+    histories (``lab.core.repair``). Results never change; only the time does."""
+    from .content import clear_cache as clear_content
     from .recall import clear_cache as clear_recall
     from .retention import clear_shared_targets
     from .support import clear_shared
@@ -253,7 +272,9 @@ def clear_caches() -> None:
     clear_shared()
     clear_shared_targets()
     clear_recall()
+    clear_content()
     clear_traces()
+    clear_repairs()
 
 
 class _Run:
@@ -261,7 +282,7 @@ class _Run:
 
     def __init__(self, t: Transcript, cfg: CompactionConfig, settings: ReplaySettings, compactor: Compactor, recorder: RecordingSummarizer,
                  store: SpillStore, retention_each: bool, progress: Progress | None, anchor: str, incremental: bool = True,
-                 recall: bool = True, *, hidden: int = 0) -> None:
+                 recall: bool = True, *, hidden: int = 0, content: bool = True) -> None:
         self.t, self.cfg, self.compactor, self.recorder, self.store = t, cfg, compactor, recorder, store
         self.settings = settings
         # Tokens every request carries beyond the file (ReplaySettings.hidden_tokens): the provider's window and
@@ -289,6 +310,7 @@ class _Run:
         self.watermark = limit if limit is not None else cfg.window
         self.compactions: dict[str, int] = {}
         self.recall = Recall(t.messages, store, compactor.state.spill_paths, incremental=incremental) if recall else None
+        self.content = ContentRecall(t.messages, store, compactor.state.spill_paths, counter, incremental=incremental) if content else None
 
     def _hidden(self, which: str, expired: bool, pricing: PricingConfig) -> tuple[float, bool]:
         """The hidden prefix's dollars for one request and whether it was read from the cache: written when
@@ -336,6 +358,13 @@ class _Run:
                         detail=f"recovery still over the window after {calls} calls")
         return working, False, calls, [ev for o in tried for ev in o.events] + [failure]
 
+    def _recall_fields(self, p: int, q: int, working: list[Message]) -> dict[str, object]:
+        """The Row fields of names recall and content recall at the request answered by ``raw[p:q]``."""
+        fields = self.recall.step(p, q, working, same=self.sums.kept("recall")).fields() if self.recall is not None else {}
+        if self.content is not None:
+            fields.update(self.content.step(p, q, working, same=self.sums.kept("content")).fields())
+        return fields
+
     def _count_compactions(self, events: Sequence[Event]) -> None:
         for e in events:
             if e.effective and e.strategy and e.stage not in _NOT_COMPACTIONS and e.strategy != "reapply":
@@ -353,7 +382,7 @@ class _Run:
         if trace is not None:
             trace.interval = interval_for(points)
         if start is None:
-            return _Resumed([], [], [], 0, 0, None, 0)
+            return _Resumed([], Contexts(), [], 0, 0, None, 0)
         base, at = start
         self.compactions = dict(at.compactions)
         self._hidden_written = dict(at.hidden_written)
@@ -369,7 +398,7 @@ class _Run:
             self.progress(at.k, points)
         # The rows before the checkpoint are the base's, but for the one field the threshold decides.
         rows = [r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in base.rows[: at.k]]
-        return _Resumed(rows, base.contexts[: at.k], list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
+        return _Resumed(rows, base.contexts.head(at.k), list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
 
     def go(self, notes: list[str], trace: Trace | None = None, start: tuple[Trace, Checkpoint] | None = None) -> Report:
         t, cfg, compactor = self.t, self.cfg, self.compactor
@@ -385,16 +414,21 @@ class _Run:
             raw_tokens += self.counts.sum(sendable(new))
             now = self.clock.at(k, raw, consumed, p)
             working = context + list(new)
-            self.sums.update(working)
+            # The previous request's context, then its response: that many leading messages are the ones
+            # the running sums saw last, so they are not compared again (``SentSums``).
+            self.sums.update(working, known=len(context))
             tokens_before = self.sums.tokens
             step = _Step()
             calls_before = len(self.recorder.results)
             summary_calls_before = self.recorder.calls
+            # Leading messages of ``working`` that are still the ones the running sums saw last.
+            unchanged = len(working)
             try:
                 if has_tool_result(new):
                     outcome = compactor.dispatch(working, now=now)
                     step.take(outcome)
                     working = outcome.messages
+                    unchanged = outcome.unchanged
                 outcome = compactor.process_request(working, now=now, usage=usage if cfg.watermark.use_usage_anchor else None)
             except StageError as e:
                 raise StageError(f"request {k} (message {p}): {e}") from e
@@ -402,7 +436,7 @@ class _Run:
                 trace.gates.append(outcome.gate)
             step.take(outcome)
             working = outcome.messages
-            self.sums.update(working)
+            self.sums.update(working, known=min(unchanged, outcome.unchanged))
             sent_tokens = self.sums.tokens
             overflowed = sent_tokens + self.hidden > cfg.window
             recovered = failed = False
@@ -421,14 +455,14 @@ class _Run:
                 q += 1
             response = raw[p:q]
             bills = [m.usage for m in response if m.usage is not None and m.usage.cost_usd is not None]
-            recall_fields = self.recall.step(p, q, working).fields() if self.recall is not None else {}
+            recall_fields = self._recall_fields(p, q, working)
             output = self.counts.sum(response)
             hidden_cached = False
             if failed:
                 cache_step = CacheStep(sent=sent_tokens, cached=0, written=0, uncached=0, expired=False, shared=0)
                 cost = 0.0
             else:
-                cache_step = self.cache.step(sent, now, sent=sent_tokens)
+                cache_step = self.cache.step(sent, now, sent=sent_tokens, same=self.sums.kept_sent("cache"))
                 hidden_usd, hidden_cached = self._hidden("sent", cache_step.expired, pricing)
                 cost = request_cost(cache_step, output, pricing) + hidden_usd
             raw_step = self.raw_cache.step_append(raw_tokens, now)
@@ -481,7 +515,7 @@ class _Run:
             if self.retention_each:
                 row.retention = retention(sent, self.goals, upto=p, store=self.store, spill_paths=compactor.state.spill_paths, weights=self.settings.retention)
             rows.append(row)
-            contexts.append(tuple(working))
+            contexts.append(working, same=self.sums.kept("contexts"))
 
             context = working + list(response)
             consumed = q
@@ -500,7 +534,7 @@ class _Run:
             trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.results
         return self._report(rows, contexts, final, raw_tokens, notes)
 
-    def _report(self, rows: list[Row], contexts: list[tuple[Message, ...]], final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:
+    def _report(self, rows: list[Row], contexts: Contexts, final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:
         cfg, t = self.cfg, self.t
         final_sent = sendable(final)
         kept = retention(final_sent, self.goals, upto=len(t.messages), store=self.store,
@@ -540,10 +574,13 @@ class _Run:
             retention=kept,
             retention_score=kept.score,
             **recall_totals(rows),  # type: ignore[arg-type]
+            **content_totals(rows),  # type: ignore[arg-type]
             config=cfg.model_dump(mode="json"),
             settings=self.settings.model_dump(mode="json"),
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,
         )
+        if self.content is not None and (line := thin_note(report.content_needed)) is not None:
+            report.notes.append(line)
         report._attach(contexts, t.messages, final)
         return report

@@ -13,6 +13,13 @@ TTL and ``PriceRow.pricing`` picks the one the replay's cache model uses.
 OpenAI caches automatically and bills a write as plain input, so its write
 prices equal its input price.
 
+Which row a replay is billed at (``session_pricing``), one rule for ``lab.replay``, ``lab replay`` and
+the app: while ``pricing.follow_session`` is on (the default), the row of the session's own model when the
+transcript names one the table knows, else the default row (Claude Sonnet 4.6); prices somebody chose
+(a settings file or mapping naming any price, a row picked in the app) turn it off and are billed as
+given. The report records which (``Report.pricing_source``), and every cost the lab prints names the
+row and its prices beside it (``cost_text``), so two costs of the same replay can be told apart.
+
 Matching a transcript's model name (``match_model``): the name is lowercased
 and stripped of what deployments add around a model id (a ``provider/``
 path, Bedrock's ``us.anthropic.`` prefix and ``-v1:0`` suffix, Vertex's
@@ -26,14 +33,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from collections.abc import Mapping
 
 from ..core.messages import Usage
 from .settings import DEFAULT_PRICE_ROW, PricingConfig, ReplaySettings
 
 __all__ = ["PriceRow", "PRICE_ROWS", "PRICES_TAKEN", "SOURCES", "price_row", "row_names", "normalize_model", "match_model",
-           "pricing_row_matches", "describe_pricing", "describe_settings", "explain_pricing", "with_row", "usage_cost"]
+           "pricing_row_matches", "describe_pricing", "describe_settings", "explain_pricing", "with_row", "usage_cost",
+           "PricingSource", "session_pricing", "price_tag", "cost_text", "pricing_rule"]
 
 # The day the numbers below were read from the two providers' pricing pages.
 PRICES_TAKEN = "2026-12-01"
@@ -139,10 +147,70 @@ def match_model(name: str | None) -> PriceRow | None:
     return best[1] if best else None
 
 
+def _numbers(pricing: PricingConfig) -> tuple[str, float, float, float, float]:
+    return (pricing.model, pricing.input_per_mtok, pricing.output_per_mtok, pricing.cache_write_per_mtok, pricing.cache_read_per_mtok)
+
+
 def pricing_row_matches(pricing: PricingConfig, ttl_seconds: int = 300) -> bool:
     """True when ``pricing`` holds exactly the numbers of the row it names (nobody edited them)."""
     row = price_row(pricing.model)
-    return row is not None and row.pricing(ttl_seconds) == pricing
+    return row is not None and _numbers(row.pricing(ttl_seconds)) == _numbers(pricing)
+
+
+# Where a replay's prices came from: the session's own model, the default row (the session names no model
+# the table knows), or the settings (prices somebody chose). "" in a report written before it was recorded.
+PricingSource = Literal["session", "default", "settings"]
+
+
+def session_pricing(settings: ReplaySettings, model: str | None) -> tuple[ReplaySettings, PricingSource]:
+    """The settings a replay of a session naming ``model`` bills with, and where their prices came from.
+
+    The one pricing rule (see the module docstring). Settings that already hold the answer are returned
+    as they are, so applying the rule twice (the app settles it on load, the replay again) changes nothing.
+    """
+    if not settings.pricing.follow_session:
+        return settings, "settings"
+    row = match_model(model)
+    source: PricingSource = "session" if row is not None else "default"
+    chosen = row if row is not None else _BY_NAME[DEFAULT_PRICE_ROW]
+    pricing = chosen.pricing(settings.cache.ttl_seconds).model_copy(update={"follow_session": True})
+    if pricing == settings.pricing:
+        return settings, source
+    return settings.model_copy(update={"pricing": pricing}), source
+
+
+def pricing_rule(source: str, model: str | None) -> str:
+    """Why a replay was billed at its prices, from its ``pricing_source`` and the transcript's model name."""
+    if source == "session":
+        return f"the session's own model ({model})"
+    if source == "default":
+        named = f"the session's model {model!r} has no row in the price table" if model else "the session names no model"
+        return f"the default row, as {named}"
+    if source == "settings":
+        return "the replay settings (chosen prices win over the session's model)"
+    return "the replay settings"
+
+
+def _money(x: float) -> str:
+    """A per-MTok price as a bill prints it: $3, $0.30, $18.75, $0.125."""
+    return f"${x:g}" if x == int(x) else (f"${x:.2f}" if round(x, 2) == x else f"${x:g}")
+
+
+def price_tag(pricing: PricingConfig) -> str:
+    """The prices in one phrase: "Claude Sonnet 4.6: $3/$15 per MTok in/out, cache write $3.75, cache read $0.30"."""
+    row = price_row(pricing.model)
+    name = row.name if row is not None and _numbers(pricing) in {_numbers(row.pricing(t)) for t in (300, 3600)} else (
+        f"custom prices (edited from {row.name})" if row is not None else "custom prices")
+    return (f"{name}: {_money(pricing.input_per_mtok)}/{_money(pricing.output_per_mtok)} per MTok in/out, "
+            f"cache write {_money(pricing.cache_write_per_mtok)}, cache read {_money(pricing.cache_read_per_mtok)}")
+
+
+def cost_text(dollars: float, settings: ReplaySettings | Mapping[str, Any]) -> str:
+    """A cost with the prices it was billed at beside it: "$0.2274 (Claude Sonnet 4.6: $3/$15 per MTok ...)".
+
+    ``settings``: the replay's settings, or a report's ``settings`` dump.
+    """
+    return f"${dollars:,.4f} ({price_tag(_settings(settings).pricing)})"
 
 
 def _usd(x: float) -> str:

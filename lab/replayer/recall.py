@@ -64,7 +64,7 @@ from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row
 from .support import ByIdentity
 
-__all__ = ["MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "response_mentions", "message_mentions", "recorded_boundaries", "totals"]
+__all__ = ["Anchored", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "response_mentions", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
 
 # Lost mentions listed per row; the counts are exact regardless.
 MAX_LOST = 20
@@ -127,6 +127,24 @@ def _text(message: Message) -> str:
     return "\n".join(b.text if isinstance(b, TextBlock) else b.content for b in message.content if isinstance(b, (TextBlock, ToolResultBlock)))
 
 
+def spill_refs(message: Message, spill_paths: Mapping[str, str]) -> frozenset[str]:
+    """The spill files a message points to: a stub's own path (or the path the replay wrote for its call, when the
+    stub's text names it, as MewCode's "[saved to] PATH" does), and known paths a summary's text names. Names recall
+    and content recall both call what such a file holds recoverable."""
+    refs: set[str] = set()
+    for b in message.content:
+        if isinstance(b, ToolResultBlock) and b.compacted is not None:
+            known = spill_paths.get(b.tool_use_id)
+            if b.spill_path:
+                refs.add(b.spill_path)
+            elif known and known in b.content:
+                refs.add(known)
+    if message.tag in _PIPELINE_TAGS:
+        text = _text(message)
+        refs |= {p for p in spill_paths.values() if p in text}
+    return frozenset(refs)
+
+
 def recorded_boundaries(raw: Sequence[Message]) -> list[int]:
     """Indices of the original agent's own compactions in a transcript."""
     return [i for i, m in enumerate(raw) if m.boundary is not None or m.tag == "boundary"]
@@ -165,6 +183,60 @@ class RecallStep:
         }
 
 
+# Positions of one piece in a text past which ``Anchored`` scans the text instead of trying each.
+_MAX_TRIES = 8
+
+
+class Anchored:
+    """Which of a fixed set of strings occur in a text, as ``{w for w in strings if w in text}`` says.
+
+    Why: a summary or another pipeline message is searched for every multiword mention of the transcript's
+    recorded future, and their number grows with the transcript, as does the number of summaries: a
+    session of many short turns spent most of its replay there. Each string is filed under its rarest
+    ``GRAM``-character piece (and where in the string it starts); a text is cut into its pieces once,
+    and a string filed under one of them is only tried where that piece occurs, so a try costs the
+    string's length, not the text's. A string that occurs in the text holds all its pieces: none is missed.
+    """
+
+    GRAM = 4
+
+    def __init__(self, strings: Sequence[str]) -> None:
+        g = self.GRAM
+        pieces = [{w[i : i + g] for i in range(len(w) - g + 1)} for w in strings]
+        # How many strings hold each piece: a string is filed under the piece fewest others share.
+        share: dict[str, int] = {}
+        for held in pieces:
+            for piece in held:
+                share[piece] = share.get(piece, 0) + 1
+        self.short = tuple(w for w, held in zip(strings, pieces, strict=True) if not held)
+        self.by_piece: dict[str, list[tuple[str, int]]] = {}
+        for w, held in zip(strings, pieces, strict=True):
+            if held:
+                piece = min(held, key=lambda p: (share[p], p))
+                self.by_piece.setdefault(piece, []).append((w, w.index(piece)))
+
+    def within(self, text: str) -> set[str]:
+        g = self.GRAM
+        found = {w for w in self.short if w in text}
+        filed = self.by_piece
+        if not filed:
+            return found
+        # Where each filed piece occurs in the text.
+        at: dict[str, list[int]] = {}
+        for i in range(len(text) - g + 1):
+            piece = text[i : i + g]
+            if piece in filed:
+                at.setdefault(piece, []).append(i)
+        starts = text.startswith
+        for piece, positions in at.items():
+            # A piece the text holds in many places: one scan of the text (in C) beats a try at each.
+            tries = len(positions) <= _MAX_TRIES
+            for w, offset in filed[piece]:
+                if w not in found and (any(i >= offset and starts(w, i - offset) for i in positions) if tries else w in text):
+                    found.add(w)
+        return found
+
+
 class History:
     """What one transcript's recorded future names, and where in its raw history each mention occurs.
 
@@ -191,6 +263,7 @@ class History:
         self.wanted: frozenset[str] = frozenset().union(*self.responses)
         self.lookup = Lookup(self.wanted)
         self.multiword = sorted(w for w in self.wanted if is_multiword(w))
+        self._anchored = Anchored(self.multiword)
         self._texts: dict[str, frozenset[str]] = {}
         # By the raw messages' identities: ``raw`` keeps each alive, so no other object can have its id.
         self._hits: dict[int, frozenset[str]] = {}
@@ -236,7 +309,7 @@ class History:
         found = self._wanted_in(message)
         if message.tag in _PIPELINE_TAGS and self.multiword:
             text = _text(message)
-            found |= {w for w in self.multiword if w in text}
+            found |= self._anchored.within(text)
         return frozenset(found)
 
     def _wanted_in(self, message: Message) -> set[str]:
@@ -354,18 +427,7 @@ class Recall:
         return hit
 
     def _find_refs(self, message: Message) -> frozenset[str]:
-        refs: set[str] = set()
-        for b in message.content:
-            if isinstance(b, ToolResultBlock) and b.compacted is not None:
-                known = self.spill_paths.get(b.tool_use_id)
-                if b.spill_path:
-                    refs.add(b.spill_path)
-                elif known and known in b.content:
-                    refs.add(known)
-        if message.tag in _PIPELINE_TAGS:
-            text = _text(message)
-            refs |= {p for p in self.spill_paths.values() if p in text}
-        return frozenset(refs)
+        return spill_refs(message, self.spill_paths)
 
     def _spill_hits(self, path: str) -> frozenset[str] | None:
         if path not in self._spilled:
@@ -380,7 +442,7 @@ class Recall:
 
     # -- running state ----------------------------------------------------------------------------
 
-    def _update(self, context: Sequence[Message]) -> tuple[_Multiset | set[str], _Multiset | set[str]]:
+    def _update(self, context: Sequence[Message], same: int | None = None) -> tuple[_Multiset | set[str], _Multiset | set[str]]:
         """(the wanted mentions the sent context holds, those the spill files it points to hold)."""
         if not self.incremental:
             sent = [m for m in context if is_sent(m)]
@@ -389,7 +451,7 @@ class Recall:
             reach: set[str] = set().union(*(h for p in paths if (h := self._spill_hits(p)) is not None))
             return held, reach
         seq = list(context)
-        k = shared_prefix(self._context, seq)
+        k = shared_prefix(self._context, seq) if same is None else min(same, len(self._context), len(seq))
         raw_entries = self.history.entries
         live = self._paths
         # What left and what joined, each counted in one update: a request moves a few messages, and
@@ -431,10 +493,14 @@ class Recall:
             entry = self._entries.put(message, (self.history.hits(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
         return entry
 
-    def step(self, point: int, end: int, context: Sequence[Message]) -> RecallStep:
-        """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed)."""
+    def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> RecallStep:
+        """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed).
+
+        ``same``: when the caller knows it, how many leading messages ``context`` shares with the previous
+        step's (a lower bound is enough); else they are compared.
+        """
         history = self.history
-        held, reach = self._update(context)
+        held, reach = self._update(context, same)
         needed = history.needed(point, end)
         missing = held.missing(needed) if isinstance(held, _Multiset) else [x for x in needed if x not in held]
         if not missing:

@@ -5,7 +5,9 @@ through JSON: ``Report.from_dict(report.to_dict()) == report``. The contexts
 themselves are not part of the JSON: a report made by ``replay`` keeps them in
 memory (``context_at`` / ``raw_at``) as references to the immutable messages,
 shared between requests, never as copies; a report read back from JSON has
-rows and totals only.
+rows and totals only. They are kept as what changed from one request to the
+next (``Contexts``): a tuple of the whole context per request cost memory
+quadratic in a session of many small messages (4.9 GiB for 100,000 of them).
 
 ``Report.df`` is a pandas view of the rows; pandas is imported only when it
 is asked for, so the core of a replay never pays for it.
@@ -17,11 +19,11 @@ import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..core.messages import Message, is_sent
+from ..core.messages import Message, is_sent, shared_prefix
 from ..atomic import write_text_atomic
 from ..errors import LabError
 from .recorded import RecordedCompaction
@@ -29,9 +31,96 @@ from .recorded import RecordedCompaction
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO", "recorded_totals", "cost_check"]
+__all__ = ["Contexts", "Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO", "recorded_totals", "cost_check",
+           "COMPACTION_KINDS", "STAGE_LABELS", "STRATEGY_KINDS", "compaction_kind", "describe_compactions", "invalid_reasons", "describe_invalid", "raw_peak_note"]
 
 REPORT_VERSION = 1
+
+
+class Contexts(Sequence[tuple[Message, ...]]):
+    """Every request's context (boundary markers included), stored as what changed since the previous one.
+
+    Why: a request's context is mostly the previous one's, and a tuple of all of
+    it per request made a replay's memory grow with requests x context, which a
+    session of many small messages turns into gigabytes. Each entry keeps how
+    many leading messages it shares with the previous context and the messages
+    after those. A full copy (a key frame) is stored instead whenever the
+    messages stored since the last one would outgrow the context itself, so
+    memory stays within about twice what changed over the session, and reading
+    one context replays at most about two contexts' worth of entries.
+    """
+
+    __slots__ = ("_keep", "_tail", "_frame", "_since", "_last")
+
+    def __init__(self) -> None:
+        # Per entry: messages kept from the previous context, the messages after them, and its key frame's index.
+        self._keep: list[int] = []
+        self._tail: list[tuple[Message, ...]] = []
+        self._frame: list[int] = []
+        # Messages stored since the last key frame, and the last context (None: rebuilt when next needed).
+        self._since = 0
+        self._last: tuple[Message, ...] | None = ()
+
+    def append(self, context: Sequence[Message], *, same: int | None = None) -> None:
+        """Store the next context. ``same``: when the caller knows it, how many leading messages it shares
+        with the previous one (a lower bound is enough); else they are compared."""
+        now = tuple(context)
+        if not self._keep:
+            keep = 0
+        elif same is not None:
+            keep = min(same, len(now), len(self._last) if self._last is not None else self._length(-1))
+        else:
+            last = self._last if self._last is not None else self[-1]
+            keep = shared_prefix(last, now)
+        tail = now[keep:]
+        if not self._keep or self._since + len(tail) > len(now):
+            self._frame.append(len(self._keep))
+            keep, tail, self._since = 0, now, 0
+        else:
+            self._frame.append(self._frame[-1])
+        self._keep.append(keep)
+        self._tail.append(tail)
+        self._since += len(tail)
+        self._last = now
+
+    def head(self, n: int) -> Contexts:
+        """The first ``n`` contexts, as a log of their own that shares the stored messages."""
+        out = Contexts()
+        out._keep, out._tail, out._frame = self._keep[:n], self._tail[:n], self._frame[:n]
+        out._since = sum(len(t) for t in out._tail[out._frame[-1]:]) if n else 0
+        out._last = None if n else ()
+        return out
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
+    def _length(self, k: int) -> int:
+        return len(self._build(k % len(self._keep)))
+
+    def _build(self, k: int) -> list[Message]:
+        msgs: list[Message] = []
+        for i in range(self._frame[k], k + 1):
+            del msgs[self._keep[i]:]
+            msgs.extend(self._tail[i])
+        return msgs
+
+    def __getitem__(self, k: int) -> tuple[Message, ...]:  # type: ignore[override]
+        if not isinstance(k, int):
+            raise TypeError(f"contexts are read one at a time, by request index, not by {type(k).__name__}")
+        n = len(self._keep)
+        if not -n <= k < n:
+            raise IndexError(f"context {k} out of range ({n} stored)")
+        k %= n
+        if k == n - 1 and self._last is not None:
+            return self._last
+        return tuple(self._build(k))
+
+    def __iter__(self) -> Iterator[tuple[Message, ...]]:
+        msgs: list[Message] = []
+        for keep, tail in zip(self._keep, self._tail, strict=True):
+            del msgs[keep:]
+            msgs.extend(tail)
+            yield tuple(msgs)
 
 
 class _Data(BaseModel):
@@ -134,7 +223,8 @@ class Row(_Data):
     first_request_kept: bool | None = None
     # Only when the replay ran with retention_each=True.
     retention: Retention | None = None
-    # Needed-later recall (recall.py): mentions of this request's recorded response seen earlier in the raw history.
+    # Needed-later recall, the names score (recall.py): mentions of this request's recorded response seen earlier
+    # in the raw history, kept when the name is anywhere in the context.
     needed_mentions: int = 0
     kept_mentions: int = 0
     recoverable_mentions: int = 0
@@ -145,11 +235,29 @@ class Row(_Data):
     recoverable_share: float | None = None
     # The lost mentions themselves, at most recall.MAX_LOST of them.
     lost_mentions: list[LostMention] = Field(default_factory=list)
+    # Content recall (content.py): the edit anchor lines and copied spans this request's recorded response used,
+    # kept when verbatim in the context; needed = kept + recoverable + lost. None when nothing was needed.
+    content_needed: int = 0
+    content_kept: int = 0
+    content_recoverable: int = 0
+    content_lost: int = 0
+    content_recall: float | None = None
+    # Tokens of the spill files the agent would read back for what was only recoverable (each file once).
+    reread_tokens: int = 0
+
+    def model_post_init(self, context: Any, /) -> None:
+        # A replay keeps one row per request, and pydantic's per-instance set of the fields given was
+        # as big as the row's values (2 KB of a 4 KB row). Every row shares one set naming every field:
+        # nothing reads which row fields were given, and setting a field adds a name already there.
+        object.__setattr__(self, "__pydantic_fields_set__", _ROW_FIELDS)
 
     @property
     def valid(self) -> bool:
         return self.valid_anthropic and self.valid_openai
 
+
+# Every Row's ``model_fields_set`` (see ``Row.model_post_init``).
+_ROW_FIELDS = set(Row.model_fields)
 
 # Row fields that are nested and stay out of the flat DataFrame view (their own columns are derived).
 _NESTED = ("events", "freed_by_stage", "composition", "problems", "retention", "lost_mentions")
@@ -197,7 +305,7 @@ class Report(_Data):
     first_request_kept: bool | None = None
     retention: Retention = Field(default_factory=Retention)
     retention_score: float | None = None
-    # Needed-later recall over every request: sums of the row counts, and sum kept / sum needed.
+    # Needed-later recall, the names score, over every request: sums of the row counts, and sum kept / sum needed.
     needed_mentions: int = 0
     kept_mentions: int = 0
     recoverable_mentions: int = 0
@@ -205,9 +313,21 @@ class Report(_Data):
     lost_config: int = 0
     needed_later_recall: float | None = None
     recoverable_share: float | None = None
+    # Content recall over every request (content.py): summed counts, sum kept / sum needed, and whether it rests on
+    # fewer than content.THIN needed items (too thin to rank configs by); the re-read tokens summed.
+    content_needed: int = 0
+    content_kept: int = 0
+    content_recoverable: int = 0
+    content_lost: int = 0
+    content_recall: float | None = None
+    content_thin: bool = True
+    reread_tokens: int = 0
     config: dict[str, Any] = Field(default_factory=dict)
     # The replay settings it was billed and timed with (ReplaySettings' dump); beside the agent config, not in it.
     settings: dict[str, Any] = Field(default_factory=dict)
+    # Where the prices in ``settings`` came from (``prices.session_pricing``): "session" (the transcript's own
+    # model), "default" (it names no model the table knows) or "settings" (chosen prices); "" in older reports.
+    pricing_source: str = ""
     meta: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     # What the replay did with the compactions the original agent recorded ("undo" or "keep"), and each one found.
@@ -215,10 +335,25 @@ class Report(_Data):
     recorded_compactions: int = 0
     recorded: list[RecordedCompaction] = Field(default_factory=list)
 
-    # Shared, immutable message objects: one tuple of references per request, never copies.
-    _contexts: list[tuple[Message, ...]] | None = PrivateAttr(default=None)
+    # Shared, immutable message objects: what changed per request (``Contexts``), never copies.
+    _contexts: Contexts | None = PrivateAttr(default=None)
     _raw: Sequence[Message] | None = PrivateAttr(default=None)
     _final: tuple[Message, ...] | None = PrivateAttr(default=None)
+
+    @property
+    def compactions_by_kind(self) -> dict[str, int]:
+        """The compactions counted in ``compactions_by_strategy``, by what they did (``COMPACTION_KINDS``), in that order.
+
+        Strategy names alone ("tool_budget", "full") do not say whether a summary was written: a spill is
+        not a summary, and "compactions 4" that were all spills read as four summaries.
+        """
+        counts = dict.fromkeys(COMPACTION_KINDS, 0)
+        for row in self.rows:
+            for ev in row.events:
+                kind = compaction_kind(ev)
+                if kind is not None:
+                    counts[kind] += 1
+        return counts
 
     def __eq__(self, other: object) -> bool:
         # The in-memory contexts are a cache of the replay, not part of the report's value.
@@ -228,7 +363,7 @@ class Report(_Data):
 
     # -- contexts -------------------------------------------------------------
 
-    def _attach(self, contexts: list[tuple[Message, ...]], raw: Sequence[Message], final: tuple[Message, ...]) -> None:
+    def _attach(self, contexts: Contexts, raw: Sequence[Message], final: tuple[Message, ...]) -> None:
         self._contexts, self._raw, self._final = contexts, raw, final
 
     @property
@@ -278,7 +413,7 @@ class Report(_Data):
 
     def totals(self) -> dict[str, Any]:
         """Everything but the rows, config, settings and meta: the numbers a comparison table shows."""
-        data = self.model_dump(mode="json", exclude={"rows", "config", "settings", "meta", "retention", "recorded"})
+        data = self.model_dump(mode="json", exclude={"rows", "config", "settings", "pricing_source", "meta", "retention", "recorded"})
         data["retention"] = {name: part.share for name, part in self.retention.parts.items()}
         return data
 
@@ -315,7 +450,8 @@ class Report(_Data):
     def from_dict(cls, data: Any) -> Report:
         if not isinstance(data, dict):
             raise LabError(f"a replay report must be a JSON object, got {type(data).__name__}")
-        body = {k: v for k, v in data.items() if k != "lab_replay_report"}
+        # "run" ties a written report to its request dump (``write(run=...)``); it is not part of the model.
+        body = {k: v for k, v in data.items() if k not in ("lab_replay_report", "run")}
         config = body.get("config")
         if "settings" not in body and isinstance(config, dict) and isinstance(config.get("replay"), dict):
             # Reports written before the split kept the replay settings inside the config, as "replay".
@@ -336,12 +472,17 @@ class Report(_Data):
             raise LabError(f"cannot read replay report {path}: {e}") from None
         return cls.from_dict(data)
 
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the report as JSON; the file appears complete or not at all."""
+    def write(self, path: str | os.PathLike[str], *, run: dict[str, Any] | None = None) -> Path:
+        """Write the report as JSON; the file appears complete or not at all.
+
+        ``run`` (the run id, and the request dump's name and sha256 when there is one) is written as the
+        top-level ``"run"`` key, so a report found beside a dump says whether they come from one run.
+        """
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            return write_text_atomic(target, self.to_json() + "\n")
+            data = self.to_dict() if run is None else {"lab_replay_report": self.version, "run": run, **self.model_dump(mode="json")}
+            return write_text_atomic(target, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
         except OSError as e:
             raise LabError(f"cannot write {target}: {e.strerror or e}") from None
 
@@ -382,3 +523,95 @@ def cost_check(report: Report) -> str | None:
         # Undone, the raw history is longer than what the agent sent after its own compactions.
         line += f"; the agent compacted {report.recorded_compactions} time(s) and this replay undid it, so the replay prices more than it sent"
     return line
+
+
+# What a compaction did, by the stage that did it: one vocabulary for the CLI, the charts and the pages.
+# kind -> (one, several, what it is). Summaries are counted apart from what only moves or clears tool output.
+COMPACTION_KINDS: dict[str, tuple[str, str, str]] = {
+    "summary": ("summary", "summaries", "older messages replaced by a summary"),
+    "spill": ("spill", "spills", "large tool results moved to files, a short stub left in their place"),
+    "clearing": ("clearing", "clearings", "old tool results cleared from the context"),
+    "dedup": ("read dedup", "read dedups", "a file read again replaced by a pointer to the earlier read"),
+    "truncation": ("truncation", "truncations", "oldest messages dropped to recover from an overflow"),
+    "other": ("other compaction", "other compactions", "a stage the lab does not name"),
+}
+# A stage's events as the timeline's legend names them: a compaction by its kind, the rest by what they are.
+STAGE_LABELS = {"summary": "summary", "spill": "spill", "microcompact": "clearing", "dedup": "read dedup",
+                "recovery": "overflow recovery", "watermark": "watermark decision", "active": "history before the last boundary dropped"}
+_STAGE_KINDS = {"summary": "summary", "spill": "spill", "microcompact": "clearing", "dedup": "dedup", "recovery": "truncation"}
+# A compaction strategy's kind, for what is counted by strategy alone (the compare table's compactions_<strategy>
+# columns): the stages' fixed strategy names; anything else is a summary's (full, session_memory, llm, ...).
+STRATEGY_KINDS = {"tool_budget": "spill", "observation_masking": "clearing", "clear_tool_uses": "clearing", "microcompact": "clearing",
+                  "read_dedup": "dedup", "reactive": "truncation", "emergency": "truncation"}
+# The replay's own rule for what counts (engine._count_compactions): decisions and bookkeeping do not.
+_NOT_COUNTED_STAGES = ("watermark", "active")
+
+
+def compaction_kind(event: dict[str, Any]) -> str | None:
+    """The ``COMPACTION_KINDS`` key of a row's event, or None when the event is not a compaction.
+
+    Counted as the replay counts (``compactions_by_strategy``): a stage's effective event, not the watermark's
+    decision, not a spill re-applied from the ledger. Recovery's "full" strategy writes a summary.
+    """
+    stage, strategy = event.get("stage"), event.get("strategy")
+    freed = event.get("tokens_freed", event.get("tokens_before", 0) - event.get("tokens_after", 0))
+    if not strategy or not event.get("success", True) or freed <= 0 or stage in _NOT_COUNTED_STAGES or strategy == "reapply":
+        return None
+    if stage == "recovery" and strategy == "full":
+        return "summary"
+    return _STAGE_KINDS.get(str(stage), "other")
+
+
+def describe_compactions(by_kind: dict[str, int], *, zeros: tuple[str, ...] = ("summary",)) -> str:
+    """ "0 summaries, 4 spills": every kind that happened, and the ``zeros`` kinds even when none did."""
+    parts = [f"{n} {COMPACTION_KINDS[k][0] if n == 1 else COMPACTION_KINDS[k][1]}" for k, n in by_kind.items() if n or k in zeros]
+    return ", ".join(parts) or "none"
+
+
+def invalid_reasons(report: Report) -> dict[str, list[tuple[int, str]]]:
+    """Why requests were invalid: each distinct reason -> (request, where in its context) for every request it hit.
+
+    A row's problem reads "message 3 (assistant, id m3): empty text block": the reason is what follows the
+    message's label, so one reason met in many requests is said once.
+    """
+    out: dict[str, list[tuple[int, str]]] = {}
+    for row in report.rows:
+        if row.valid:
+            continue
+        seen: set[str] = set()
+        for problem in row.problems or ["no reason recorded"]:
+            # The replay prefixes the provider that refuses it ("anthropic: message 2 (...): empty text block").
+            provider, _, rest = problem.partition(": ") if problem.startswith(("anthropic: ", "openai: ")) else ("", "", problem)
+            where, _, reason = rest.rpartition(": ") if ": " in rest else ("", "", rest)
+            reason = f"{reason} ({_PROVIDER_NAMES.get(provider, provider)} refuses it)" if provider else reason
+            if reason not in seen:
+                seen.add(reason)
+                out.setdefault(reason, []).append((row.index, where))
+    return out
+
+
+_PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def _requests(hits: list[tuple[int, str]], most: int = 5) -> str:
+    shown = ", ".join(str(i) for i, _ in hits[:most])
+    more = f" and {len(hits) - most} more" if len(hits) > most else ""
+    first = f"; first at {hits[0][1]}" if hits[0][1] else ""
+    return f"request{'s' if len(hits) > 1 else ''} {shown}{more}{first}"
+
+
+def describe_invalid(report: Report, *, most: int = 3) -> list[str]:
+    """One line per reason requests were invalid (a provider would refuse them), with where; empty when none were.
+
+    The CLI prints them, and the pages show them beside every invalid count (``lab.ui.explain.show_invalid``).
+    """
+    reasons = sorted(invalid_reasons(report).items(), key=lambda kv: (-len(kv[1]), kv[1][0][0]))
+    lines = [f"{reason}: {_requests(hits)}" for reason, hits in reasons[:most]]
+    if len(reasons) > most:
+        lines.append(f"{len(reasons) - most} more reason(s); every row's problems are in the report")
+    return lines
+
+
+def raw_peak_note(report: Report) -> str:
+    """What the raw-history peak is counted with: another counter gives another figure for the same history."""
+    return f"raw history peak {report.peak_raw:,} tokens by the {report.counter or 'config'} counter; another counter counts another peak"

@@ -49,7 +49,7 @@ from ..core.messages import Message, Usage
 from ..core.stages.watermark import WatermarkConfig, WatermarkDecision, exceeds, threshold
 from ..core.store import MemoryStore
 from .cache import PromptCache
-from .report import Row
+from .report import Contexts, Row
 from .support import ReplayClock
 
 __all__ = ["GATE_FIELDS", "MAX_TRACES", "CHECKPOINTS", "Checkpoint", "Trace", "divergence", "find", "interval_for", "remember", "resume_key", "clear_traces"]
@@ -97,7 +97,7 @@ class Trace:
     interval: int
     gates: list[WatermarkDecision | None] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
-    contexts: list[tuple[Message, ...]] = field(default_factory=list)
+    contexts: Contexts = field(default_factory=Contexts)
     summaries: list[Any] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
 

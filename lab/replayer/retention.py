@@ -45,6 +45,7 @@ in the transcript there (see ``recall.py``), else "this config".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -179,10 +180,78 @@ def _paths(block: ToolUseBlock) -> list[str]:
         found.append(path)
     command = _command(block)
     if command:
-        line = command.split("<<", 1)[0]
-        whole = command_text(line)
-        found += sorted(m for m in shell_mentions(line) if m != whole and " " not in m and kind(m) == "path")
+        found += _shell_paths(command.split("<<", 1)[0])
     return list(dict.fromkeys(found))
+
+
+# --- the file paths of a shell command line ---------------------------------------------------
+#
+# The mentions' tokens (``shell_mentions``) serve needed-later recall, where any name counts. As file
+# paths they over-count: a URL's pieces ("8080/api/trajectories", "example.com/x.tar.gz"), an
+# absolute path without its leading slash ("Users/me/x.py"), a linter's subcommand ("ruff check"
+# gave "check"), a branch name ("git checkout -b feature/x"), the code of "sed 's/a/b/'" or
+# "python -c 'import sys'". So a segment of the line at a time, a mention is a file path when it is
+# not inside a URL nor a program's code argument, the program does not take refs or subcommands
+# there, and a bare word (no "/" nor ".") is an argument of a program whose arguments are files.
+
+_URL = re.compile(r"[A-Za-z][\w+.-]*://[^\s'\"<>|;&)]*")
+_SEGMENTS = re.compile(r"&&|\|\||[;|&\n]")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+# Programs whose quoted arguments are code, not file names.
+_CODE_PROGRAMS = frozenset("sed awk gawk perl python python3 node ruby jq".split())
+# Programs whose arguments are refs, repos, subcommands or numbers; only what follows "--" may be a file.
+_REF_PROGRAMS = frozenset("git gh hub npm npx yarn pnpm make docker kubectl".split())
+# Programs whose bare arguments are files ("cat Makefile", "mv logs logs.backup").
+_BARE_FILE_PROGRAMS = frozenset("cat head tail less more nl wc ls cd touch rm cp mv mkdir rmdir chmod stat file diff vim vi nano tar unzip source".split())
+# What may stand before a path as written: the line's start, a space, a quote, "=", "(" or ":" (an option's value).
+_BEFORE = r"(?:^|(?<=[\s'\"=(:]))"
+
+
+def _program(words: list[str]) -> str:
+    for word in words:
+        if "=" not in word or word.startswith("-"):
+            return word.strip("'\"").rsplit("/", 1)[-1]
+    return ""
+
+
+def _as_written(mention: str, segment: str) -> str | None:
+    """The mention as the segment writes it as a word: itself, or with the leading "/" (or "~/") the tokens dropped."""
+    for prefix in ("", "/", "~/"):
+        if re.search(_BEFORE + re.escape(prefix + mention) + r"(?=/?(?:$|[\s'\");|&<>:,]))", segment):
+            return prefix + mention
+    return None
+
+
+def _shell_paths(line: str) -> list[str]:
+    """The file paths a shell command line names, each as written (see the comment above)."""
+    whole = command_text(line)
+    found: list[str] = []
+    # Separators inside quotes ("python -c 'import a; b'") do not end a segment: hidden while splitting.
+    masked = _QUOTED.sub(lambda q: re.sub(r"[;|&\n]", "\x00", q.group()), line)
+    for part in _SEGMENTS.split(masked):
+        segment = part.replace("\x00", ";")
+        words = segment.split()
+        program = _program(words)
+        if not program:
+            continue
+        if program in _REF_PROGRAMS:
+            if "--" not in words:
+                continue
+            segment = segment.split(" -- ", 1)[-1]
+        # URLs and a code program's quoted code are blanked out: what they hold is not a file path.
+        blank = _URL.sub(" ", segment)
+        if program in _CODE_PROGRAMS:
+            blank = _QUOTED.sub(" ", blank)
+        for m in sorted(shell_mentions(blank)):
+            if m == whole or " " in m or kind(m) != "path":
+                continue
+            bare = "/" not in m and "." not in m
+            if bare and program not in _BARE_FILE_PROGRAMS and not re.search(_BEFORE + re.escape(m) + "/", blank):
+                continue  # a bare word is a file only to a file program, or as a folder ("tests/")
+            written = _as_written(m, blank)
+            if written is not None and written != program:
+                found.append(written)
+    return found
 
 
 def _command(block: ToolUseBlock) -> str | None:

@@ -20,10 +20,15 @@ Where a job runs, and what crosses to it:
 
 from __future__ import annotations
 
+import ctypes
 import math
 import multiprocessing
+import os
+import signal
+import sys
 import threading
 import time
+from contextlib import suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..core.providers import ProviderSettings
 
-__all__ = ["Cell", "ProbeSpec", "run_grid", "ray_module"]
+__all__ = ["Cell", "ProbeSpec", "run_grid", "ray_module", "die_with_parent"]
 
 Progress = Callable[[int, int], Any]
 # Jobs per worker handed out in this many batches: few enough that a submit is rare next to a replay,
@@ -115,13 +120,79 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+# --- worker lifetime ----------------------------------------------------------------------------------
+# A worker must not outlive the process that started it: a compare killed with SIGKILL (or SIGTERM before
+# this) left its workers replaying for ten minutes and more. Linux kills a worker when its parent dies
+# (PR_SET_PDEATHSIG); everywhere, a daemon thread in the worker also watches the parent and exits with it.
+
+_PR_SET_PDEATHSIG = 1
+# How often the watch thread looks at the parent: the bound on how long an orphan lives without prctl.
+_WATCH_SECONDS = 0.5
+
+
+def _parent_alive(parent: int, forked: bool) -> bool:
+    if forked:
+        # Started by the parent itself (fork, spawn): an orphan is re-parented (to init or a subreaper).
+        return os.getppid() == parent
+    if os.name == "nt":
+        return True  # no cheap probe there; the pool's own pipe ends the worker soon after
+    try:  # started by a fork server: ask about the parent by its pid
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _watch_parent(parent: int, forked: bool) -> None:
+    while _parent_alive(parent, forked):
+        time.sleep(_WATCH_SECONDS)
+    os._exit(1)
+
+
+def die_with_parent(parent: int, *, use_prctl: bool = True) -> None:
+    """Make this process end when ``parent`` does (call it first thing in a worker).
+
+    ``use_prctl=False`` leaves only the portable watch thread (what other systems get), for tests.
+    """
+    # The CLI's SIGTERM handler is inherited under fork; in a worker SIGTERM must simply end it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if use_prctl and sys.platform.startswith("linux"):
+        with suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    forked = os.getppid() == parent
+    # The parent may have died before prctl took effect (or under a fork server, which is the real parent).
+    if not forked and not _parent_alive(parent, forked):
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent, forked), name="lab-watch-parent", daemon=True).start()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """End a pool now: cancel what has not started and terminate the workers (an interrupt must not wait for them)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        with suppress(Exception):
+            p.terminate()
+    deadline = time.monotonic() + 5
+    for p in procs:
+        with suppress(Exception):
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+
+
 # What a local worker process holds for the whole grid, set once by ``_init_worker``.
 _WORKER: tuple[Sequence[Transcript], list[str], list[CompactionConfig], list[str], ProbeSpec | None, ReplaySettings] | None = None
 
 
 def _init_worker(transcripts: Sequence[Transcript], names: list[str], dumped: list[dict[str, Any]], labels: list[str],
-                 probe: ProbeSpec | None = None, settings: dict[str, Any] | None = None) -> None:
+                 probe: ProbeSpec | None = None, settings: dict[str, Any] | None = None, parent: int | None = None) -> None:
     global _WORKER
+    if parent is not None:
+        die_with_parent(parent)
     # Validated once per worker rather than once per job; every mode validates the same JSON dumps.
     _WORKER = (transcripts, names, [CompactionConfig.model_validate(c) for c in dumped], labels, probe,
                ReplaySettings.model_validate(settings or {}))
@@ -155,8 +226,8 @@ def _run_processes(transcripts: Sequence[Transcript], names: list[str], dumped: 
     workers = min(processes, len(jobs))
     # A key in the probe settings reaches the workers through the pool's pipe, in memory, never a file.
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker,
-                               initargs=(list(transcripts), names, dumped, labels, probe, settings))
-    with pool:
+                               initargs=(list(transcripts), names, dumped, labels, probe, settings, os.getpid()))
+    try:
         pending: dict[Future[list[Cell]], list[tuple[int, int]]] = {pool.submit(_batch, b): b for b in _batches(jobs, transcripts, workers)}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -167,6 +238,11 @@ def _run_processes(transcripts: Sequence[Transcript], names: list[str], dumped: 
                 except Exception as e:  # noqa: BLE001 - a dead worker fails its jobs, not the grid
                     cells = _failed(batch, f"worker failed: {type(e).__name__}: {e}")
                 tick(cells)
+    except BaseException:
+        # Ctrl-C, SIGTERM (the CLI raises it as an interrupt), a failing progress callback: the workers go now.
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 # --- Ray ---------------------------------------------------------------------------------------------

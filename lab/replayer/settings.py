@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..core.config import MOVED_SECTION, CompactionConfig, ConfigFormat, describe_error, dump_config, parse_config, read_config_data
 from ..errors import ConfigError
@@ -52,7 +52,21 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+# The fields of PricingConfig that are prices: naming any of them is choosing the prices.
+_PRICE_FIELDS = ("model", "input_per_mtok", "output_per_mtok", "cache_write_per_mtok", "cache_read_per_mtok")
+
+
 class PricingConfig(_Settings):
+    # One rule for the app, the CLI and the library (lab.replayer.prices.session_pricing): while follow_session
+    # is on, a replay bills the session's own model's row when the transcript names a model the table knows,
+    # else the default row; prices somebody chose (a file or mapping naming any price, a row picked in the app)
+    # turn it off, so an explicit setting always wins.
+    follow_session: bool = Field(
+        True,
+        description="Bill at the price-table row of the session's own model when the transcript names one the table knows, else at "
+        f"{DEFAULT_PRICE_ROW}'s; the numbers below are then that row's. Off: always bill the numbers below. "
+        "Settings that name any price turn it off unless they set it.",
+    )
     # A name, not a switch: the four numbers are what the replay bills. Settings written before it load as the default row.
     model: str = Field(
         DEFAULT_PRICE_ROW, max_length=200,
@@ -63,6 +77,14 @@ class PricingConfig(_Settings):
     output_per_mtok: float = Field(15.0, ge=0, le=1000, description="Price of one million output tokens, in dollars.")
     cache_write_per_mtok: float = Field(3.75, ge=0, le=1000, description="Price of one million tokens written to the prompt cache (Anthropic: 1.25x input for the 5-minute TTL, 2x for 1 hour).")
     cache_read_per_mtok: float = Field(0.30, ge=0, le=1000, description="Price of one million tokens read from the prompt cache (Anthropic: 0.1x input).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chosen_prices_win(cls, data: Any) -> Any:
+        # Prices given without saying whether to follow the session are prices chosen: they are billed as given.
+        if isinstance(data, Mapping) and "follow_session" not in data and any(k in data for k in _PRICE_FIELDS):
+            return {**data, "follow_session": False}
+        return data
 
 
 class CacheConfig(_Settings):

@@ -314,6 +314,14 @@ class SentSums:
     sum by position, so an update recomputes only from the first message that
     differs from the previous context's. ``incremental=False`` computes each
     from scratch with those functions: the reference the running sums match.
+
+    Finding that first difference compares the two contexts, a pass over the
+    whole context, and other running state of the replay (its prompt cache,
+    its recall, its stored contexts) did the same again: with thousands of
+    tiny messages in a context those passes were most of a request's time.
+    ``update(..., known=n)`` takes the caller's word that the first ``n``
+    messages are the previous update's, and ``kept(name)`` hands what every
+    update found on to a consumer that saw the same contexts.
     """
 
     def __init__(self, counts: MessageCounts, parts: MessageParts, first: str | None, *, incremental: bool = True) -> None:
@@ -325,13 +333,21 @@ class SentSums:
         self._tokens = [0]
         self._parts = [(0,) * len(PARTS)]
         self._found = [False]
+        # Per consumer of ``kept``: the fewest leading messages any update since its last call kept.
+        self._lows: dict[str, int] = {}
 
-    def update(self, messages: Sequence[Message]) -> None:
+    def update(self, messages: Sequence[Message], *, known: int | None = None) -> None:
+        """Move to the context ``messages``. ``known``: the caller knows its first ``known`` messages are
+        the previous update's (the same objects, or equal ones), so they are not compared again."""
         seq = list(messages)
         if not self.incremental:
             self._messages, self._sent = seq, sendable(seq)
             return
-        k = same_prefix(self._messages, seq)
+        k = same_prefix(self._messages, seq) if known is None else min(known, len(self._messages), len(seq))
+        lows = self._lows
+        for name, low in lows.items():
+            if k < low:
+                lows[name] = k
         self._messages = seq
         for sums in (self._nsent, self._tokens, self._parts, self._found):
             del sums[k + 1 :]
@@ -349,6 +365,21 @@ class SentSums:
             self._tokens.append(tokens)
             self._parts.append(parts)
             self._found.append(found)
+
+    def kept(self, name: str) -> int | None:
+        """For the consumer ``name``, given the current context after each call: how many of its leading
+        messages every update since the last call kept, so the context of that call holds them too (a lower
+        bound of the prefix the two share). None on the first call, and when not incremental."""
+        if not self.incremental:
+            return None
+        low = self._lows.get(name)
+        self._lows[name] = len(self._messages)
+        return low
+
+    def kept_sent(self, name: str) -> int | None:
+        """``kept``, counted in sent messages (boundary markers left out): for a consumer given ``sent``."""
+        low = self.kept(name)
+        return None if low is None else self._nsent[low]
 
     @property
     def sent(self) -> list[Message]:

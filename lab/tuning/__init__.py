@@ -5,10 +5,13 @@
     result.pareto                      # the non-dominated configs, best first
     lab.figures.pareto(result.df, "cost", "needed_later_recall")
     result.export_best(1, "best.toml") # a config file the agent loads
+    result.recommendation()            # "recommended: trial 7 (...): cost in-sample X, held-out Y; ..."
+    result.export_chosen("chosen.toml")  # the best held-out trial (folds: on by default from 2 sessions)
 
     space        the search space, from a TOML file of config fields and their ranges or choices
     objectives   what a trial is scored on, folded over the transcripts
     study        the Optuna NSGA-II search, resumable from an sqlite study file
+    folds        which sessions each fold's search never sees, to score its front held out
     result       SweepResult: every trial, the Pareto front, export
     progress     SweepProgress and the CLI's one-line progress with an ETA
 """

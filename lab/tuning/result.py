@@ -1,14 +1,30 @@
 """``SweepResult``: every trial of a sweep, its Pareto front, and the config of any point.
 
-    result.df                    one row per trial: trial, state, feasible, pareto, error, every score, every swept field
+    result.df                    one row per trial: trial, fold, state, feasible, pareto, chosen, error, broke, every score
+                                 (each objective with its ``<objective>_heldout`` beside it), every swept field
+    result.chosen                the recommended trial: the best held out (or, without folds, the best in-sample)
+    result.recommendation()      "recommended: trial 7 ...: cost in-sample 0.0123, held-out 0.0131; ..."
     result.pareto                the feasible, non-dominated trials, best first by the first objective
     result.best(3)               the first three of those
     result.config(trial)         the full config of a trial (base config + its swept values)
     result.export_best(1, "best.toml")   the best point as a config file the agent loads (lab.load_config)
     result.write("sweep.parquet")        .parquet, .csv or .json, by the extension
+    result.infeasible            why no trial is feasible (the constraint all broke, where, the fix), or None
+    result.summary()             "12 of 14 swept; 2 unreadable: a.jsonl (why), ..."
 
 The front is computed here from the table, not taken from Optuna, so a
 result read back from a file, or built from a resumed study, ranks the same.
+
+Held out (``lab.tuning.study``, folds): a trial's scores are over every session
+swept; ``<objective>_heldout`` is set on the trials of each fold's own front and
+is their score on the sessions that fold's search never saw (a sum such as cost
+per as many sessions as the whole set, so it reads beside the in-sample column).
+The recommended trial is the best of those held out: feasible on its held-out
+sessions, then non-dominated on ``<objective>_heldout_rank`` (on its held-out
+sessions, the share of all the sweep's trials it does at least as well as),
+then best by the first objective's rank. Ranks, not the raw held-out scores:
+folds hold out different sessions, and a session's cost follows its length, so
+raw scores would recommend the fold whose held-out sessions are cheapest.
 """
 
 from __future__ import annotations
@@ -30,7 +46,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SweepResult", "non_dominated", "LEAD_COLUMNS"]
 
-LEAD_COLUMNS = ["trial", "state", "feasible", "pareto", "error"]
+# ``broke``: what an infeasible trial broke, how often and first where ("invalid_requests 3 (a.jsonl: request 2 ...)").
+# ``fold``: which fold's search drew the trial (None without folds); ``chosen``: the recommended trial.
+LEAD_COLUMNS = ["trial", "fold", "state", "feasible", "pareto", "chosen", "error", "broke"]
 _FORMATS = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".toml": "toml"}
 
 
@@ -59,6 +77,24 @@ class SweepResult:
     transcripts: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # Why no trial is feasible, when none is: the constraint every trial broke, where, and what would fix it.
+    infeasible: str | None = None
+    # Every transcript the sweep was given, read or not, in listing order; what a folder held that is no transcript.
+    listed: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    # Transcript name -> why it could not be read (``skipped`` says the same as "NAME: why" lines).
+    unreadable: dict[str, str] = field(default_factory=dict)
+    # Transcript name -> its import's warnings (``lab.replayer.explain.import_warnings``), for the front ends to show.
+    warnings: dict[str, list[str]] = field(default_factory=dict)
+    # How many folds the sessions were held out in (0: none), and each fold's held-out sessions.
+    folds: int = 0
+    held_out: list[list[str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line on what the sweep read: "12 of 14 swept; 2 unreadable: a.jsonl (why), ...; left out, not transcripts: ..."."""
+        from ..replayer.explain import batch_line
+
+        return batch_line(self.listed or self.transcripts + list(self.unreadable), self.unreadable, self.left_out, "swept")
 
     @property
     def directions(self) -> list[str]:
@@ -66,11 +102,80 @@ class SweepResult:
 
     @property
     def columns(self) -> list[str]:
-        return LEAD_COLUMNS + [s.name for s in SCORES] + self.params
+        scores: list[str] = []
+        for s in SCORES:
+            scores += [s.name, f"{s.name}_heldout", f"{s.name}_heldout_rank"] if s.name in self.objectives else [s.name]
+        return LEAD_COLUMNS + scores + self.params
 
     def _rows(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         front = {r["trial"] for r in self._front()}
-        return [{**{c: r.get(c) for c in self.columns}, "pareto": r["trial"] in front} for r in records]
+        chosen = self._chosen()
+        pick = None if chosen is None else chosen["trial"]
+        return [{**{c: r.get(c) for c in self.columns}, "pareto": r["trial"] in front, "chosen": r["trial"] == pick} for r in records]
+
+    def _sign(self) -> list[float]:
+        return [1.0 if d == "minimize" else -1.0 for d in self.directions]
+
+    def _heldout(self) -> list[dict[str, Any]]:
+        """The trials with held-out scores (those on a fold's own front)."""
+        return [r for r in self.records if r.get("state") == "complete" and all(r.get(f"{o}_heldout") is not None for o in self.objectives)]
+
+    def _chosen(self) -> dict[str, Any] | None:
+        """The recommended trial: the best held out when folds scored any, else the first of the in-sample front."""
+        if not self.folds:
+            front = self._front()
+            return front[0] if front else None
+        ok = [r for r in self._heldout() if r.get("_heldout_keeps", True)]
+        # By held-out rank where the sweep gave one (folds hold out different sessions: raw scores do not compare across
+        # folds), else by the held-out scores themselves.
+        ranked = all(r.get(f"{o}_heldout_rank") is not None for r in ok for o in self.objectives)
+
+        def key(r: dict[str, Any]) -> list[float]:
+            if ranked:
+                return [-float(r[f"{o}_heldout_rank"]) for o in self.objectives]
+            return [s * float(r[f"{o}_heldout"]) for s, o in zip(self._sign(), self.objectives, strict=True)]
+
+        best = [ok[i] for i in non_dominated([key(r) for r in ok])]
+        best.sort(key=lambda r: (key(r), r["trial"]))
+        return best[0] if best else None
+
+    @property
+    def chosen(self) -> dict[str, Any] | None:
+        """The recommended trial's row (as in ``df``), or None when no trial can be recommended."""
+        chosen = self._chosen()
+        return None if chosen is None else self._rows([chosen])[0]
+
+    def insample(self, trial: int) -> dict[str, float | None]:
+        """A trial's objectives on the sessions its search saw (every session without folds; sums per the whole set)."""
+        record = next((r for r in self.records if r["trial"] == trial), None)
+        if record is None:
+            raise ConfigError(f"no trial {trial} in this sweep")
+        seen = record.get("_insample") or record
+        return {o: seen.get(o) for o in self.objectives}
+
+    def recommendation(self) -> str:
+        """One line on the recommended trial: "recommended: trial 7 (...): cost in-sample X, held-out Y; ...".
+
+        Without folds it says the held-out score was not measured, so no in-sample number passes for a forecast.
+        """
+        chosen = self._chosen()
+        if chosen is None:
+            if self.folds and self._heldout():
+                return ("no recommendation: every trial on a fold's front broke a constraint on its held-out sessions "
+                        "(see the *_heldout columns)")
+            return "no recommendation: no feasible trial"
+        seen = self.insample(int(chosen["trial"]))
+        if not self.folds:
+            parts = [f"{o} in-sample {_num(seen[o])}" for o in self.objectives]
+            return (f"recommended: trial {chosen['trial']} (best in-sample by {self.objectives[0]}): " + "; ".join(parts)
+                    + "; held-out not measured (no folds: one session, or folds 0)")
+        fold = int(chosen["fold"]) if chosen.get("fold") is not None else 0
+        out = self.held_out[fold - 1] if 0 < fold <= len(self.held_out) else []
+        n = len(self.transcripts)
+        parts = [f"{o} in-sample {_num(seen[o])}, held-out {_num(chosen[f'{o}_heldout'])}{_rank(chosen.get(f'{o}_heldout_rank'))}"
+                 for o in self.objectives]
+        return (f"recommended: trial {chosen['trial']} (best held-out; fold {fold} of {self.folds}, searched on {n - len(out)} of {n} "
+                f"session(s), held out: {', '.join(out)}): " + "; ".join(parts))
 
     @property
     def df(self) -> pd.DataFrame:
@@ -80,6 +185,7 @@ class SweepResult:
         return pd.DataFrame.from_records(self._rows(self.records), columns=self.columns)
 
     def _front(self) -> list[dict[str, Any]]:
+        """The feasible, non-dominated trials on the table's scores (every session), best first by the first objective."""
         ok = [r for r in self.records if r.get("state") == "complete" and r.get("feasible") and all(r.get(o) is not None for o in self.objectives)]
         sign = [1.0 if d == "minimize" else -1.0 for d in self.directions]
         points = [[s * float(r[o]) for s, o in zip(sign, self.objectives, strict=True)] for r in ok]
@@ -125,21 +231,48 @@ class SweepResult:
             raise ConfigError("the sweep has no feasible trial to export (every trial failed or broke a constraint)")
         if not 1 <= int(n) <= len(front):
             raise ConfigError(f"--export-best must be between 1 and {len(front)} (the points on the Pareto front), got {n}")
-        cfg = self.config(int(front[int(n) - 1]["trial"]))
-        try:
-            write_text_atomic(target, dump_config(cfg, fmt))  # type: ignore[arg-type]
-        except OSError as e:
-            raise LabError(f"cannot write {target}: {e.strerror or e}") from None
-        return target
+        return _write_config(self.config(int(front[int(n) - 1]["trial"])), target, fmt)
+
+    def export_chosen(self, path: str | os.PathLike[str] = "chosen.json") -> Path:
+        """Write the recommended trial (``chosen``) as a config file; .json, .yaml or .toml by the extension."""
+        target = Path(path)
+        fmt = _FORMATS.get(target.suffix.lower())
+        if fmt is None:
+            raise ConfigError(f"cannot write a config to {target.name!r}: use a .json, .yaml or .toml file")
+        chosen = self._chosen()
+        if chosen is None:
+            raise ConfigError(self.recommendation())
+        return _write_config(self.config(int(chosen["trial"])), target, fmt)
 
     def to_dict(self) -> dict[str, Any]:
+        chosen = self._chosen()
         return {
             "objectives": self.objectives, "directions": self.directions, "seed": self.seed, "params": self.params,
             "transcripts": self.transcripts, "skipped": self.skipped, "base": self.base,
+            "listed": self.listed, "unreadable": self.unreadable, "left_out": self.left_out, "warnings": self.warnings, "infeasible": self.infeasible,
             "columns": self.columns, "trials": self._rows(self.records),
             "pareto": [int(r["trial"]) for r in self._front()],
+            "folds": self.folds, "held_out": self.held_out,
+            "chosen": None if chosen is None else int(chosen["trial"]),
+            "recommendation": self.recommendation(),
         }
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Every trial as .parquet, .csv or .json (the JSON also holds the base config, objectives and front)."""
         return write_table(self.df, self.to_dict, path, "sweep")
+
+
+def _write_config(cfg: CompactionConfig, target: Path, fmt: str) -> Path:
+    try:
+        write_text_atomic(target, dump_config(cfg, fmt))  # type: ignore[arg-type]
+    except OSError as e:
+        raise LabError(f"cannot write {target}: {e.strerror or e}") from None
+    return target
+
+
+def _rank(share: Any) -> str:
+    return "" if share is None else f" (as good as {float(share):.0%} of all trials on those sessions)"
+
+
+def _num(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):.4g}"

@@ -25,10 +25,29 @@ How a run goes, and why:
   that changes them.
 - **Constraints.** 0 invalid requests, and 0 failures unless
   ``allow_failures``; a trial that breaks one stays in the table, marked
-  infeasible, and is never on the front (``Trial.set_constraint`` lets
-  NSGA-II steer the search away from it too).
+  infeasible, with what it broke and where (``broke``), and is never on the
+  front (``Trial.set_constraint`` lets NSGA-II steer the search away from it
+  too). When no trial is feasible, ``result.infeasible`` says which constraint
+  every trial broke, where in which session, and what would fix it
+  (``lab.replayer.explain``): "0 feasible" alone leaves the user guessing.
+- **Every file accounted for.** A file that cannot be read is skipped with its
+  reason (``result.skipped``, ``result.summary()``), or, with ``strict=True``,
+  is an error before any trial runs.
 - A trial whose config the model refuses, or whose replay fails, is an
   Optuna FAIL with its error in the table; it never stops the sweep.
+- **Held out by default** (``folds``, ``lab.tuning.folds``). A config picked
+  on a set of sessions scores higher there than on the next session, so the
+  sessions are split into folds (5 from 10 sessions, one per session below)
+  and each fold's search is its own Optuna study (``lab-sweep-fold-F-of-K``
+  in the study file) that is told, and constrained by, the scores on the
+  other sessions only. ``trials`` is the total over the folds. Each trial is
+  still replayed on every session in its generation's grid, so the held-out
+  scores cost no extra replay and the table's scores are over the whole set,
+  as without folds; the trials on a fold's own Pareto front (on the sessions
+  its search saw) get ``<objective>_heldout`` from the sessions it never saw,
+  and the recommended (``chosen``) config is the best of those held out,
+  ranked against every trial on the very sessions it was held out from.
+  ``folds=0`` (or 1) is one search over every session, as before.
 """
 
 from __future__ import annotations
@@ -43,12 +62,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..core.config import CompactionConfig
 from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
+from ..replayer.explain import CONSTRAINTS, blocked, broken, broken_row, broken_text
 from ..replayer.runner import ProbeSpec, run_grid
 from ..replayer.settings import ReplaySettings, SettingsLike, load_split, resolve_settings
 from ..replayer.support import ConfigLike, resolve_config
-from .objectives import Objective, objectives as pick_objectives, scores as fold_scores
+from . import folds as fold_plan
+from .objectives import Objective, objectives as pick_objectives, scores as fold_scores, session_scores
 from .progress import ProgressCallback, StderrLine, SweepProgress
-from .result import SweepResult
+from .result import SweepResult, non_dominated
 from .space import SearchSpace, load_space, parse_space
 
 __all__ = ["sweep", "load_transcripts", "resolve_space", "STUDY_NAME", "DEFAULT_POPULATION"]
@@ -61,27 +82,34 @@ TranscriptSource = str | os.PathLike[str] | Transcript | Iterable[str | os.PathL
 
 def load_transcripts(source: TranscriptSource) -> tuple[list[Transcript], list[str], list[str]]:
     """Transcripts, their names, and one ``FILE: reason`` per file that could not be read (skipped)."""
-    from ..replayer.compare import read_batch
+    return _split(_read(source))
 
-    items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
-    transcripts: list[Transcript] = []
-    names: list[str] = []
-    skipped: list[str] = []
-    for item in items:
-        if isinstance(item, Transcript):
-            transcripts.append(item)
-            names.append(item.meta.source_path or item.meta.title or item.meta.session_id or f"transcript-{len(names)}")
-            continue
-        # Read as a compare reads it: every session of a file that holds several is a transcript of the sweep.
-        for name, t, error in read_batch(item).items:
-            if t is None:
-                skipped.append(f"{name}: {error}")
-                continue
-            transcripts.append(t)
-            names.append(name)
+
+def _split(batch: Any) -> tuple[list[Transcript], list[str], list[str]]:
+    transcripts = [t for _, t, _ in batch.items if t is not None]
+    names = [name for name, t, _ in batch.items if t is not None]
+    skipped = [f"{name}: {why}" for name, why in batch.unreadable.items()]
     if not transcripts:
         raise TranscriptError("no transcript to sweep over" + (f" (skipped: {skipped[0]})" if skipped else ""))
     return transcripts, names, skipped
+
+
+def _read(source: TranscriptSource) -> Any:
+    """Every item of ``source`` as a compare reads it (``read_batch``), Transcripts given as they are."""
+    from ..replayer.compare import Batch, read_batch
+
+    items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
+    batch = Batch()
+    for item in items:
+        if isinstance(item, Transcript):
+            batch.items.append((item.meta.source_path or item.meta.title or item.meta.session_id or f"transcript-{len(batch.items)}", item, None))
+            continue
+        # Read as a compare reads it: every session of a file that holds several is a transcript of the sweep.
+        got = read_batch(item)
+        batch.items += got.items
+        batch.notes += got.notes
+        batch.left_out += got.left_out
+    return batch
 
 
 def resolve_space(space: SearchSpace | Mapping[str, Any] | str | os.PathLike[str]) -> SearchSpace:
@@ -174,6 +202,8 @@ def sweep(
     progress: ProgressCallback | bool | None = None,
     probe: ProbeSpec | None = None,
     settings: SettingsLike = None,
+    strict: bool = False,
+    folds: int | None = None,
 ) -> SweepResult:
     """Search ``space`` for configs that do best on ``transcripts``; see the module docstring.
 
@@ -182,7 +212,10 @@ def sweep(
     taking a ``SweepProgress``, or True for a line on stderr. ``probe``: the models that answer and grade
     probes (``lab.replayer.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
     makes model calls. ``settings``: the ``ReplaySettings`` (or mapping) every trial is billed and timed with
-    (default: what an old base config file carried under ``replay``, else the defaults).
+    (default: what an old base config file carried under ``replay``, else the defaults). ``strict``: a
+    transcript that cannot be read is a ``TranscriptError`` before any trial runs (else it is skipped, and said).
+    ``folds``: how many folds to hold sessions out in (None: 5 from 10 sessions, leave-one-session-out below,
+    off for a single session; 0 or 1: off); ``trials`` is then the total over the folds' searches.
     """
     import optuna
 
@@ -191,7 +224,12 @@ def sweep(
     objs = _objectives(objectives, probe, the_space, window)
     cfg, rs = _base(base, window, settings)
     grid = {**_grid_options(processes, ray), "settings": rs}
-    ts, names, skipped = load_transcripts(transcripts)
+    batch = _read(transcripts)
+    if strict:
+        batch.check_strict()
+    ts, names, skipped = _split(batch)
+    k = fold_plan.count(len(ts), folds)
+    held = fold_plan.plan(len(ts), k, seed) if k else []
     meta = {**_meta(the_space, objs, cfg, seed, population, allow_failures, ts, names), "settings": rs.model_dump(mode="json")}
     callback: ProgressCallback | None
     line = StderrLine() if progress is True else None
@@ -201,13 +239,21 @@ def sweep(
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # one line per trial on stderr is Optuna's default
     start = time.perf_counter()
     try:
-        st = _open_study(study, objs, meta)
-        _Generations(
-            st=st, space=the_space, base=cfg, transcripts=ts, names=names, objs=objs, trials=trials,
-            population=population, seed=seed, allow_failures=allow_failures, grid=grid, probe=probe,
-            callback=callback, start=start,
-        ).run()
-        return _result(st, the_space, objs, cfg, seed, names, skipped, time.perf_counter() - start)
+        if not k:
+            st = _open_study(study, objs, meta)
+            _Generations(
+                st=st, space=the_space, base=cfg, transcripts=ts, names=names, objs=objs, trials=trials,
+                population=population, seed=seed, allow_failures=allow_failures, grid=grid, probe=probe,
+                callback=callback, start=start,
+            ).run()
+            return _result(st, the_space, objs, cfg, seed, names, skipped, time.perf_counter() - start, allow_failures=allow_failures,
+                           batch=batch, use_timestamps=rs.use_timestamps)
+        studies = [_open_study(study, objs, {**meta, "fold": f + 1, "folds": k, "held_out": [names[i] for i in test]},
+                               name=f"{STUDY_NAME}-fold-{f + 1}-of-{k}") for f, test in enumerate(held)]
+        _run_folds(studies, held, fold_plan.shares(trials, k), callback, start, the_space, cfg, ts, names, objs, population, seed,
+                   allow_failures, grid, probe)
+        return _result(studies, the_space, objs, cfg, seed, names, skipped, time.perf_counter() - start, allow_failures=allow_failures,
+                       batch=batch, use_timestamps=rs.use_timestamps, held=held)
     finally:
         optuna.logging.set_verbosity(verbosity)
         if line is not None:
@@ -234,12 +280,45 @@ def _objectives(names: Sequence[str] | None, probe: ProbeSpec | None, space: Sea
     return objs
 
 
-def _open_study(study: str | os.PathLike[str] | None, objs: list[Objective], meta: dict[str, Any]) -> Any:
+def _run_folds(studies: list[Any], held: list[list[int]], shares: list[int], callback: ProgressCallback | None, start: float,
+               space: SearchSpace, base: CompactionConfig, transcripts: list[Transcript], names: list[str], objs: list[Objective],
+               population: int, seed: int, allow_failures: bool, grid: dict[str, Any], probe: ProbeSpec | None) -> None:
+    """Each fold's search, one after the other, with one progress line over them all."""
+    from optuna.trial import TrialState
+
+    n = len(transcripts)
+    held_before = [sum(t.state in (TrialState.COMPLETE, TrialState.FAIL) for t in st.get_trials(deepcopy=False)) for st in studies]
+    ends = [max(share, before) for share, before in zip(shares, held_before, strict=True)]
+    remaining = [max(0, share - before) * n for share, before in zip(shares, held_before, strict=True)]
+    for f, (st, test) in enumerate(zip(studies, held, strict=True)):
+        fold_callback: ProgressCallback | None = None
+        if callback is not None:
+            # This fold's counts, moved past the folds before it, so the line and its ETA cover the whole sweep.
+            trials_before, jobs_before, outer = sum(ends[:f]), sum(remaining[:f]), callback
+
+            def fold_callback(p: SweepProgress, trials_before: int = trials_before, jobs_before: int = jobs_before,
+                              outer: ProgressCallback = outer) -> None:
+                outer(SweepProgress(trials_before + p.trials_done, sum(ends), jobs_before + p.jobs_done, sum(remaining), p.elapsed))
+
+        _Generations(
+            st=st, space=space, base=base, transcripts=transcripts, names=names, objs=objs, trials=shares[f],
+            population=population, seed=_fold_seed(seed, f), allow_failures=allow_failures, grid=grid, probe=probe,
+            callback=fold_callback, start=start, scored=[i for i in range(n) if i not in test],
+        ).run()
+
+
+def _fold_seed(seed: int, fold: int) -> int:
+    # Each fold draws its own trials (the same seed in every fold would propose the same first generation in each);
+    # the first fold draws what a sweep without folds would.
+    return seed + fold
+
+
+def _open_study(study: str | os.PathLike[str] | None, objs: list[Objective], meta: dict[str, Any], name: str = STUDY_NAME) -> Any:
     """A new or resumed Optuna study; a resumed one must have been run with ``meta``."""
     import optuna
 
     st = optuna.create_study(
-        storage=_storage(study), study_name=STUDY_NAME, load_if_exists=True,
+        storage=_storage(study), study_name=name, load_if_exists=True,
         directions=[o.direction for o in objs],
     )
     stored = st.user_attrs.get(_META)
@@ -269,6 +348,8 @@ class _Generations:
     callback: ProgressCallback | None
     start: float
     jobs_total: int = 0
+    # The sessions the search is told and constrained by (indices); None: all. Every session is replayed either way.
+    scored: list[int] | None = None
 
     def run(self) -> None:
         from optuna.trial import Trial, TrialState
@@ -340,11 +421,20 @@ class _Generations:
                 _fail(self.st, trial, error)
                 continue
             trial.set_user_attr("scores", got)
+            # What it broke and where, while the rows (each with its first invalid / failed request) are at hand.
+            found = broken([c.row for c in row_cells], _constraints(self.allow_failures))
+            if found:
+                trial.set_user_attr("broke", found)
+            told = got
+            if self.scored is not None:
+                # Kept per session, so the held-out sessions can be scored apart; the search sees only the others.
+                trial.set_user_attr("sessions", [session_scores(c.row) for c in row_cells])
+                told = fold_scores([row_cells[i].row for i in self.scored])
             # Set before ``tell``: NSGA-II ranks infeasible trials (a value > 0) behind every feasible one.
-            trial.set_constraint("invalid_requests", float(got["invalid_requests"] or 0.0))
+            trial.set_constraint("invalid_requests", float(told["invalid_requests"] or 0.0))
             if not self.allow_failures:
-                trial.set_constraint("failures", float(got["failures"] or 0.0))
-            self.st.tell(trial, [float(got[o.name] or 0.0) for o in self.objs])  # _score checked that none is None
+                trial.set_constraint("failures", float(told["failures"] or 0.0))
+            self.st.tell(trial, [float(told[o.name] or 0.0) for o in self.objs])  # _score checked that none is None over the set
 
     def _report(self, finished: int, jobs_done: int) -> None:
         if self.callback is not None:
@@ -358,25 +448,131 @@ def _fail(st: Any, trial: Any, error: str) -> None:
     st.tell(trial, state=TrialState.FAIL)
 
 
+def _constraints(allow_failures: bool) -> tuple[str, ...]:
+    return tuple(c for c in CONSTRAINTS if not (allow_failures and c == "failures"))
+
+
+def _why_none(records: list[dict[str, Any]], broke: dict[int, dict[str, Any]], allow_failures: bool) -> str | None:
+    """Why no trial is feasible: the constraint every scored trial broke (where, and the fix), or the error every trial
+    failed with; None when some trial is feasible (or there are none)."""
+    if not records or any(r["feasible"] for r in records):
+        return None
+    done = [r for r in records if r["state"] == "complete"]
+    if not done:
+        errors = [str(r["error"]) for r in records if r.get("error")]
+        common = max(set(errors), key=errors.count) if errors else "no error recorded"
+        return f"all {len(records)} trial(s) failed; the most common error: {common}"
+    stuck = blocked([broken_row(r["trial"], broke.get(r["trial"], {})) for r in done], _constraints(allow_failures), by="trial",
+                    allow_failures_hint=not allow_failures)
+    if stuck is not None:
+        return stuck.text
+    # Each trial broke some constraint, not the same one: name each constraint's first place.
+    kinds = sorted({c for r in done for c in broke.get(r["trial"], {})})
+    return (f"each of the {len(done)} scored trial(s) broke a constraint, not all the same one ({', '.join(kinds) or 'unrecorded'}): "
+            "see the broke column")
+
+
 def _result(st: Any, space: SearchSpace, objs: list[Objective], base: CompactionConfig, seed: int,
-            names: list[str], skipped: list[str], seconds: float) -> SweepResult:
+            names: list[str], skipped: list[str], seconds: float, *, allow_failures: bool = False, batch: Any = None,
+            use_timestamps: bool = True, held: list[list[int]] | None = None) -> SweepResult:
+    """The result of one study (``st``), or of the folds' studies (a list, with ``held``: each fold's held-out sessions).
+
+    A fold's trials are numbered after the folds before it, so every trial of the table has its own number.
+    """
     from optuna.trial import TrialState
 
+    studies = st if isinstance(st, list) else [st]
     records: list[dict[str, Any]] = []
-    for t in st.get_trials(deepcopy=False):
-        if t.state not in (TrialState.COMPLETE, TrialState.FAIL):
-            continue
-        scores = t.user_attrs.get("scores", {})
-        record: dict[str, Any] = {
-            "trial": t.number,
-            "state": "complete" if t.state == TrialState.COMPLETE else "failed",
-            "feasible": t.state == TrialState.COMPLETE and all(c <= 0 for c in t.constraints.values()),
-            "error": t.user_attrs.get("error"),
-            **scores,
-        }
-        record.update({p: t.params.get(p) for p in space.paths})
-        records.append(record)
+    broke: dict[int, dict[str, Any]] = {}
+    for f, one in enumerate(studies):
+        test = held[f] if held else None
+        fold_records: list[dict[str, Any]] = []
+        for t in one.get_trials(deepcopy=False):
+            if t.state not in (TrialState.COMPLETE, TrialState.FAIL):
+                continue
+            number = len(records) + len(fold_records)
+            scores = t.user_attrs.get("scores", {})
+            done = t.state == TrialState.COMPLETE
+            # With folds the sampler was constrained on the sessions its fold saw; the table's feasibility is over the whole set.
+            feasible = done and (_keeps(scores, allow_failures) if test is not None else all(c <= 0 for c in t.constraints.values()))
+            record: dict[str, Any] = {
+                "trial": number,
+                "fold": f + 1 if test is not None else None,
+                "state": "complete" if done else "failed",
+                "feasible": feasible,
+                "error": t.user_attrs.get("error"),
+                "broke": broken_text(t.user_attrs.get("broke", {})),
+                **scores,
+            }
+            record.update({p: t.params.get(p) for p in space.paths})
+            if test is not None and done:
+                rows = t.user_attrs.get("sessions") or []
+                if len(rows) == len(names):
+                    record["_rows"] = rows
+                    record["_insample"] = fold_scores([r for i, r in enumerate(rows) if i not in test], scale_to=len(names))
+                    record["_heldout"] = fold_scores([rows[i] for i in test], scale_to=len(names))
+            broke[number] = t.user_attrs.get("broke", {})
+            fold_records.append(record)
+        if test is not None:
+            _mark_fold_front(fold_records, objs, allow_failures)
+        records += fold_records
+    if held:
+        _rank_held_out(records, held, objs)
     return SweepResult(
         records=records, objectives=[o.name for o in objs], params=space.paths, base=base.model_dump(mode="json"),
         seed=seed, transcripts=list(names), skipped=list(skipped), seconds=seconds,
+        infeasible=_why_none(records, broke, allow_failures),
+        listed=[name for name, _, _ in batch.items] if batch is not None else list(names),
+        left_out=list(batch.left_out) if batch is not None else [],
+        unreadable=dict(batch.unreadable) if batch is not None else {},
+        warnings=batch.warnings(use_timestamps=use_timestamps) if batch is not None else {},
+        folds=len(held or []), held_out=[[names[i] for i in test] for test in held or []],
     )
+
+
+def _rank_held_out(records: list[dict[str, Any]], held: list[list[int]], objs: list[Objective]) -> None:
+    """Give each held-out-scored trial ``<objective>_heldout_rank``: on its held-out sessions, the share of all the sweep's
+    trials it does at least as well as (1: none does better), averaged over those sessions.
+
+    Folds hold out different sessions, and a session's cost follows its length: comparing raw held-out scores across
+    folds would recommend the fold whose held-out sessions are cheapest. Every trial is replayed on every session, so
+    each can be ranked against all on the very sessions it was held out from.
+    """
+    scored = [r for r in records if "_heldout" in r]
+    rows = [r.get("_rows") for r in scored]
+    pool = [r["_rows"] for r in records if r.get("_rows")]
+    for r, mine in zip(scored, rows, strict=True):
+        if not mine or r.get(f"{objs[0].name}_heldout") is None:
+            continue
+        test = held[int(r["fold"]) - 1]
+        for o in objs:
+            sign = 1.0 if o.direction == "minimize" else -1.0
+            shares = []
+            for i in test:
+                value = mine[i].get(o.name)
+                others = [v for other in pool if (v := other[i].get(o.name)) is not None]
+                if value is None or not others:
+                    continue
+                shares.append(sum(1 for v in others if sign * (value - v) <= 1e-12 * max(1.0, abs(v))) / len(others))
+            r[f"{o.name}_heldout_rank"] = sum(shares) / len(shares) if shares else None
+
+
+def _keeps(scores: dict[str, Any], allow_failures: bool) -> bool:
+    """Whether scores break no constraint: 0 invalid requests, and 0 failures unless they are allowed."""
+    return not (scores.get("invalid_requests") or 0) and (allow_failures or not (scores.get("failures") or 0))
+
+
+def _mark_fold_front(records: list[dict[str, Any]], objs: list[Objective], allow_failures: bool) -> None:
+    """Give the trials on a fold's own front (feasible and non-dominated on the sessions its search saw) their held-out scores.
+
+    Only the front: those are the configs the fold's search would offer, and choosing among more of them on the
+    held-out sessions would be choosing on the sessions held out.
+    """
+    sign = {o.name: 1.0 if o.direction == "minimize" else -1.0 for o in objs}
+    ok = [r for r in records if "_insample" in r and _keeps(r["_insample"], allow_failures)
+          and all(r["_insample"].get(o.name) is not None for o in objs)]
+    for i in non_dominated([[sign[o.name] * float(r["_insample"][o.name]) for o in objs] for r in ok]):
+        r = ok[i]
+        for o in objs:
+            r[f"{o.name}_heldout"] = r["_heldout"].get(o.name)
+        r["_heldout_keeps"] = _keeps(r["_heldout"], allow_failures)

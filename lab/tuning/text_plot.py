@@ -34,6 +34,8 @@ UNITS: dict[str, str] = {
     "cost": "dollars",
     "peak_sent": "tokens",
     "needed_later_recall": "share of needed mentions kept, 0-1",
+    "content_recall": "share of needed lines and spans kept verbatim, 0-1",
+    "reread_tokens": "tokens",
     "retention_score": "weighted share kept, 0-1",
     "failures": "requests",
     "probe_score": "judge's grade, 0-5",

@@ -36,6 +36,7 @@ __all__ = [
     "PICK_ERROR",
     "SAVED",
     "SESSION_WINDOW",
+    "SESSION_HIDDEN",
     "SESSION_PRICES",
     "PRICED_FOR",
     "CONFIG_UPLOAD_ID",
@@ -61,6 +62,8 @@ SESSIONS, PICK_ERROR = PREFIX + "sessions", PREFIX + "session_pick_error"
 SETTINGS = PREFIX + "replay_settings"
 # The window the loaded session proposed (absent: no session, or it proposed none).
 SESSION_WINDOW = PREFIX + "session_window"
+# Set when the loaded session's proposal turned on counting its hidden tokens (the settings' baseline then counts them).
+SESSION_HIDDEN = PREFIX + "session_hidden"
 # The price-table row the loaded session's model names, and the transcript it was read from.
 SESSION_PRICES, PRICED_FOR = PREFIX + "session_prices", PREFIX + "priced_for"
 # A config file restored on the Export page: the upload already applied, and what came of it.

@@ -93,12 +93,16 @@ def page_path(name: str) -> Path:
     return ROOT / "pages" / f"{name}.py"
 
 
-def require_transcript() -> Transcript | None:
-    """The loaded transcript, or None after drawing the empty state with a one-click sample."""
+def require_transcript(*, here: bool = False) -> Transcript | None:
+    """The loaded transcript, or None after drawing the empty state with a one-click sample.
+
+    ``here``: drawn on the Session page itself, whose loaders are above (it must not send the user to itself).
+    """
     transcript = get_transcript()
     if transcript is not None:
         return transcript
-    st.info("No session loaded yet. Load one on the Session page, or start with a sample.")
+    where = "Upload, pick or generate one above" if here else "Load one on the Session page"
+    st.info(f"No session loaded yet. {where}, or start with a sample.")
     if st.button("Load a sample session", key="lab.load_sample", type="primary"):
         try:
             load_sample()

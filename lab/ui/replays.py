@@ -19,7 +19,7 @@ from ..core.config import CompactionConfig
 from ..core.messages import Transcript
 from ..replayer.settings import ReplaySettings
 from . import keys
-from .settings import config_for_choice, get_config, get_settings, llm_settings
+from .settings import config_for_choice, get_config, get_preset_name, get_settings, llm_settings
 from .transcript import get_transcript, transcript_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +39,7 @@ __all__ = [
     "get_compare",
     "get_recorded",
     "get_window_proposal",
+    "model_window",
     "get_usage_fit",
 ]
 
@@ -144,19 +145,30 @@ def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | N
 # --- the proposed window -----------------------------------------------------------------------
 
 
-@st.cache_resource(max_entries=32, show_spinner="Measuring the session's raw peak...")
-def _proposal_cached(transcript_key: str, counter: str, recorded: str, _transcript: Transcript) -> WindowProposal:
+@st.cache_resource(max_entries=32, show_spinner="Measuring the window at which this session compacts...")
+def _proposal_cached(transcript_key: str, config_json: str, settings_json: str, _transcript: Transcript) -> WindowProposal:
     from ..replayer.window import propose_window
 
-    return propose_window(_transcript, counter, recorded_compactions=recorded)  # type: ignore[arg-type]  # from a validated config
+    return propose_window(_transcript, config=CompactionConfig.model_validate_json(config_json),
+                          settings=ReplaySettings.model_validate_json(settings_json))
+
+
+def model_window() -> int:
+    """The model's own window: the active preset's, before any window the session proposed."""
+    from ..core.presets import preset
+
+    return preset(get_preset_name()).window
 
 
 def get_window_proposal() -> WindowProposal | None:
-    """The standard window proposed for the loaded session, counted with the active config's counter (None: nothing loaded)."""
+    """The window proposed for the loaded session under the active config at the model's window, the
+    hidden part counted (``lab.replayer.window``); None: nothing loaded."""
     transcript = get_transcript()
     if transcript is None:
         return None
-    return _proposal_cached(transcript_key() or "", get_config().counter, get_settings().recorded_compactions, transcript)
+    cfg = get_config().model_copy(deep=True)
+    cfg.window = model_window()
+    return _proposal_cached(transcript_key() or "", cfg.model_dump_json(), get_settings().model_dump_json(), transcript)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -2,7 +2,7 @@
 
     upload_tab / sample_tab / generate_tab   the loaders, each importing through ``state`` and rerunning on success
     session_picker(notes)        one session of an upload of several, or the info that the store held others
-    window_proposal()            the window proposed on load, and a button to apply it again
+    window_proposal()            the window proposed on load, a button back to the model's window, one to apply it again
     usage_fit()                  what the recorded usage says the provider saw beyond the file
     counts(stats)                the row of counts
     recorded_compactions()       the agent's own compactions, and the toggle that undoes or keeps them
@@ -47,6 +47,7 @@ __all__ = [
     "session_picker",
     "window_line",
     "window_proposal",
+    "use_model_window",
     "fit_notice",
     "usage_fit",
     "counts",
@@ -132,14 +133,29 @@ def session_picker(notes: ImportNotes) -> None:
         st.error(state.session_pick_error())
 
 
-def window_line(proposal: WindowProposal, window: int) -> str:
+def window_line(proposal: WindowProposal, window: int, preset: str = "minicode") -> str:
     """What was proposed and why, and the window now in force when the user picked another since."""
     note = "" if proposal.window in (None, window) else f" The window is now {window:,}; pick any on the Pipeline page."
+    if proposal.window is not None and proposal.window == window and proposal.hidden:
+        # The app counts the hidden part for this window; the CLI does when asked, so its figures can be matched.
+        note += (f" The replays count the {proposal.hidden:,} hidden tokens too; the same replay from the command line: "
+                 f"`python -m lab replay FILE --preset {preset} --window {window} --hidden-tokens auto --report OUT.json`.")
     return f"Window: {proposal.reason}.{note}"
 
 
+def use_model_window(window: int) -> None:
+    """Back to the model's own window: the session's proposal is no longer applied (a preset switch keeps it so)."""
+    state.set_session_window(None)
+    cfg = state.get_config()
+    if cfg.window != window:
+        cfg = cfg.model_copy(deep=True)
+        cfg.window = window
+        state.set_config(cfg)
+
+
 def window_proposal() -> None:
-    """The proposal was applied on load; it is shown again (with the current counter) so the user knows why."""
+    """The proposal was applied on load; it is shown again (with the current config) so the user knows why,
+    with one click back to the model's own window, or to the proposal again."""
     try:
         proposal = state.get_window_proposal()
     except LabError as e:
@@ -148,10 +164,17 @@ def window_proposal() -> None:
     if proposal is None:  # nothing loaded: the page stops before this
         return
     window = state.get_config().window
-    st.info(window_line(proposal, window))
-    if proposal.window is not None and proposal.window != window:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
+    st.info(window_line(proposal, window, state.get_preset_name()))
+    if proposal.window is None:
+        return
+    if proposal.window != window:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
         if st.button(f"Use the proposed window ({proposal.window:,})", key="session.use_proposed_window"):
             state.set_session_window(proposal.window)
+            st.rerun()
+    if proposal.model_window != window:  # noqa: SIM102 - as above
+        if st.button(f"Use the model's window ({proposal.model_window:,})", key="session.use_model_window",
+                     help="Replay at the model's own window: the session then never fills it and no summary runs."):
+            use_model_window(proposal.model_window)
             st.rerun()
 
 
@@ -170,7 +193,10 @@ def usage_fit() -> None:
 
     It counts against the real window, so it is said where the window is chosen.
     """
-    notice = fit_notice(state.get_usage_fit(), state.get_config().window)
+    fit, settings = state.get_usage_fit(), state.get_settings()
+    # What the replays count now: the settings' own number, or the fit's when they take it from the usage.
+    applied = settings.hidden_tokens or (max(0, fit.hidden_tokens) if settings.hidden_from_usage and fit is not None else 0)
+    notice = fit_notice(fit, state.get_config().window, applied=applied)
     if notice is not None:
         said, loud = notice
         (st.warning if loud else st.caption)(said)

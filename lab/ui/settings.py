@@ -14,9 +14,9 @@ runs every config at the current window and counter unless told otherwise.
 The replay settings (``ReplaySettings``: prices, prompt cache, retention
 weights, clock, recorded compactions) are kept beside the config, not in it:
 a preset switch or reset leaves them alone, and their ● marks compare with
-the defaults. Prices are the session's: a loaded session whose model names a
-row of the price table (``lab.replayer.prices.match_model``) is billed with
-that row, unless the prices were edited by hand.
+the defaults. Prices follow the library's one rule (``lab.replayer.prices.session_pricing``,
+the same for ``lab replay``): a loaded session whose model names a row of the price table is
+billed with that row, unless prices were chosen (a row picked, a price edited, a settings file).
 
 The provider settings hold the API key, which never reaches disk or a cache
 key (``replays.summarizer_fingerprint`` hashes it).
@@ -31,7 +31,7 @@ import streamlit as st
 from ..core.config import CompactionConfig
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError, LabError
-from ..replayer.prices import match_model, price_row, pricing_row_matches
+from ..replayer.prices import match_model, price_row, session_pricing
 from ..fields import SETTINGS_GROUP
 from ..replayer.settings import MOVED_SECTION, ReplaySettings, resolve_settings
 from . import keys
@@ -138,6 +138,8 @@ def baseline_settings() -> ReplaySettings:
     """What the settings' ● marks compare with: the defaults, at the loaded session's prices."""
     settings = ReplaySettings()
     _apply_session_prices(settings)
+    # The loaded session's window was proposed with its hidden tokens counted: counting them is its default.
+    settings.hidden_from_usage = bool(st.session_state.get(keys.SESSION_HIDDEN))
     return settings
 
 
@@ -179,23 +181,23 @@ def session_prices() -> str | None:
 def _apply_session_prices(settings: ReplaySettings) -> None:
     row = price_row(session_prices() or "")
     if row is not None:
-        settings.pricing = row.pricing(settings.cache.ttl_seconds)
+        # Still following the session, as the defaults do: the baseline is the rule's answer, not a chosen row.
+        settings.pricing = row.pricing(settings.cache.ttl_seconds).model_copy(update={"follow_session": True})
 
 
 def _price_for_session(settings: ReplaySettings) -> ReplaySettings:
-    """Once per loaded transcript: bill it at its own model's row, unless the prices were typed in by hand."""
+    """Once per loaded transcript: the library's pricing rule (``prices.session_pricing``), so the Pipeline's
+    price widgets show what the replay bills; the replay applies the same rule and finds nothing to change."""
     tkey = st.session_state.get(keys.TKEY)
     st.session_state[keys.PRICED_FOR] = tkey
     transcript = st.session_state.get(keys.TRANSCRIPT) if tkey is not None else None
-    row = match_model(transcript.meta.model if transcript is not None else None)
+    model = transcript.meta.model if transcript is not None else None
+    row = match_model(model)
     st.session_state[keys.SESSION_PRICES] = row.name if row is not None else None
-    ttl = settings.cache.ttl_seconds
-    if row is None or not pricing_row_matches(settings.pricing, ttl) or row.pricing(ttl) == settings.pricing:
-        return settings
-    settings = settings.model_copy(deep=True)
-    settings.pricing = row.pricing(ttl)
-    set_settings(settings)
-    return settings
+    priced, _ = session_pricing(settings, model)
+    if priced is not settings:
+        set_settings(priced)
+    return priced
 
 
 def session_window() -> int | None:

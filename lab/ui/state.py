@@ -10,7 +10,7 @@ that no page file names ``session_state``):
     preset_picked / request_picked / show_request   a page's picker widgets, read and set by key
     accept_config_upload / config_restored   a config file restored on the Export page, once per upload
     get_report                    replay of the transcript under the config, cached
-    get_window_proposal / session_window / set_session_window   the window proposed and applied on load
+    get_window_proposal / model_window / session_window / set_session_window   the window proposed and applied on load, the model's own
     get_usage_fit                         what the recorded usage says the provider saw beyond the file
     session_prices                the price-table row the loaded session's model names (its replays are billed so)
     get_recorded / recorded_mode / set_recorded_mode   the agent's own recorded compactions: undone or kept
@@ -47,7 +47,7 @@ from .navigation import (
     show_request,
     sidebar,
 )
-from .replays import STATS_COUNTERS, get_compare, get_recorded, get_report, get_stats, get_usage_fit, get_window_proposal, summarizer_fingerprint
+from .replays import STATS_COUNTERS, get_compare, get_recorded, get_report, get_stats, get_usage_fit, get_window_proposal, model_window, summarizer_fingerprint
 from .settings import (
     CURRENT,
     DEFAULT_PRESET,
@@ -135,6 +135,7 @@ __all__ = [
     "get_report",
     "get_stats",
     "get_window_proposal",
+    "model_window",
     "get_usage_fit",
     "session_window",
     "session_prices",

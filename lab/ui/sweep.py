@@ -69,14 +69,17 @@ def _transcripts(sources: Sequence[str]) -> tuple[list[Transcript], list[str]]:
 
 def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], trials: int, *,
               population: int = 10, seed: int = 0, allow_failures: bool = False,
-              progress: ProgressCallback | None = None) -> SweepResult:
-    """Sweep the picked sessions from the current config (its window included) and keep the result."""
+              progress: ProgressCallback | None = None, folds: int | None = None) -> SweepResult:
+    """Sweep the picked sessions from the current config (its window included) and keep the result.
+
+    ``folds``: as ``lab.sweep``'s (None: held out by default, 5 folds from 10 sessions, one per session below; 0: off).
+    """
     from ..tuning import sweep
 
     transcripts, names = _transcripts(sources)
     named = [t.model_copy(update={"meta": t.meta.model_copy(update={"source_path": n})}) for t, n in zip(transcripts, names, strict=True)]
     result = sweep(named, space, trials=trials, objectives=list(objectives), base=get_config(), settings=get_settings(), seed=seed,
-                   population=population, allow_failures=allow_failures, progress=progress)
+                   population=population, allow_failures=allow_failures, progress=progress, folds=folds)
     st.session_state[_RESULT] = result
     st.session_state.pop(_PICKED, None)
     return result

@@ -33,7 +33,7 @@ from ..corpus import corpus_dir, corpus_files
 from ..errors import LabError, TranscriptError
 from . import keys
 from .reload import as_current
-from .settings import set_session_window
+from .settings import get_settings, set_session_window, set_settings
 from .files import SessionDir, StoreSessions, import_file, import_upload, read_stored_session, sanitize_name, save_upload, store_sessions, sweep_old_dirs, temp_root
 from .files import sample_files as _sample_files
 
@@ -118,10 +118,24 @@ def _apply_proposed_window() -> None:
         # its window, and the Session page says why there is no proposal.
         proposal = None
     set_session_window(proposal.window if proposal is not None else None)
+    was = st.session_state.pop(keys.SESSION_HIDDEN, False)
+    settings = get_settings()
+    if proposal is not None and proposal.window is not None and proposal.hidden and not settings.hidden_tokens:
+        # The window was measured with the hidden part counted (it is larger than a window fitted to the file
+        # alone): the replays count it too, from the recorded usage, or the proposed window would never fill.
+        st.session_state[keys.SESSION_HIDDEN] = True
+        count = True
+    else:
+        # A previous session's proposal turned counting on: this one did not ask for it.
+        count = settings.hidden_from_usage and not was
+    if count != settings.hidden_from_usage:
+        settings = settings.model_copy(deep=True)
+        settings.hidden_from_usage = count
+        set_settings(settings)
 
 
 def clear_transcript() -> None:
-    for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST, keys.SESSIONS, keys.PICK_ERROR):
+    for k in (keys.TRANSCRIPT, keys.LABEL, keys.TKEY, keys.FORMAT, keys.REQUEST, keys.SESSIONS, keys.PICK_ERROR, keys.SESSION_HIDDEN):
         st.session_state.pop(k, None)
     set_session_window(None)
 

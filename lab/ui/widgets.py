@@ -36,7 +36,7 @@ from ..fields import (
     to_widget,
     with_value,
 )
-from ..replayer.prices import row_names, with_row
+from ..replayer.prices import row_names, session_pricing, with_row
 from ..replayer.settings import ReplaySettings
 
 __all__ = [
@@ -58,11 +58,13 @@ __all__ = [
     "update_config",
     "MARK",
     "PRICE_ROW_PATH",
+    "FOLLOW_PATH",
 ]
 
 MARK = "●"
 # A select over the price table's rows: choosing one sets the four prices too (``update_config``).
 PRICE_ROW_PATH = "replay.pricing.model"
+FOLLOW_PATH = "replay.pricing.follow_session"
 
 
 def widget_key(prefix: str, path: str) -> str:
@@ -166,6 +168,13 @@ def update_config(spec: FieldSpec, value: Any) -> None:
             rs = state.get_settings().model_copy(deep=True)
             rs.pricing = with_row(rs.pricing, str(value), rs.cache.ttl_seconds)
             state.set_settings(rs)
+            return
+        if spec.path == FOLLOW_PATH and value:
+            # Back to the session's own model: its row's prices at once, and the number widgets rebuilt to show them.
+            transcript = state.get_transcript()
+            rs = state.get_settings().model_copy(deep=True)
+            rs.pricing.follow_session = True
+            state.set_settings(session_pricing(rs, transcript.meta.model if transcript is not None else None)[0])
             return
         cfg, rs = state.get_config(), state.get_settings()
         new_cfg, new_rs = run_with_value(cfg, rs, spec.path, value)

@@ -162,7 +162,7 @@ class TestTable:
     def test_column_labels_are_readable(self, app: AppTest) -> None:
         switch_to(app, "compare")
         labels = _labels(app)
-        assert labels["peak_sent"] == "Peak sent (tokens)" and labels["needed_later_recall"] == "Needed-later recall"
+        assert labels["peak_sent"] == "Peak sent (tokens)" and labels["needed_later_recall"] == "Needed-later recall (names)"
         for key in ("compare.table", "compare.table_all"):
             assert all(label and "_" not in label for label in _labels(app, key).values()), _labels(app, key)
 
@@ -208,3 +208,67 @@ class TestSmallMultiples:
             matched = [spec["layout"][k].get("matches") for k in names]
             assert len(names) == 3 and matched.count(None) == 1 and len(set(matched) - {None}) == 1
         assert ["One per config" in t.label for t in app.tabs] == [False, True]
+
+
+def test_every_config_breaking_one_constraint_is_a_warning_that_says_where(app: AppTest) -> None:
+    from lab.core.presets import preset
+
+    # A window no request fits in, even after recovery: every config fails requests, and the page says why.
+    app.session_state["lab.config"] = preset("minicode").model_copy(update={"window": 1000})
+    switch_to(app, "compare")
+    no_exception(app)
+    [warning] = [w.value for w in app.warning if "broke one constraint" in w.value]
+    assert warning.startswith("all 2 config") and "failed requests" in warning and "request" in warning and "window of at least" in warning
+    assert "error" not in _all(app).columns
+
+
+def test_the_ranking_shows_each_config_per_objective_with_its_record(app: AppTest) -> None:
+    switch_to(app, "compare")
+    no_exception(app)
+    [table] = list(app.table)
+    shown = table.value.reset_index()
+    assert set(shown["config"]) == {"current", "mewcode"} and {"needed_later_recall", "cost"} <= set(shown["objective"])
+    # One session: no interval, one meeting per pair, and the cheaper config of the compare table ranks first on cost.
+    cost = shown[shown["objective"] == "cost"].sort_values("rank")
+    assert (cost["sessions"] == 1).all() and (cost["wins"] + cost["losses"] + cost["ties"] == 1).all() and cost["low"].isna().all()
+    compared = _table(app)
+    assert cost.iloc[0]["config"] == compared.sort_values("cost").iloc[0]["config"]
+    assert cost.iloc[0]["mean"] == compared["cost"].min()
+    summary = [t.value for t in app.text if t.value.startswith("needed_later_recall (higher is better)")]
+    assert len(summary) == 1 and "(no interval: fewer than 2 sessions)" in summary[0]
+
+
+def test_content_recall_is_a_lead_column_and_a_thin_session_says_so(app: AppTest) -> None:
+    switch_to(app, "compare")
+    no_exception(app)
+    lead = _table(app)
+    assert {"content_recall", "content_needed", "reread_tokens", "needed_later_recall"} <= set(lead.columns)
+    assert _labels(app)["content_recall"] == "Content recall"
+    thin = bool(_all(app)["content_thin"].astype(bool).any())
+    said = any("too thin to rank configs" in c.value for c in app.caption)
+    assert said == thin
+
+
+class TestInvalidAndPricesExplained:
+    """Issue 31 §2 and §6: the costs name their row and prices; invalid requests come with their reasons, per config."""
+
+    def test_invalid_requests_are_explained_per_config_and_the_prices_named(self, app: AppTest, monkeypatch) -> None:  # noqa: ANN001
+        from lab.ui import state
+
+        real = state.get_compare
+
+        def marked(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            table = real(*args, **kwargs)
+            label, report = next(iter(table.reports.items()))
+            rows = list(report.rows)
+            rows[3] = rows[3].model_copy(update={"valid_anthropic": False, "problems": ["anthropic: message 3 (assistant, id a3): empty text block"]})
+            table.reports[label] = report.model_copy(update={"rows": rows, "invalid_requests": 1})
+            return table
+
+        monkeypatch.setattr(state, "get_compare", marked)
+        switch_to(app, "compare")
+        warned = [w.value for w in app.warning if "invalid request" in w.value]
+        assert len(warned) == 1 and "empty text block \\(Anthropic refuses it\\)\\: request 3;" in warned[0] and warned[0].startswith("current")
+        captions = "\n".join(c.value for c in app.caption)
+        assert "Costs in dollars at Claude Sonnet 4.5: \\$3/\\$15 per MTok in/out" in captions
+        assert "priced at the session's own model" in captions

@@ -49,14 +49,23 @@ def _orphan_transcript() -> Any:
     return Transcript(messages=[system(), user("go on"), orphan, *call_and_result("Read", "data", tool_id="t0", file_path="a.py")])
 
 
+def _hostile_call_transcript() -> Any:
+    """A whole call under ORPHAN_ID: the replay keeps the pair as it is, and the Anthropic export must rewrite the id."""
+    from lab.core.messages import Transcript
+    from tests.builders import assistant, call_and_result, system, user
+
+    return Transcript(messages=[system(), user("go on"), *call_and_result("Read", "data", tool_id=ORPHAN_ID, file_path="a.py"), assistant("done")])
+
+
 def _orphan_page(page: str) -> None:
     import runpy
 
     from lab.ui import state
-    from tests.app.test_export import _orphan_transcript
+    from tests.app.test_export import _hostile_call_transcript
 
     if state.get_transcript() is None:
-        state.set_transcript(_orphan_transcript(), "orphan")
+        state.set_transcript(_hostile_call_transcript(), "orphan")
+        state.select_request(1)  # the request whose context holds the call
     runpy.run_path(page, run_name="__main__")
 
 
@@ -121,7 +130,8 @@ class TestFiles:
 
     @pytest.mark.parametrize("shape", ["anthropic", "openai"])
     def test_request_body_says_what_the_export_had_to_change(self, shape: str) -> None:
-        report = replay(_orphan_transcript(), "minicode")
+        # Unrepaired: the replay would send the orphan as text itself (and say so in its notes), leaving the export nothing to change.
+        report = replay(_orphan_transcript(), "minicode", repair=False)
         file = export.transcript_file(report, len(report.rows) - 1, shape)  # type: ignore[arg-type]
         (warning,) = file.warnings
         assert "whose call is not in this transcript" in warning and ORPHAN_ID in warning
@@ -256,3 +266,87 @@ def test_an_api_key_is_never_exported(
     assert KEY not in caplog.text
     written = [p for p in (tmp_path / "app-tmp").rglob("*") if p.is_file()]
     assert all(KEY.encode() not in p.read_bytes() for p in written)
+
+
+# --- a key pasted into the transcript, and lone surrogates (issue 27, part 4) ------------------------------
+
+# Built from pieces, so the test file holds no string a secret scanner would flag.
+PASTED = "sk-" + "ant-api03-" + "Q8x2Lm4Np6Rt8Vx0Zb2Dc4Fe6Hg8Jk0Ml2Nn4Pp6"
+
+
+def _pasted_transcript(stray: str = "\ud800") -> Any:
+    """A key in a user turn and a tool result; ``stray`` (a lone surrogate by default) in a message and a tool id."""
+    from lab.core.messages import Transcript
+    from tests.builders import call_and_result, system, user
+
+    return Transcript(messages=[system(), user(f"use {PASTED} {stray}"), *call_and_result("Bash", f"KEY={PASTED}\n", tool_id=f"t{stray}", command="env")])
+
+
+def _pasted_page(page: str) -> None:
+    import runpy
+
+    from lab.ui import state
+    from tests.app.test_export import _pasted_transcript
+
+    if state.get_transcript() is None:
+        # The app's transcripts come through the readers, which have already replaced lone surrogates.
+        state.set_transcript(_pasted_transcript(stray=""), "pasted")
+    runpy.run_path(page, run_name="__main__")
+
+
+class TestPastedSecrets:
+    @pytest.mark.parametrize("shape", ["anthropic", "openai"])
+    def test_request_and_report_files_are_redacted_valid_utf8(self, shape: str) -> None:
+        report = replay(_pasted_transcript(), "minicode", retention_each=True)
+        k = len(report.rows) - 1
+        for file in (export.transcript_file(report, k, shape), export.report_file(report)):  # type: ignore[arg-type]
+            text = file.data.decode("utf-8")  # strict: no lone surrogate reached the bytes
+            assert PASTED not in text and "[REDACTED:anthropic-key]" in text and "\ufffd" in text and json.loads(text)
+            assert file.notes and file.notes[0].startswith("redacted 1 secret (anthropic-key 1)")
+        kept = export.transcript_file(report, k, shape, redact=False)  # type: ignore[arg-type]
+        assert PASTED in kept.data.decode("utf-8") and kept.notes == ()
+
+    def test_the_page_says_what_it_redacted(self, downloads: dict[str, tuple[str | None, bytes]]) -> None:
+        at = AppTest.from_function(_pasted_page, default_timeout=TIMEOUT, kwargs={"page": PAGE}).run()
+        assert not at.exception and not at.error
+        assert any(c.value.startswith("Request file: redacted 1 secret (anthropic-key 1)") for c in at.caption)
+        assert all(PASTED.encode() not in data for data in payloads(at, downloads).values())
+
+
+class TestLabel:
+    """The exported config's label says whether it is still its preset, under a name the user can set (issue 31, item 11)."""
+
+    def test_the_preset_unchanged_is_labelled_as_the_preset(self) -> None:
+        assert export.export_label("minicode", []) == "minicode"
+
+    def test_changed_values_are_said_in_the_label(self) -> None:
+        cfg = preset("minicode")
+        cfg.window, cfg.watermark.ratio, cfg.spill.threshold = 64_000, 0.7, 9000
+        changed = export.changed_from(cfg, preset("minicode"))
+        assert changed == ["spill.threshold", "watermark.ratio", "window"]
+        assert export.export_label("minicode", changed) == "minicode, changed (3 values)"
+
+    def test_a_users_own_label_is_kept(self) -> None:
+        assert export.export_label("minicode", ["window"], "my-agent") == "my-agent"
+        assert export.export_label("minicode", ["window"], "mewcode") == "minicode, changed (1 value)"
+
+    def test_labelled_sets_the_name_and_an_empty_one_keeps_the_configs(self) -> None:
+        cfg = preset("minicode")
+        assert export.labelled(cfg, "  tuned   for  CI ").label == "tuned for CI"
+        assert export.labelled(cfg, "   ").label == "minicode"
+        assert cfg.label == "minicode", "a copy: the active config is left as it is"
+
+    def test_the_page_labels_a_changed_config_and_takes_a_name(self, downloads: dict[str, tuple[str | None, bytes]]) -> None:
+        at = page_test().run()
+        assert json.loads(payloads(at, downloads)["lab.export.config.json"])["label"] == "minicode"
+        cfg = preset("minicode")
+        cfg.watermark.ratio = 0.7
+        at.session_state["lab.config"] = cfg
+        at.run()
+        assert not at.exception
+        assert json.loads(payloads(at, downloads)["lab.export.config.json"])["label"] == "minicode, changed (1 value)"
+        assert any("Changed from the minicode preset: watermark.ratio" in c.value for c in at.caption)
+        box = next(t for t in at.text_input if str(t.key).startswith("lab.export.label"))
+        box.set_value("ci-agent").run()
+        assert json.loads(payloads(at, downloads)["lab.export.config.json"])["label"] == "ci-agent"
+        assert load_config(payloads(at, downloads)["lab.export.config.toml"], "toml").label == "ci-agent"

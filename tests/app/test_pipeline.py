@@ -96,11 +96,11 @@ class TestReplayFollowsWidgets:
     def test_slider_changes_the_replay_totals(self, pipeline: AppTest) -> None:
         load_sample(pipeline)
         pipeline.number_input(key=key(pipeline, "window")).set_value(12_000).run()
-        before = metrics(pipeline)["Compactions"]
+        before = metrics(pipeline)["Summaries"]
         pipeline.slider(key=key(pipeline, "watermark.ratio")).set_value(0.5).run()
         no_exception(pipeline)
         # At 50% the full compact runs where 85% never triggered.
-        after = metrics(pipeline)["Compactions"]
+        after = metrics(pipeline)["Summaries"]
         assert int(after) > int(before)
 
     def test_stage_toggle_changes_the_replay(self, pipeline: AppTest) -> None:
@@ -237,3 +237,26 @@ class TestPricing:
         load_sample(pipeline)
         cost = next(m for m in pipeline.metric if m.label == "Cost")
         assert "Claude Sonnet 4.5 prices" in cost.help and "per million tokens" in cost.help
+
+
+class TestEffectBesideTheControls:
+    """Issue 31, items 7 and 12: the effect of a slider is above the controls, and what is off by design is said beside it."""
+
+    def test_the_effect_is_drawn_before_the_first_control(self, pipeline: AppTest) -> None:
+        load_sample(pipeline)
+        order = [getattr(node, "type", "") + ":" + str(getattr(node, "label", getattr(node, "value", ""))) for node in pipeline.main]
+        effect = next(i for i, n in enumerate(order) if n.endswith("Effect on the loaded session"))
+        first_metric = next(i for i, n in enumerate(order) if n.startswith("metric:"))
+        first_control = next(i for i, n in enumerate(order) if n.startswith("expander:"))
+        assert effect < first_metric < first_control
+        assert {"Peak sent", "Summaries", "Spills & clearing", "Cost", "Recall"} <= set(metrics(pipeline))
+
+    def test_a_window_where_mewcode_skips_auto_compaction_says_so_beside_the_numbers(self, pipeline: AppTest) -> None:
+        load_sample(pipeline)
+        pipeline.selectbox(key="pipeline.preset").set_value("mewcode").run()
+        assert not [c for c in pipeline.caption if c.value.startswith("Inactive by design")]
+        pipeline.number_input(key=key(pipeline, "window")).set_value(32_000).run()
+        no_exception(pipeline)
+        (note,) = [c.value for c in pipeline.caption if c.value.startswith("Inactive by design")]
+        assert "32,000" in note and "watermark.min_window (33,000)" in note
+        assert metrics(pipeline)["Summaries"] == "0"

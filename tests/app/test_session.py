@@ -27,6 +27,9 @@ class TestEmptyState:
         assert bare_app.button(key="lab.load_sample").label == "Load a sample session"
         assert not bare_app.metric
         assert "none loaded" in [t.value for t in bare_app.sidebar.text]
+        # the Session page does not send the user to the Session page
+        (empty,) = [i.value for i in bare_app.info if i.value.startswith("No session loaded yet")]
+        assert "on the Session page" not in empty and "above" in empty
 
     def test_one_click_sample_loads_the_small_session(self, bare_app: AppTest) -> None:
         load_sample(bare_app)
@@ -194,8 +197,9 @@ class TestRecordedCompactions:
 
 # --- the proposed window (lab.replayer.window, applied on load) ----------------------------------------
 
-HUGE = "generated-huge-outputs.lab.json"  # raw peak about 84k tokens: 32k is the largest standard window under 60%
-ATTIO = "claude-code/attio-mcp-server-session.jsonl"  # the issue's 59k session
+REPEAT = "generated-repeat-reads.lab.json"  # a sample whose sent peak is large enough for a proposal under minicode
+ATTIO = "claude-code/attio-mcp-server-session.jsonl"  # 70k tokens per request hidden from the file (MCP tools)
+SETTINGS_KEY = "lab.replay_settings"
 
 
 def _load(at: AppTest, name: str) -> AppTest:
@@ -215,42 +219,71 @@ def _config(at: AppTest):  # noqa: ANN202 - a CompactionConfig
     return at.session_state["lab.config"]
 
 
+def _summaries_in_force(at: AppTest, path: Path) -> int:
+    """Summaries of the replay the app runs now: its config and settings, as in force."""
+    from lab.replayer import replay
+    from lab.replayer.window import summaries
+
+    return summaries(replay(path, _config(at), settings=at.session_state[SETTINGS_KEY], recall=False))
+
+
+def _keys(at: AppTest) -> set[str]:
+    return {str(b.key) for b in at.button}
+
+
 class TestProposedWindow:
-    def test_a_large_session_is_run_at_the_proposed_window(self, app: AppTest) -> None:
+    def test_a_sample_is_run_at_the_proposed_window_and_summarizes(self, app: AppTest) -> None:
         from lab.replayer.window import propose_window
 
-        _load(app, HUGE)
-        expected = propose_window(SAMPLES / HUGE, "minicode")
-        assert expected.window == 32_000
-        assert _config(app).window == 32_000
-        assert _window_line(app) == f"Window: {expected.reason}."
-        assert "proposed 32k: the raw history peaks at" in _window_line(app)
-        assert any("window 32,000" in t.value for t in app.sidebar.text)
-        # applied already: nothing to offer
-        assert not [b for b in app.button if b.key == "session.use_proposed_window"]
+        _load(app, REPEAT)
+        expected = propose_window(SAMPLES / REPEAT, config="minicode")
+        assert expected.window is not None
+        assert _config(app).window == expected.window
+        assert _window_line(app).startswith(f"Window: {expected.reason}.")
+        assert f"--preset minicode --window {expected.window} --hidden-tokens auto" in _window_line(app)
+        assert _summaries_in_force(app, SAMPLES / REPEAT) >= 1
+        assert any(f"window {expected.window:,}" in t.value for t in app.sidebar.text)
+        # applied already: the one click offered is back to the model's window
+        assert "session.use_proposed_window" not in _keys(app)
+        assert app.button(key="session.use_model_window").label == "Use the model's window (200,000)"
+
+    def test_one_click_back_to_the_models_window_and_again_to_the_proposal(self, app: AppTest) -> None:
+        _load(app, REPEAT)
+        proposed = _config(app).window
+        app.button(key="session.use_model_window").click().run()
+        no_exception(app)
+        assert _config(app).window == preset("minicode").window == 200_000
+        assert _summaries_in_force(app, SAMPLES / REPEAT) == 0
+        assert "session.use_model_window" not in _keys(app)
+        app.button(key="session.use_proposed_window").click().run()
+        no_exception(app)
+        assert _config(app).window == proposed
 
     def test_a_small_session_keeps_the_window_and_says_why(self, app: AppTest) -> None:
         assert _config(app).window == preset("minicode").window == 200_000
         line = _window_line(app)
-        assert line.startswith("Window: no window proposed: the raw history peaks at only ")
+        assert line.startswith("Window: no window proposed: the session peaks at only ")
         assert "keeps its own window" in line
+        assert not _keys(app) & {"session.use_model_window", "session.use_proposed_window"}
 
     def test_presets_and_reset_keep_the_sessions_window(self, app: AppTest) -> None:
-        _load(app, HUGE)
+        _load(app, REPEAT)
+        proposed = _config(app).window
         app.switch_page("../pages/pipeline.py").run()
         no_exception(app)
         app.selectbox(key="pipeline.preset").set_value("mewcode").run()
         no_exception(app)
-        assert _config(app).window == 32_000
+        assert _config(app).window == proposed
         assert _config(app).spill.threshold == preset("mewcode").spill.threshold
         # the window is the session's: no ● for it, and reset keeps it
         assert not any("changed from the preset" in c.value for c in app.caption)
         app.button(key="pipeline.reset").click().run()
         no_exception(app)
-        assert _config(app).window == 32_000
+        assert _config(app).window == proposed
 
     def test_a_window_picked_later_stands_and_the_proposal_can_be_reapplied(self, app: AppTest) -> None:
-        _load(app, HUGE)
+        _load(app, REPEAT)
+        proposed = _config(app).window
         app.switch_page("../pages/pipeline.py").run()
         gen = app.session_state["lab.widget_gen"]
         app.number_input(key=f"cfg{gen}:window").set_value(100_000).run()
@@ -261,13 +294,26 @@ class TestProposedWindow:
         assert "The window is now 100,000" in _window_line(app)
         app.button(key="session.use_proposed_window").click().run()
         no_exception(app)
-        assert _config(app).window == 32_000
-        assert not [b for b in app.button if b.key == "session.use_proposed_window"]
+        assert _config(app).window == proposed
+        assert "session.use_proposed_window" not in _keys(app)
 
     @pytest.mark.corpus(ATTIO)
-    def test_the_issues_59k_session_is_proposed_32k(self, app: AppTest) -> None:
+    def test_a_real_session_with_hidden_tools_compacts_at_the_proposal(self, app: AppTest) -> None:
+        from tests.conftest import corpus_file
+
+        path = corpus_file(ATTIO)
         _load(app, "corpus/" + ATTIO)
         line = _window_line(app)
-        assert line.startswith("Window: proposed 32k: the raw history peaks at 59,")
-        assert "so a 200k window would never fill; 32k is the largest standard window under 60% of that peak" in line
-        assert _config(app).window == 32_000
+        window = _config(app).window
+        assert window < 200_000
+        assert line.startswith(f"Window: window {window:,} proposed so this session compacts")
+        # the hidden part is counted: the window is larger than it, and the replay counts it too
+        hidden = int(line.split(" hidden")[0].rsplit("+ ", 1)[1].replace(",", ""))
+        assert window > hidden > 10_000
+        assert app.session_state[SETTINGS_KEY].hidden_from_usage
+        said = [c.value for c in app.caption] + [w.value for w in app.warning]
+        assert any(f"this replay counts {hidden:,} hidden tokens on every request" in s for s in said)
+        assert _summaries_in_force(app, path) >= 1
+        app.button(key="session.use_model_window").click().run()
+        no_exception(app)
+        assert _config(app).window == 200_000

@@ -365,3 +365,33 @@ class TestProbePanel:
         references = [c.value for c in at.code if c.value.startswith("The user's latest instruction: ")]
         assert references and references[0].startswith(f"The user's latest instruction: {HOSTILE}"), "shown as text, verbatim"
         assert not any("<script" in m.value for m in at.markdown) and not at.get("html")
+
+
+class TestCompactionsInWords:
+    """Issue 31 §4: the Summary page counts summaries apart from spills and clearing, in the CLI's words."""
+
+    def test_spills_without_a_summary_are_said_as_spills_not_as_no_compaction(self) -> None:
+        from lab.replayer.report import describe_compactions
+
+        cfg = preset("minicode")  # the small sample at 200k: spills and clearing, no summary
+        at = page_test(SMALL, cfg)
+        at.run()
+        assert not at.exception
+        report = replay(load(SAMPLES / SMALL), cfg)
+        kinds = report.compactions_by_kind
+        assert kinds["summary"] == 0 and sum(kinds.values()) > 0
+        captions = "\n".join(c.value for c in at.caption)
+        assert f"This replay's compactions: {describe_compactions(kinds)}." in captions
+        assert "{" not in captions and "tool_budget" not in captions
+        info = "\n".join(i.value for i in at.info)
+        assert "No compaction wrote a summary" in info
+        assert f"The {sum(kinds.values())} other compaction(s) above moved or cleared tool output" in info
+
+    def test_a_summarised_replay_counts_its_summaries(self, summarised: Any) -> None:
+        at = page_test(SMALL, _summarising_config())
+        at.run()
+        assert not at.exception
+        n = summarised.compactions_by_kind["summary"]
+        assert n > 0
+        captions = "\n".join(c.value for c in at.caption)
+        assert f"{n} {'summary' if n == 1 else 'summaries'}" in captions

@@ -126,3 +126,54 @@ def test_a_seeded_corpus_sweep_gives_the_front_of_lab_sweep(bare_app: AppTest) -
 )
 def test_trial_from_selection(event: object, trial: int | None) -> None:
     assert trial_from_selection(event) == trial
+
+
+def test_a_sweep_with_no_feasible_trial_says_why(bare_app: AppTest) -> None:
+    from lab.core.presets import preset
+
+    switch_to(bare_app, "sweep")
+    # A window no request of the sample fits in, even after recovery: every trial fails its requests.
+    bare_app.session_state["lab.config"] = preset("minicode").model_copy(update={"window": 1000})
+    at = _run(bare_app)
+    assert not at.error, [e.value for e in at.error]
+    [warning] = [w.value for w in at.warning if "No feasible trial" in w.value]
+    assert "broke one constraint, failed requests" in warning and "window of at least" in warning
+
+
+# Two small generated samples: enough for leave-one-session-out, a second or two for a few trials.
+HELD_OUT_SOURCES = ["generated-small.lab.json", "generated-repeat-reads.lab.json"]
+
+
+def test_held_out_by_default_says_in_sample_and_held_out_and_loads_the_recommended(bare_app: AppTest) -> None:
+    at = switch_to(bare_app, "sweep")
+    at.multiselect(key="sweep.sources").set_value(HELD_OUT_SOURCES)
+    at.text_area(key="sweep.space").set_value(SPACE)
+    at.number_input(key="sweep.trials").set_value(4)
+    at.number_input(key="sweep.population").set_value(2)
+    at.button(key="sweep.run").click().run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    result = at.session_state["lab.sweep_result"]
+    assert result.folds == 2 and sorted(n for out in result.held_out for n in out) == sorted(HELD_OUT_SOURCES)
+    texts = [t.value for t in at.text]
+    assert result.recommendation() in texts and any(t.startswith("Held out in 2 folds") for t in texts)
+    chosen = result.chosen
+    assert chosen is not None and "in-sample" in result.recommendation() and "held-out" in result.recommendation()
+    front = at.dataframe[0].value
+    assert {"cost_heldout", "needed_later_recall_heldout", "chosen", "fold"} <= set(front.columns)
+    at.button(key="sweep.load_chosen").click().run()
+    no_exception(at)
+    assert at.session_state["lab.config"].label == f"sweep-trial-{int(chosen['trial'])}"
+
+
+def test_folds_one_turns_held_out_off_on_the_page(bare_app: AppTest) -> None:
+    at = switch_to(bare_app, "sweep")
+    at.multiselect(key="sweep.sources").set_value(HELD_OUT_SOURCES)
+    at.text_area(key="sweep.space").set_value(SPACE)
+    at.number_input(key="sweep.trials").set_value(2)
+    at.number_input(key="sweep.population").set_value(2)
+    at.number_input(key="sweep.folds").set_value(1)
+    at.button(key="sweep.run").click().run()
+    no_exception(at)
+    result = at.session_state["lab.sweep_result"]
+    assert result.folds == 0 and any("held-out not measured" in t.value for t in at.text)

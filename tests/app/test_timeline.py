@@ -25,8 +25,11 @@ class TestRendering:
         switch_to(app, "timeline")
         assert len(_charts(app)) == 3
         m = metrics(app)
-        assert {"Peak sent", "Over watermark", "Compactions", "Overflows / failures", "Cost", "Cache hits"} <= set(m)
-        assert int(m["Compactions"]) > 0  # the small sample spills and dedups under minicode
+        assert {"Peak sent", "Over watermark", "Summaries", "Overflows / failures / invalid", "Cost", "Cache hits"} <= set(m)
+        # Summaries are counted apart from spills and clearing, and every kind is said in words, never as a dict.
+        assert int(m["Summaries"]) >= 0
+        said = "\n".join(c.value for c in app.caption)
+        assert "Compactions: " in said and "{" not in said
         assert not app.error
 
     def test_empty_state_button_loads_and_draws(self, bare_app: AppTest) -> None:
@@ -88,11 +91,11 @@ class TestQuickKnobs:
     def test_knob_changes_the_replay_like_the_pipeline_page(self, app: AppTest) -> None:
         switch_to(app, "timeline")
         app.number_input(key=key(app, "window", "tl")).set_value(12_000).run()
-        before = int(metrics(app)["Compactions"])
+        before = int(metrics(app)["Summaries"])
         app.slider(key=key(app, "watermark.ratio", "tl")).set_value(0.5).run()
         no_exception(app)
         # A lower watermark lets the full compact (tail: the newest min(n/3, 5) messages) run where 85% never triggered.
-        assert int(metrics(app)["Compactions"]) > before
+        assert int(metrics(app)["Summaries"]) > before
         assert app.session_state["lab.config"].watermark.ratio == 0.5
 
     def test_pipeline_change_shows_on_the_timeline(self) -> None:
@@ -136,14 +139,14 @@ class TestLoudFailures:
         switch_to(app, "timeline")
         errors = [e.value for e in app.error]
         assert any("circuit breaker opened" in e for e in errors), errors
-        overflows, failures = metrics(app)["Overflows / failures"].split(" / ")
+        overflows, failures, _ = metrics(app)["Overflows / failures / invalid"].split(" / ")
         # Nothing overflowed, yet requests went over the watermark with the breaker open: those are failures.
         assert overflows == "0" and int(failures) > 0
 
     def test_no_banner_when_the_config_copes(self, app: AppTest) -> None:
         switch_to(app, "timeline")
         assert not app.error
-        assert metrics(app)["Overflows / failures"] == "0 / 0"
+        assert metrics(app)["Overflows / failures / invalid"] == "0 / 0 / 0"
 
 
 class TestCostYouCanTrust:
@@ -220,3 +223,93 @@ def test_the_recorded_usage_fit_is_said_beside_the_chart(app: AppTest) -> None:
     said = [c.value for c in app.caption] + [i.value for i in app.info]
     assert any("tokens per request that this file does not hold" in s for s in said)
     no_exception(app)
+
+
+def test_content_recall_is_shown_beside_the_names_score(app: AppTest) -> None:
+    switch_to(app, "timeline")
+    m = metrics(app)
+    assert {"Content recall", "Content items needed", "Names recall", "Re-read tokens"} <= set(m)
+    shown = next(x for x in app.metric if x.label == "Content recall")
+    # Its help says what it rests on.
+    assert "needed lines and spans" in (shown.help or "")
+    assert m["Content items needed"].replace(",", "").isdigit()
+
+
+class TestOneCostEverywhere:
+    """Issue 31 §2: the library, `lab replay` and the Timeline bill one replay alike, and name the same row."""
+
+    def test_library_cli_and_timeline_give_the_same_cost_and_model(self, app: AppTest, tmp_path: Any, capsys: Any) -> None:
+        from lab.cli import main
+        from lab.core.config import dump_config
+        from lab.replayer import replay
+        from lab.replayer.prices import cost_text
+        from tests.conftest import SAMPLES
+
+        switch_to(app, "timeline")
+        cfg = app.session_state["lab.config"]
+        path = SAMPLES / "generated-small.lab.json"
+        # The library with no settings at all: the one rule picks the session's own model.
+        report = replay(path, cfg)
+        assert report.pricing_source == "session" and report.settings["pricing"]["model"] == "Claude Sonnet 4.5"
+        said = cost_text(report.total_cost, report.settings)
+        assert said.startswith(f"${report.total_cost:,.4f} (Claude Sonnet 4.5: $3/$15 per MTok in/out")
+        # The CLI with the app's config and no --settings.
+        config = tmp_path / "app-config.json"
+        config.write_text(dump_config(cfg, "json"), encoding="utf-8")
+        capsys.readouterr()
+        assert main(["replay", str(path), "--config", str(config)]) == 0
+        cost_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("cost: "))
+        assert cost_line.startswith(f"cost: {said} with compaction")
+        assert "priced at the session's own model (claude-sonnet-4-5" in cost_line
+        # The Timeline: the same figure, the same row and prices beside it (dollars escaped for markdown).
+        captions = "\n".join(c.value for c in app.caption)
+        assert said.replace("$", "\\$") in captions
+        assert next(m for m in app.metric if m.label == "Cost").value == f"${report.total_cost:.4f}"
+
+    def test_chosen_prices_win_in_the_app_as_in_the_library(self, app: AppTest) -> None:
+        switch_to(app, "pipeline")
+        row = next(str(w.key) for w in app.selectbox if str(w.key or "").endswith(":replay.pricing.model"))
+        app.selectbox(key=row).set_value("Claude Haiku 4.5").run()
+        switch_to(app, "timeline")
+        captions = "\n".join(c.value for c in app.caption)
+        assert "(Claude Haiku 4.5: \\$1/\\$5 per MTok in/out" in captions
+        assert "priced at the replay settings (chosen prices win" in captions
+        # Following the session again: its own row at once, in the widgets and on the Timeline.
+        switch_to(app, "pipeline")
+        follow = next(str(w.key) for w in app.toggle if str(w.key or "").endswith(":replay.pricing.follow_session"))
+        assert app.toggle(key=follow).value is False
+        app.toggle(key=follow).set_value(True).run()
+        pricing = app.session_state["lab.replay_settings"].pricing
+        assert (pricing.model, pricing.follow_session) == ("Claude Sonnet 4.5", True)
+        switch_to(app, "timeline")
+        assert "priced at the session's own model" in "\n".join(c.value for c in app.caption)
+
+
+def _with_invalid(real: Any) -> Any:
+    """``state.get_report`` over the real replay, two of its requests marked invalid as a source with blank text makes them."""
+
+    def get_report() -> Any:
+        report = real()
+        rows = list(report.rows)
+        for k in (2, 5):
+            rows[k] = rows[k].model_copy(update={"valid_anthropic": False, "problems": [f"message {k} (assistant, id a_{k}): empty text block"]})
+        return report.model_copy(update={"rows": rows, "invalid_requests": 2})
+
+    return get_report
+
+
+class TestInvalidExplained:
+    """Issue 31 §6: the invalid count comes with its reasons and where, in the failures metric and a warning."""
+
+    def test_the_timeline_shows_invalid_requests_with_their_reason(self, app: AppTest, monkeypatch: Any) -> None:
+        from lab.ui import state
+
+        monkeypatch.setattr(state, "get_report", _with_invalid(state.get_report))
+        switch_to(app, "timeline")
+        shown = next(m for m in app.metric if m.label == "Overflows / failures / invalid")
+        assert shown.value.endswith(" / 2")
+        assert "empty text block" in shown.help and "requests 2, 5" in shown.help
+        warned = [w.value for w in app.warning if "invalid request" in w.value]
+        assert len(warned) == 1 and "2 invalid request(s)" in warned[0]
+        # The ids come from the transcript: shown as written, escaped, never as markdown emphasis.
+        assert "a\\_2" in warned[0] and "empty text block" in warned[0]

@@ -186,3 +186,28 @@ class TestSmallWindows:
     def test_every_warning_names_a_setting(self, name: str, window: int) -> None:
         for w in config_warnings(_with(name, window)):
             assert any(f"{stage}." in w for stage in ("summary", "watermark", "spill", "microcompact", "recovery")), w
+
+
+class TestInactiveByDesign:
+    """Issue 31, item 12: what a config skips at its window on purpose, in a note for beside the numbers."""
+
+    def test_mewcode_at_or_below_its_min_window_skips_auto_compaction(self) -> None:
+        from lab.core.diagnostics import inactive_by_design
+        from lab.core.presets import preset
+
+        cfg = preset("mewcode")
+        cfg.window = cfg.watermark.min_window
+        (note,) = inactive_by_design(cfg)
+        assert note.startswith("auto-compaction skipped by design") and f"({cfg.watermark.min_window:,})" in note
+        cfg.window = 48_000
+        assert inactive_by_design(cfg) == []
+
+    def test_stages_switched_off_are_said(self) -> None:
+        from lab.core.diagnostics import inactive_by_design
+        from lab.core.presets import preset
+
+        cfg = preset("minicode")
+        cfg.watermark.enabled = False
+        assert "watermark is off" in inactive_by_design(cfg)[0]
+        cfg.summary.enabled = False
+        assert "summary stage is off" in inactive_by_design(cfg)[0]

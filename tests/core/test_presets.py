@@ -33,6 +33,21 @@ class TestMiniCode:
         c = preset("minicode")
         assert threshold(c.watermark, 200_000) == 170_000
 
+    def test_follows_the_design_where_it_is_explicit(self) -> None:
+        c = preset("minicode")
+        # The preview as _generate_preview writes it, the full compact's len(non_system) // 3 tail, the truncation
+        # share of the same count, and the rule summary's four lists from the removed messages only.
+        assert c.spill.preview_shape == "seed"
+        assert (c.summary.full_tail_policy, c.summary.full_tail_unit, c.summary.rules_format) == ("third", "minicode_messages", "seed")
+        assert c.recovery.truncate_unit == "minicode_messages"
+
+    def test_the_lab_preset_keeps_its_own_choices(self) -> None:
+        c = preset("lab")
+        assert (c.spill.preview_format, c.summary.full_tail_policy, c.summary.rules_format) == ("mewcode", "same", "lab")
+        assert c.recovery.truncate_unit == "messages"
+        # The defaults are the lab's: a custom config changes only when it asks for the seed's behaviour.
+        assert preset("codex").spill.preview_shape == "lab"
+
 
 class TestMewCode:
     def test_reproduces_the_design_defaults(self) -> None:
@@ -48,6 +63,8 @@ class TestMewCode:
         s = c.summary
         assert (s.session_memory, s.tail_policy, s.tail_min_tokens, s.tail_min_messages) == (False, "mewcode", 10_000, 5)
         assert (s.attachment_files, s.attachment_file_tokens) == (5, 5000)
+        # The new history carries MewCode's recovery attachment even with the offline rule summary standing in for its LLM.
+        assert s.attachment_for_rules and s.full_tail_policy == "same" and s.min_saving == 0.0
         assert (c.recovery.strategy, c.recovery.giveup_margin) == ("mewcode", 3_000)
 
     def test_thresholds(self) -> None:
@@ -89,7 +106,7 @@ class TestModelled:
 
 class TestAccess:
     def test_the_seeds_the_modelled_agents_then_the_lab_preset(self) -> None:
-        assert preset_names() == ["minicode", "mewcode", *MODELLED, "lab"]
+        assert preset_names() == ["minicode", "mewcode", *MODELLED, "lab", "lab-lean"]
         assert all(PRESETS[name].label == name for name in PRESETS)
 
     def test_unknown_name_lists_the_choices(self) -> None:

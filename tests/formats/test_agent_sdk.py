@@ -131,7 +131,9 @@ def test_every_container_gives_the_same_history(tmp_path: Path, kind: str) -> No
     assert t.meta.source_format == "claude_agent_sdk"
     assert _shape(t.messages) == SHAPE
     assert {k: _shape(v) for k, v in t.sidechains.items()} == {"toolu_02": SUBAGENT}
-    assert not t.notes.warnings and not t.notes.orphan_tool_results and not t.notes.unanswered_tool_uses
+    # The one warning: how much of the file the subagent's thread is.
+    assert [w for w in t.notes.warnings if "sidechain records" not in w] == []
+    assert not t.notes.orphan_tool_results and not t.notes.unanswered_tool_uses
 
 
 # --- init and result -----------------------------------------------------------------------------------
@@ -231,6 +233,18 @@ def test_subagent_messages_go_to_the_sidechain_of_their_task_call() -> None:
     assert answer.content.startswith("One place: slugkit/core.py line 14")
 
 
+def test_subagent_records_are_counted_and_listed_as_threads() -> None:
+    from lab.formats import sessions
+
+    side = [r for r in RECORDS if r.get("parent_tool_use_id")]
+    t = load(STREAM)
+    (note,) = [w for w in t.notes.warnings if "sidechain records" in w]
+    assert note.startswith(f"{len(side)} sidechain records in {len({r['parent_tool_use_id'] for r in side})} subagent threads, not part of the main context")
+    listed = sessions(STREAM)
+    assert [(s.id, s.kind) for s in listed] == [(t.meta.session_id, None), ("toolu_02", "subagent")]
+    assert load(STREAM, session="toolu_02").messages == t.sidechains["toolu_02"]
+
+
 def test_a_subagent_thread_without_its_prompt_gets_the_task_prompt(tmp_path: Path) -> None:
     task = {"type": "tool_use", "id": "task1", "name": "Task", "input": {"description": "d", "prompt": "find the config"}}
     recs = [_init(), _user("go", "u0"), _assistant("m1", task, "a1"), _assistant("s1", {"type": "text", "text": "found it"}, "b1", parent="task1"),
@@ -239,7 +253,7 @@ def test_a_subagent_thread_without_its_prompt_gets_the_task_prompt(tmp_path: Pat
     side = t.sidechains["task1"]
     assert _shape(side) == [("user", ["text"]), ("assistant", ["text"])]
     assert side[0].content[0].text == "find the config"  # type: ignore[union-attr]
-    assert not t.notes.warnings
+    assert [w for w in t.notes.warnings if not w.startswith("1 sidechain records in 1 subagent threads")] == []
 
 
 def test_a_stream_without_the_prompt_starts_with_a_placeholder_turn() -> None:

@@ -11,6 +11,7 @@ import lab
 from lab.core.messages import TextBlock, ToolResultBlock, ToolUseBlock, Transcript, message_text, tool_pairs
 from lab.errors import TranscriptError
 from lab.formats import aider, detect, load
+from lab.formats.aider_chat import parse_chat_history
 from lab.formats.aider_edits import Edit, split_edits
 from lab.formats.detect import scores
 from lab.formats.sanity import misread_warnings
@@ -73,7 +74,9 @@ def test_consecutive_user_lines_are_one_message_and_commands_are_skipped() -> No
     users = [message_text(m) for m in t.messages if m.role == "user" and any(isinstance(b, TextBlock) for b in m.content)]
     assert users[0] == "slugify keeps trailing dashes.\nStrip them, and add a test."
     assert not any(u.startswith("/") for u in users)
-    assert t.notes.skipped["aider_command"] == 2
+    assert "aider_command" not in t.notes.skipped
+    (line,) = [d for d in t.notes.dropped if d.startswith("aider's own bookkeeping")]
+    assert "2 commands (" in line
 
 
 def test_chat_commands_keep_their_text(tmp_path: Path) -> None:
@@ -87,7 +90,10 @@ def test_notices_are_not_assistant_prose() -> None:
     prose = " ".join(b.text for m in t.messages if m.role == "assistant" for b in m.content if isinstance(b, TextBlock))
     for notice in ("Tokens:", "Applied edit", "Commit 1a2b3c4", "Add command output", "Cost:", "Git repo"):
         assert notice not in prose
-    assert t.notes.skipped["notice"] >= 5
+    # Counted as aider's bookkeeping, not as skipped records.
+    assert "notice" not in t.notes.skipped
+    (line,) = [d for d in t.notes.dropped if d.startswith("aider's own bookkeeping")]
+    assert int(line.split(": ", 1)[1].split(" notice line")[0]) >= 5
 
 
 def test_an_assistant_heading_is_not_a_user_turn() -> None:
@@ -253,3 +259,91 @@ def test_other_files_are_not_claimed(path: Path) -> None:
 def test_replays_with_no_invalid_request(path: Path) -> None:
     report = lab.replay(load(path), "minicode", window=32000)
     assert report.requests > 0 and report.invalid_requests == 0
+
+
+# --- architect mode, notices, line endings, folders ------------------------------------------
+
+ARCHITECT = FIXTURES / "architect.aider.chat.history.md"
+
+
+def _notice_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.startswith("> ") and line.strip() != ">")
+
+
+def test_an_architect_history_with_more_notices_than_turns_reads() -> None:
+    # The shape a real architect-mode history has: more "> " notice lines than items of the session.
+    text = ARCHITECT.read_text(encoding="utf-8")
+    items = parse_chat_history(text)[-1].items
+    assert _notice_lines(text) > len(items) >= 20
+    t = load(ARCHITECT)
+    assert t.meta.source_format == "aider" and t.meta.model == "o3-mini"
+    assert misread_warnings(t.notes) == [] and not t.notes.skipped
+    (line,) = [d for d in t.notes.dropped if d.startswith("aider's own bookkeeping")]
+    commands = [i.text.split()[0] for i in items if i.kind == "user" and i.text.startswith("/")]
+    assert f"{len(commands)} commands (/run {commands.count('/run')}," in line
+    assert f"{_notice_lines(text) - sum(1 for x in text.splitlines() if x.startswith(('> Tokens:', '> Applied edit')))} notice lines" in line
+
+
+def test_architect_mode_keeps_the_plan_and_the_editors_turn() -> None:
+    t = load(ARCHITECT)
+    roles = [m.role for m in t.messages]
+    texts = [message_text(m) for m in t.messages]
+    plans = [k for k, m in enumerate(t.messages) if m.role == "assistant" and texts[k].startswith("To add `")]
+    assert len(plans) == 6
+    for k in plans:
+        # The architect's reply, then the same plan handed to the editor as a user turn, then the editor's edits.
+        assert roles[k + 1] == "user" and texts[k + 1] == texts[k]
+        editor = t.messages[k + 2]
+        calls = [b for b in editor.content if isinstance(b, ToolUseBlock)]
+        assert editor.role == "assistant" and [c.input["file_path"] for c in calls] == ["src/calc.py", "tests/test_calc.py"]
+        results = {b.tool_use_id: b for b in t.messages[k + 3].content if isinstance(b, ToolResultBlock)}
+        assert [results[c.id].content for c in calls] == ["Applied edit to src/calc.py", "Applied edit to tests/test_calc.py"]
+    assert lab.replay(t, "minicode", window=32000).invalid_requests == 0
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"], ids=["crlf", "cr"])
+def test_any_line_ending_reads_the_same(tmp_path: Path, newline: str) -> None:
+    text = ARCHITECT.read_text(encoding="utf-8")
+    assert "\r" not in text
+    p = tmp_path / ".aider.chat.history.md"
+    p.write_bytes(text.replace("\n", newline).encode("utf-8"))
+    assert detect(p) == "aider"
+    got, want = load(p), load(ARCHITECT)
+    assert [(m.role, m.content) for m in got.messages] == [(m.role, m.content) for m in want.messages]
+    assert got.notes.dropped == want.notes.dropped and misread_warnings(got.notes) == []
+
+
+def test_a_folder_walk_claims_an_aider_history_and_leaves_notes_out(tmp_path: Path) -> None:
+    from lab.formats.session_folder import is_note_file
+    from lab.replayer.compare import folder_files
+
+    shutil.copy(ARCHITECT, tmp_path / "chat.md")
+    (tmp_path / "notes.md").write_text("# My notes\n\nnothing here\n", encoding="utf-8")
+    (tmp_path / "late.md").write_text("# notes\n\n" + "x\n" * 10 + "\n# aider chat started at 2025-01-01 00:00:00\n", encoding="utf-8")
+    (tmp_path / "data.csv").write_text("a,b\n", encoding="utf-8")
+    assert not is_note_file(tmp_path / "chat.md") and not is_note_file(tmp_path / "late.md")
+    assert is_note_file(tmp_path / "notes.md") and is_note_file(tmp_path / "data.csv")
+    assert [f.name for f in folder_files(tmp_path)] == ["chat.md", "late.md"]
+
+
+def test_sessions_counts_turns_without_commands() -> None:
+    from lab.formats import sessions
+
+    items = parse_chat_history(ARCHITECT.read_text(encoding="utf-8"))[-1].items
+    turns = [i for i in items if i.kind in ("user", "assistant")]
+    commands = [i for i in turns if i.kind == "user" and i.text.startswith("/")]
+    (only,) = sessions(ARCHITECT)
+    assert commands and only.messages == len(turns) - len(commands)
+
+
+def test_a_quote_right_below_a_reply_line_is_the_replys(tmp_path: Path) -> None:
+    text = (
+        f"# aider chat started at 2024-01-01 00:00:00\n\n#### why?{B}\n\n"
+        "The docs say:\n> Use slugify for URLs.\n> Never for file names.\nSo that is why.\n\n"
+        f"> Tokens: 1.0k sent, 20 received.{B}\n"
+    )
+    t = load(_write(tmp_path, text))
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    reply = message_text(t.messages[1])
+    assert "> Use slugify for URLs.\n> Never for file names.\nSo that is why." in reply and "Tokens" not in reply
+    assert t.messages[1].usage is not None and t.messages[1].usage.output_tokens == 20

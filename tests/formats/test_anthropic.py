@@ -204,9 +204,12 @@ def test_convert_blocks_is_block_dicts_validated() -> None:
     dicts = anthropic.block_dicts(_mixed_content(), notes_a, "w")
     blocks = anthropic.convert_blocks(_mixed_content(), notes_b, "w")
     assert blocks == [TypeAdapter(Block).validate_python(d) for d in dicts]
-    assert [type(b) for b in blocks] == [TextBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock]
+    # A text written as a number is read as its text, and counted in a warning.
+    assert [type(b) for b in blocks] == [TextBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ImageBlock, TextBlock]
+    assert blocks[-1] == TextBlock(text="5")
     assert notes_a == notes_b
-    assert notes_a.skipped == {"block:redacted_thinking": 1, "block:text": 1, "block:invalid": 1}
+    assert notes_a.skipped == {"block:redacted_thinking": 1, "block:invalid": 1}
+    assert "1 text field(s) held a number, read as its text" in notes_a.warnings
     assert blocks[2] == ThinkingBlock(thinking="hmm", signature=None)
     assert blocks[3] == ToolUseBlock(id="t1", name="Read", input={"value": "a.py"})
     assert blocks[4] == ToolResultBlock(tool_use_id="t1", content="ok", is_error=False)

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import lab
 from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
@@ -453,8 +454,8 @@ def test_the_chain_is_recorded_as_links_in_file_order() -> None:
         first.add(e, f"line {i}")
     assert first.chain is not None
     assert first.chain.links == [
-        (entries[0]["uuid"], None, claude_code_import.USER, None),
-        (entries[1]["uuid"], entries[0]["uuid"], claude_code_import.ASSISTANT, "msg_a"),
+        (entries[0]["uuid"], None, claude_code_import.USER, None, entries[0].get("timestamp")),
+        (entries[1]["uuid"], entries[0]["uuid"], claude_code_import.ASSISTANT, "msg_a", entries[1].get("timestamp")),
     ]
     assert not first.chain.plan().needed
     assert first.chain.apis == {entries[0]["uuid"]: None, entries[1]["uuid"]: "msg_a"}
@@ -841,3 +842,45 @@ def test_a_block_whose_type_is_not_text_is_dropped_not_a_crash(tmp_path: Path) -
     t = _load(tmp_path, [u, odd, inner])
     assert [m.role for m in t.messages][:2] == ["user", "assistant"]
     assert message_text(t.messages[1]) == "hello"
+
+
+# --- sidechains: said in the notes, listed and picked as threads -----------------------------
+
+SIDECHAINS = Path(__file__).parent / "fixtures" / "claude_code" / "sidechains.jsonl"
+
+
+def test_sidechain_records_are_counted_in_the_notes_by_thread() -> None:
+    raw = _raw_entries(SIDECHAINS)
+    side = [e for e in raw if e["isSidechain"]]
+    agents = {e["agentId"] for e in side}
+    t = claude_code.read(SIDECHAINS)
+    assert len(t.sidechains) == len(agents) == 2
+    (note,) = [w for w in t.notes.warnings if "sidechain records" in w]
+    assert note.startswith(f"{len(side)} sidechain records in {len(agents)} subagent threads, not part of the main context")
+    # The main thread holds none of them.
+    side_ids = {e["uuid"] for e in side}
+    assert not any(m.id.split("#")[0] in side_ids for m in t.messages)
+
+
+def test_a_file_without_sidechains_has_no_such_note(tmp_path: Path) -> None:
+    t = _load(tmp_path, [_user("hi"), _entry("assistant", [{"type": "text", "text": "hello"}])])
+    assert not any("sidechain" in w for w in t.notes.warnings)
+
+
+def test_sessions_lists_the_main_thread_and_each_subagent_thread() -> None:
+    from lab.formats import load, sessions
+
+    t = load(SIDECHAINS)
+    listed = sessions(SIDECHAINS)
+    assert listed[0].id == t.meta.session_id and listed[0].kind is None and listed[0].messages == len(t.messages)
+    threads = {s.id: s for s in listed[1:]}
+    assert set(threads) == set(t.sidechains) == {"toolu_task_1", "toolu_task_2"}
+    assert {s.kind for s in threads.values()} == {"subagent"}
+    assert threads["toolu_task_1"].title == "Find dead code in src/" and threads["toolu_task_1"].messages == len(t.sidechains["toolu_task_1"])
+    # Each is pickable: the thread alone, a valid history of its own.
+    one = load(SIDECHAINS, session="toolu_task_2")
+    assert one.messages == t.sidechains["toolu_task_2"] and one.meta.session_id == "toolu_task_2" and one.sidechains == {}
+    assert load(SIDECHAINS, session=t.meta.session_id or "").messages == t.messages
+    assert lab.replay(one, "minicode", window=32000).invalid_requests == 0
+    with pytest.raises(TranscriptError, match="with 2 subagent thread"):
+        load(SIDECHAINS, session="toolu_nope")

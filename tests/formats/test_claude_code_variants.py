@@ -51,10 +51,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
+from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, Transcript, tool_pairs
 from lab.core.summarizers.rules import first_user_request
 from lab.core.validate import anthropic_problems
 from lab.formats import claude_code, claude_code_import, detect, dump
+from tests.builders import message_shapes
 from tests.conftest import corpus_path
 
 ATTIO = corpus_path("claude-code/attio-mcp-server-session.jsonl")
@@ -65,8 +66,9 @@ _AUTO: Any = object()
 class Log:
     """Entries as Claude Code 2.x writes them: each names the one before it unless told otherwise."""
 
-    def __init__(self, prefix: str = "e", *, cwd: str = "/work/repo", **common: Any) -> None:
+    def __init__(self, prefix: str = "e", *, cwd: str = "/work/repo", hour: int = 10, **common: Any) -> None:
         self.prefix = prefix
+        self.hour = hour
         self.lines: list[dict[str, Any]] = []
         self.last: str | None = None
         self.n = 0
@@ -76,7 +78,7 @@ class Log:
         self.n += 1
         uuid = f"{self.prefix}{self.n:03d}"
         entry = {"parentUuid": self.last if parent is _AUTO else parent, **self.common, "type": kind, "uuid": uuid}
-        entry["timestamp"] = f"2026-03-01T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+        entry["timestamp"] = f"2026-03-01T{self.hour:02d}:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
         entry.update(fields)
         self.lines.append(entry)
         self.last = uuid
@@ -124,21 +126,6 @@ def _read(tmp_path: Path, lines: list[dict[str, Any]], name: str = "session.json
     return claude_code.read(_write(tmp_path, lines, name))
 
 
-def _shape(t: Transcript) -> list[tuple[str, list[str]]]:
-    out = []
-    for m in t.messages:
-        kinds = []
-        for b in m.content:
-            if isinstance(b, ToolUseBlock):
-                kinds.append(f"use:{b.id}")
-            elif isinstance(b, ToolResultBlock):
-                kinds.append(f"result:{b.tool_use_id}")
-            else:
-                kinds.append(b.type)
-        out.append((m.role, kinds))
-    return out
-
-
 def _parallel_turn(log: Log, api_id: str, tools: list[str], prompt: str | None = "go") -> None:
     """A prompt, then thinking, text and parallel tool calls of one API message, then their results."""
     if prompt is not None:
@@ -160,7 +147,7 @@ def test_one_api_message_written_as_one_line_per_block_is_one_message(tmp_path: 
     _parallel_turn(log, "msg_A", ["t1", "t2", "t3"])
     log.text("msg_B", "Done.")
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [
+    assert message_shapes(t) == [
         ("user", ["text"]),
         ("assistant", ["thinking", "text", "use:t1", "use:t2", "use:t3"]),
         ("user", ["result:t1", "result:t2", "result:t3"]),
@@ -179,7 +166,7 @@ def test_parallel_results_off_the_chain_are_kept_when_the_file_ends_mid_turn(tmp
     log.use("msg_A", "t2")
     log.result("t1", u1)
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [("user", ["text"]), ("assistant", ["use:t1", "use:t2"]), ("user", ["result:t1"])]
+    assert message_shapes(t) == [("user", ["text"]), ("assistant", ["use:t1", "use:t2"]), ("user", ["result:t1"])]
     assert t.notes.unanswered_tool_uses == ["t2"]
     assert "abandoned_branch" not in t.notes.skipped
 
@@ -238,7 +225,7 @@ def test_a_retried_response_replaces_the_partial_one(tmp_path: Path) -> None:
     log.other("system", subtype="api_error", level="error", error={"status": 529}, retryAttempt=1, maxRetries=10)
     log.text("msg_ok", "Here it is.", parent=prompt["uuid"])
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [("user", ["text"]), ("assistant", ["text"])]
+    assert message_shapes(t) == [("user", ["text"]), ("assistant", ["text"])]
     assert t.notes.skipped == {"abandoned_branch": 2, "system:api_error": 1}
     assert "t_dead" not in t.notes.unanswered_tool_uses + t.notes.orphan_tool_results
 
@@ -290,7 +277,7 @@ def test_compact_boundary_follows_its_logical_parent(tmp_path: Path) -> None:
     t = _read(tmp_path, log.lines)
     assert [m.tag for m in t.messages] == [None, None, "boundary", "summary", None, None]
     assert t.messages[2].boundary is not None and t.messages[2].boundary.tokens_before == 155000
-    assert _shape(t)[4:] == [("assistant", ["text", "use:t1", "use:t2"]), ("user", ["result:t1"])]
+    assert message_shapes(t)[4:] == [("assistant", ["text", "use:t1", "use:t2"]), ("user", ["result:t1"])]
     assert "abandoned_branch" not in t.notes.skipped
 
 
@@ -316,7 +303,7 @@ def test_progress_forks_do_not_hide_the_tool_result(tmp_path: Path) -> None:
     log.result("t1", use, "built")
     log.text("msg_B", "Built.", parent=p2["uuid"])
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [("user", ["text"]), ("assistant", ["use:t1"]), ("user", ["result:t1"]), ("assistant", ["text"])]
+    assert message_shapes(t) == [("user", ["text"]), ("assistant", ["use:t1"]), ("user", ["result:t1"]), ("assistant", ["text"])]
     assert t.notes.skipped == {"progress": 2}
     assert anthropic_problems(t.messages) == []
 
@@ -408,7 +395,8 @@ def _conversation(rng: random.Random, turns: int) -> Log:
 
 def _branch(log: Log, rng: random.Random, parent: str | None, tag: str) -> list[dict[str, Any]]:
     """An abandoned branch: a prompt hanging off ``parent``, an answer, maybe a tool call."""
-    side = Log(prefix=f"x{tag}-")
+    # Written before the prompt that replaced it: older, as the leaf Claude Code resumes is the newest.
+    side = Log(prefix=f"x{tag}-", hour=9)
     side.user(f"abandoned {tag}", parent=parent)
     if rng.random() < 0.5:
         use = side.use(f"msg_x{tag}", f"tx{tag}")
@@ -734,7 +722,7 @@ def test_a_message_queued_mid_turn_is_the_users_message_after_the_results(tmp_pa
     _queued(log, "also update the changelog")
     log.text("msg_B", "Done, and the changelog too.")
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [
+    assert message_shapes(t) == [
         ("user", ["text"]),
         ("assistant", ["thinking", "text", "use:t1", "use:t2"]),
         ("user", ["result:t1", "result:t2"]),
@@ -758,7 +746,7 @@ def test_a_message_queued_before_the_results_of_its_turn_waits_for_them(tmp_path
     log.last = log.lines[-1]["uuid"]
     log.text("msg_B", "ok")
     t = _read(tmp_path, log.lines)
-    assert _shape(t) == [("user", ["text"]), ("assistant", ["use:t1"]), ("user", ["result:t1"]), ("user", ["text"]), ("assistant", ["text"])]
+    assert message_shapes(t) == [("user", ["text"]), ("assistant", ["use:t1"]), ("user", ["result:t1"]), ("user", ["text"]), ("assistant", ["text"])]
     assert anthropic_problems(t.messages) == []
     _replays_cleanly(t)
 
@@ -769,7 +757,7 @@ def test_a_queued_message_at_the_end_of_the_file_is_kept(tmp_path: Path) -> None
     log.use("msg_A", "t1")
     _queued(log, "stop after this one")
     t = _read(tmp_path, log.lines)
-    assert _shape(t)[-1] == ("user", ["text"])
+    assert message_shapes(t)[-1] == ("user", ["text"])
     assert t.notes.unanswered_tool_uses == ["t1"]
 
 
@@ -1007,3 +995,49 @@ def test_tool_results_sent_as_previews_keep_their_full_output_and_are_warned(tmp
     assert isinstance(result, ToolResultBlock) and result.content == "line\n" * 20000
     assert t.notes.skipped == {"content-replacement": 1}
     assert any("1 tool result(s) were sent to the model as a saved-to-disk preview" in w for w in t.notes.warnings)
+
+
+# --- a file written out of order ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_shuffled_file_keeps_the_whole_conversation_and_says_its_order_was_rebuilt(tmp_path: Path, seed: int) -> None:
+    # Every line moved, the last one too: before, only the chain ending on the last line was kept (16 of 48).
+    log = _conversation(random.Random(seed), 8)
+    clean = _read(tmp_path, log.lines, "clean.jsonl")
+    lines = list(log.lines)
+    random.Random(seed + 100).shuffle(lines)
+    if lines == log.lines:
+        lines.reverse()
+    t = _read(tmp_path, lines)
+    assert _canon(t) == _canon(clean)
+    assert anthropic_problems(t.messages) == []
+    assert any("put back in parentUuid order" in w for w in t.notes.warnings)
+
+
+def test_a_shuffled_file_resumes_at_the_newest_leaf_not_the_last_line(tmp_path: Path) -> None:
+    log = Log()
+    _parallel_turn(log, "msg_A", ["t1"], prompt="first request")
+    log.text("msg_B", "done with the first")
+    fork = log.lines[-1]["uuid"]
+    log.user("second request")
+    log.text("msg_C", "done with the second")
+    # An abandoned branch off the same point, older than the conversation's end.
+    side = Log(prefix="x-", hour=9)
+    side.user("rewound request", parent=fork)
+    side.text("msg_X", "abandoned answer")
+    lines = side.lines + log.lines
+    # The conversation's leaf first, a parallel result of the first turn last: no line order to trust.
+    leaf = lines.pop()
+    lines.insert(0, leaf)
+    lines.append(lines.pop(lines.index(next(e for e in lines if e["uuid"] == fork))))
+    t = _read(tmp_path, lines)
+    texts = [b.text for m in t.messages for b in m.content if isinstance(b, TextBlock)]
+    assert texts[0] == "first request"
+    assert texts[-2:] == ["second request", "done with the second"]
+    assert "rewound request" not in texts
+    assert t.notes.skipped.get("abandoned_branch", 0) == 2
+    first = claude_code_import.EntryImporter("x")
+    for i, e in enumerate(lines):
+        first.add(e, f"line {i}")
+    assert first.chain is not None and first.chain.plan().moved_leaves == 1

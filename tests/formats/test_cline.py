@@ -207,3 +207,45 @@ def test_replays_with_no_invalid_request(path: Path) -> None:
     body = to_anthropic(t.messages, t.tools)
     kept = {b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"}
     assert {u.id for u in _uses(t)} <= kept
+
+
+# --- texts written as numbers --------------------------------------------------------------------
+
+
+def _numbered(value: object) -> object:
+    """Every string ``text`` field holding only words made a number, as a mutated export has them."""
+    if isinstance(value, list):
+        return [_numbered(v) for v in value]
+    if isinstance(value, dict):
+        out = {k: _numbered(v) for k, v in value.items()}
+        if isinstance(out.get("text"), str) and not out["text"].lstrip().startswith("{"):
+            out["text"] = len(out["text"])
+        return out
+    return value
+
+
+@pytest.mark.parametrize("name", [cline.UI_MESSAGES, cline.API_HISTORY])
+def test_texts_written_as_numbers_are_read_as_text_and_counted(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "task"
+    shutil.copytree(TASK, folder)
+    if name == cline.UI_MESSAGES:
+        (folder / cline.API_HISTORY).unlink()
+    clean = load(folder)
+    path = folder / name
+    path.write_text(json.dumps(_numbered(json.loads(path.read_text(encoding="utf-8")))), encoding="utf-8")
+    t = load(folder)
+    assert len(t.messages) == len(clean.messages)
+    assert [m.role for m in t.messages] == [m.role for m in clean.messages]
+    counted = [w for w in t.notes.warnings if w.endswith("text field(s) held a number, read as its text")]
+    assert len(counted) == 1 and int(counted[0].split()[0]) > 0
+
+
+def test_texts_of_another_type_are_counted_in_a_warning(tmp_path: Path) -> None:
+    records = json.loads(UI.read_text(encoding="utf-8"))
+    for rec in records:
+        if rec.get("say") == "text":
+            rec["text"] = ["not", "a", "string"]
+    p = tmp_path / cline.UI_MESSAGES
+    p.write_text(json.dumps(records), encoding="utf-8")
+    t = cline.read(p)
+    assert any("have a text that is no string nor number" in w for w in t.notes.warnings)

@@ -6,6 +6,7 @@ import importlib
 import inspect
 import pkgutil
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,13 +59,34 @@ def test_detects_the_lab_claude_code_and_anthropic_shapes(tmp_path: Path) -> Non
     ['{"hello": "world"}', "just some text\n", "[1, 2, 3]", '{"a": 1}\n{"b": 2}\n'],
     ids=["object", "text", "array", "jsonl"],
 )
-def test_unknown_format_lists_the_known_ones(tmp_path: Path, content: str) -> None:
+def test_unknown_format_names_the_nearest_few(tmp_path: Path, content: str) -> None:
+    # One short line: two or three formats near what the file looks like, and where the rest are.
     p = _write(tmp_path, "x.json", content)
     with pytest.raises(TranscriptError, match="unknown transcript format") as err:
         detect(p)
-    assert err.value.expected is not None
-    for name in ("lab", "claude_code", "anthropic"):
-        assert name in err.value.expected
+    expected = err.value.expected or ""
+    named = [name for name in FORMATS if re.search(rf"\b{name}\b", expected.split(";")[0])]
+    assert 2 <= len(named) <= 3
+    assert "python -m lab import --help" in expected
+    assert "\n" not in str(err.value)
+    assert len(str(err.value)) - len(str(p)) < 200
+
+
+def test_unknown_format_leans_on_the_keys_it_sees(tmp_path: Path) -> None:
+    p = _write(tmp_path, "x.jsonl", '{"parentUuid": 1, "x": 2}\n{"parentUuid": 3}\n')
+    with pytest.raises(TranscriptError) as err:
+        detect(p)
+    assert (err.value.expected or "").startswith("a known format such as claude_code")
+
+
+def test_an_unknown_format_name_gets_the_closest_names(tmp_path: Path) -> None:
+    p = _write(tmp_path, "t.json", dump(Transcript()))
+    with pytest.raises(TranscriptError, match="unknown format 'claude_cod'") as err:
+        load(p, format="claude_cod")
+    expected = err.value.expected or ""
+    assert expected.startswith("a format such as claude_code")
+    assert "python -m lab import --help" in expected
+    assert "agents_sdk_db" not in expected
 
 
 def test_a_failing_sniffer_counts_as_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,7 +115,7 @@ def test_load_with_an_unknown_format_name(tmp_path: Path) -> None:
     p = _write(tmp_path, "t.json", dump(Transcript()))
     with pytest.raises(TranscriptError, match="unknown format 'nope'") as err:
         load(p, format="nope")
-    assert "claude_code" in (err.value.expected or "")
+    assert "python -m lab import --help" in (err.value.expected or "")
 
 
 def test_load_turns_an_importer_crash_into_a_transcript_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

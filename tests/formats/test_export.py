@@ -324,15 +324,17 @@ class TestPending:
         assert is_valid_anthropic(closed)
 
     @pytest.mark.parametrize("export", [to_anthropic, to_openai], ids=["anthropic", "openai"])
-    def test_exporters_note_or_close(self, export: Any) -> None:
+    def test_exporters_close_by_default_or_note(self, export: Any) -> None:
+        # Every request written is one the API takes: pending calls are answered unless the caller asks otherwise.
         notes: list[str] = []
-        body = export(_pending_history(), notes=notes)
-        assert any("without a result (t1, t2)" in n for n in notes)
-        assert json.dumps(body).count(INTERRUPTED) == 0
-        notes.clear()
-        closed = export(_pending_history(), notes=notes, close_pending=True)
+        closed = export(_pending_history(), notes=notes)
         assert any("answered as 'interrupted'" in n for n in notes)
         assert json.dumps(closed).count(f'"{INTERRUPTED}"') == 2
+        assert closed == export(_pending_history(), close_pending=True)
+        notes.clear()
+        body = export(_pending_history(), notes=notes, close_pending=False)
+        assert any("without a result (t1, t2)" in n for n in notes)
+        assert json.dumps(body).count(INTERRUPTED) == 0
 
 
 # Pieces a real transcript has that the APIs refuse as they are.
@@ -621,7 +623,182 @@ class TestSettle:
 
 def test_export_warnings_picks_what_changed_the_request() -> None:
     notes: list[str] = []
-    to_openai([*_pending_history(), tool_result("gone", "x")], notes=notes)
+    to_openai([*_pending_history(), tool_result("gone", "x")], notes=notes, close_pending=False)
     warnings = export_warnings(notes)
     assert len(warnings) == 2 and any("without a result (t1, t2)" in w for w in warnings) and any("gone" in w for w in warnings)
     assert export_warnings(["a1: thinking dropped"]) == []
+
+
+# --- every exported request is one the API takes (issue 27, section 1) ------------------------------------
+
+from lab.core.repair import NO_TASK  # noqa: E402
+from tests.wire_rules import anthropic_wire_problems, openai_wire_problems  # noqa: E402
+
+
+def test_an_assistant_opening_gets_the_task_in_front() -> None:
+    # A Managed Agents stream whose task event was not a message, and a history whose task comes second.
+    msgs = [system("sys"), assistant("Ready."), user("Add a --verbose flag"), *call_and_result("Read", "data", tool_id="t1"), assistant("Added.")]
+    notes: list[str] = []
+    a = to_anthropic(msgs, notes=notes)
+    assert a["messages"][0] == {"role": "user", "content": [{"type": "text", "text": "Add a --verbose flag"}]}
+    assert any("copied in front as the task" in n for n in notes)
+    o = to_openai(msgs)
+    assert o["messages"][:2] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "Add a --verbose flag"}]
+    assert anthropic_wire_problems(a, strict=True, shape=True) == [] and openai_wire_problems(o, strict=True, shape=True) == []
+
+
+def test_an_assistant_opening_with_no_task_gets_a_placeholder() -> None:
+    msgs = [system("sys"), assistant("I will start."), *call_and_result("Read", "data", tool_id="t1"), assistant("Done.")]
+    notes: list[str] = []
+    a = to_anthropic(msgs, notes=notes)
+    assert a["messages"][0] == {"role": "user", "content": [{"type": "text", "text": NO_TASK}]}
+    assert any("placeholder user turn" in n for n in notes)
+    assert to_openai(msgs)["messages"][1] == {"role": "user", "content": NO_TASK}
+    # Said as it is without the fix: Bedrock's rule is what the placeholder answers.
+    unfixed = {"messages": a["messages"][1:]}
+    assert anthropic_wire_problems(unfixed, strict=True) and not anthropic_wire_problems(a, strict=True)
+
+
+def test_aborted_calls_export_answered_by_default() -> None:
+    msgs = [system(), user("go"), tool_call("Bash", "lost", command="pytest"), user("<turn_aborted>"), *call_and_result("Read", "x", tool_id="t1"),
+            assistant("ok"), tool_call("Bash", "last", command="make")]
+    for export, check in ((to_anthropic, anthropic_wire_problems), (to_openai, openai_wire_problems)):
+        body = export(msgs)
+        assert check(body, strict=True, shape=True) == [], export.__name__
+        assert check(export(msgs, close_pending=False)), f"{export.__name__}: the unanswered calls are refused"
+
+
+# --- OpenAI Responses: to_responses, read back by the openai_responses importer -----------------
+
+from lab.core.messages import is_sent  # noqa: E402
+from lab.formats.export import to_responses  # noqa: E402
+from lab.formats.openai_responses import from_document  # noqa: E402
+
+
+def _said(msgs: list[Message]) -> list[tuple[Any, ...]]:
+    """What a request says, block by block: texts by role, calls, results (thinking and blank text are not sent)."""
+    out: list[tuple[Any, ...]] = []
+    for m in msgs:
+        if not is_sent(m):
+            continue
+        for b in m.content:
+            if isinstance(b, TextBlock) and b.text.strip():
+                out.append(("text", m.role, b.text))
+            elif isinstance(b, ToolUseBlock):
+                out.append(("use", b.id, b.name, dict(b.input)))
+            elif isinstance(b, ToolResultBlock):
+                out.append(("result", b.tool_use_id, b.content))
+            elif isinstance(b, ImageBlock):
+                out.append(("image", m.role, b.url))
+    return out
+
+
+def _responses_pairs(body: dict[str, Any]) -> tuple[list[str], list[str]]:
+    calls = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+    outputs = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+    return calls, outputs
+
+
+def _responses_order_ok(body: dict[str, Any]) -> bool:
+    """Every output after its call, every call answered, and a user message first after the system ones."""
+    seen: set[str] = set()
+    for item in body["input"]:
+        if item.get("type") == "function_call":
+            seen.add(item["call_id"])
+        elif item.get("type") == "function_call_output" and item["call_id"] not in seen:
+            return False
+    calls, outputs = _responses_pairs(body)
+    first = next((i for i in body["input"] if i.get("role") not in ("system", "developer")), None)
+    return set(calls) == set(outputs) and (first is None or first.get("role") == "user")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_piece, max_size=12))
+def test_responses_round_trip_keeps_messages_and_pairs(pieces: list[str]) -> None:
+    msgs = _session(pieces)
+    before = copy.deepcopy(msgs)
+    body = to_responses(msgs)
+    assert msgs == before
+    back = from_document(json.loads(json.dumps(body)))
+    # The leading system prompt went as instructions and comes back as the first system message.
+    assert body["instructions"] == msgs[0].content[0].text  # type: ignore[union-attr]
+    assert _said(back.messages) == _said(msgs)
+    assert not back.notes.orphan_tool_results and not back.notes.unanswered_tool_uses
+    ids = [b.id for m in msgs for b in m.content if isinstance(b, ToolUseBlock)]
+    calls, outputs = _responses_pairs(body)
+    assert calls == ids and sorted(outputs) == sorted(ids)
+    assert _responses_order_ok(body)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_risky, max_size=14), st.booleans())
+def test_responses_closed_exports_are_valid_and_carry_no_blank_text(pieces: list[str], pending: bool) -> None:
+    msgs = _risky_session(pieces, pending)
+    body = to_responses(msgs, close_pending=True)
+    assert _responses_order_ok(body)
+    for item in body["input"]:
+        if item.get("type") == "message":
+            assert item["content"] and all(p.get("text", "x").strip() for p in item["content"])
+    back = from_document(body)
+    assert not back.notes.orphan_tool_results and not back.notes.unanswered_tool_uses
+    if pending:
+        assert json.dumps(body).count(f'"{INTERRUPTED}"') == 1
+
+
+def test_responses_item_shapes_images_thinking_and_tools() -> None:
+    image = ImageBlock(source="url", url="https://example.invalid/shot.png", media_type="image/png")
+    msgs = [
+        system("sys"),
+        Message(role="user", id="u1", content=(TextBlock(text="look"), image)),
+        Message(role="assistant", id="a1", content=(ThinkingBlock(thinking="hmm", signature="sig"), TextBlock(text="Reading."),
+                                                   ToolUseBlock(id="call_1", name="read", input={"path": "a.py"}))),
+        Message(role="user", id="r1", content=(ToolResultBlock(tool_use_id="call_1", content="print(1)", is_error=True),)),
+        system("Budget low"),
+        assistant("Done."),
+    ]
+    notes: list[str] = []
+    body = to_responses(msgs, [ToolSpec(name="read", description="Read a file", input_schema={"type": "object"})], notes=notes)
+    assert body["instructions"] == "sys"
+    assert body["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "look"},
+                                                         {"type": "input_image", "image_url": "https://example.invalid/shot.png", "detail": "auto"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]},
+        {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": '{"path": "a.py"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "print(1)"},
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Budget low"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]},
+    ]
+    assert body["tools"] == [{"type": "function", "name": "read", "description": "Read a file", "parameters": {"type": "object"}}]
+    assert any("a1: thinking dropped" in n for n in notes)
+    # Without instructions the system prompt stays an input item (a caller that keeps the request's own instructions).
+    kept = to_responses(msgs, instructions=False)
+    assert "instructions" not in kept and kept["input"][0]["role"] == "developer"
+
+
+def test_responses_pending_calls_closed_or_noted_and_assistant_opening() -> None:
+    msgs = [system(), user("go"), tool_call("shell", "call_lost", cmd="make")]
+    notes: list[str] = []
+    closed = to_responses(msgs, notes=notes)
+    assert closed["input"][-1] == {"type": "function_call_output", "call_id": "call_lost", "output": INTERRUPTED}
+    assert _responses_order_ok(closed) and any("answered as" in n for n in notes)
+    open_notes: list[str] = []
+    left = to_responses(msgs, notes=open_notes, close_pending=False)
+    assert not _responses_order_ok(left) and any("refuses this request" in n for n in open_notes)
+    opening = to_responses([system("sys"), assistant("Ready."), user("Add a flag"), assistant("Added.")])
+    assert opening["input"][0] == {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Add a flag"}]}
+
+
+def test_responses_reuse_sends_the_callers_items_in_place_of_a_message() -> None:
+    msgs = [user("go"), *call_and_result("shell", "out", tool_id="call_7", cmd="ls"), assistant("ok")]
+    raw = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
+           {"type": "function_call", "id": "fc_1", "call_id": "call_7", "name": "shell", "arguments": '{"cmd":"ls"}'}]
+    asked: list[str] = []
+
+    def reuse(m: Message) -> list[dict[str, Any]] | None:
+        asked.append(m.id)
+        return raw if m.id == msgs[1].id else None
+
+    body = to_responses(msgs, reuse=reuse)
+    assert asked == [m.id for m in msgs]
+    assert body["input"][1:3] == raw and body["input"][3]["type"] == "function_call_output"
+    assert _responses_order_ok(body)

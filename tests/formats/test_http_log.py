@@ -52,6 +52,16 @@ def _write(tmp_path: Path, records: list[Any], name: str = "log-2025-06-15-15-06
     return p
 
 
+def _not_read(t: Transcript) -> tuple[int, int]:
+    """(earlier requests of the conversation, requests of other conversations) as the notes count them."""
+    import re
+
+    (line,) = [d for d in t.notes.dropped if d.startswith("not read as messages")] or ["not read as messages"]
+    earlier = re.search(r"(\d+) earlier request", line)
+    side = re.search(r"(\d+) request\(s\) of other conversations", line)
+    return (int(earlier.group(1)) if earlier else 0, int(side.group(1)) if side else 0)
+
+
 def _leaks(t: Transcript) -> list[str]:
     outputs = [t.model_dump_json(), json.dumps(dump(t)), json.dumps(dump(t, to="anthropic")), json.dumps(dump(t, to="openai"))]
     return [s for s in SECRETS for out in outputs if s in out]
@@ -153,7 +163,7 @@ def _assert_anthropic_conversation(t: Transcript) -> None:
     # Every assistant turn has the usage its own response reported.
     got = [(m.usage.input_tokens, m.usage.output_tokens, m.usage.cache_read_tokens, m.usage.cache_write_tokens) for m in t.messages if m.role == "assistant" and m.usage]
     assert got == [(u["input_tokens"], u["output_tokens"], u["cache_read_input_tokens"], u["cache_creation_input_tokens"]) for u in USAGE]
-    assert t.notes.skipped.get("earlier_request") == 2
+    assert _not_read(t)[0] == 2 and "earlier_request" not in t.notes.skipped
 
 
 def test_anthropic_unstreamed_log(tmp_path: Path) -> None:
@@ -198,7 +208,7 @@ def test_side_requests_and_other_endpoints_are_counted_not_imported(tmp_path: Pa
     _assert_anthropic_conversation(t)
     text = t.model_dump_json()
     assert "QUOTA-REPLY" not in text and "TITLE-REPLY" not in text and "5-word" not in text
-    assert t.notes.skipped["side_request"] == 2 and t.notes.skipped["non_model_request"] == 2
+    assert _not_read(t) == (2, 2) and t.notes.skipped["non_model_request"] == 2
     assert "2 side requests" in (t.meta.title or "")
 
 
@@ -334,7 +344,7 @@ def _assert_chat(t: Transcript) -> None:
     first, last = t.messages[2], t.messages[-1]
     assert first.usage is not None and (first.usage.input_tokens, first.usage.output_tokens) == (300, 12)
     assert last.usage is not None and (last.usage.input_tokens, last.usage.cache_read_tokens, last.usage.output_tokens) == (84, 256, 25)
-    assert t.notes.skipped.get("earlier_request") == 1
+    assert _not_read(t) == (1, 0)
 
 
 def test_chat_completions_unstreamed(tmp_path: Path) -> None:
@@ -480,7 +490,7 @@ def test_does_not_claim_other_files(path: Path) -> None:
 def test_sample_session_imports_and_replays() -> None:
     t = load(SAMPLES / "claude-trace-sample.jsonl")
     assert detect(SAMPLES / "claude-trace-sample.jsonl") == "http_log"
-    assert t.notes.skipped.get("side_request", 0) >= 1 and t.notes.skipped.get("non_model_request", 0) >= 1
+    assert _not_read(t)[1] >= 1 and t.notes.skipped.get("non_model_request", 0) >= 1
     assistants = [m for m in t.messages if m.role == "assistant"]
     assert len(assistants) >= 4 and all(m.usage is not None for m in assistants)
     pairs = tool_pairs(t.messages)
@@ -547,7 +557,7 @@ def test_responses_that_continue_a_stored_response_are_read_whole(tmp_path: Path
     t = load(_write(tmp_path, log))
     _assert_responses(t)
     assert not any("previous_response_id" in w for w in t.notes.warnings)
-    assert t.notes.skipped.get("earlier_request") == 1 and "side_request" not in t.notes.skipped
+    assert _not_read(t) == (1, 0)
 
 
 def test_a_stored_response_missing_from_the_log_is_warned(tmp_path: Path) -> None:
@@ -570,3 +580,86 @@ def test_a_stream_event_whose_type_is_not_text_is_skipped_and_counted(tmp_path: 
     t = http_log.read(_write(tmp_path, _responses_log({"events": [{"event": "x", "data": json.dumps(e)} for e in responses_events]})))
     _assert_responses(t)
     assert t.notes.skipped.get("sse:invalid") == 1
+
+
+# -- a log of several conversations (two clients, side requests) --------------------------------------
+
+MIXED = Path(__file__).parent / "fixtures" / "http_log" / "claude-trace-mixed.jsonl"
+
+
+def _mixed() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in MIXED.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_longest_conversation_is_read_not_the_newest_side_request() -> None:
+    records = _mixed()
+    newest = records[-1]["request"]["body"]["messages"]
+    main = max((r["request"]["body"] for r in records if r["request"]["body"].get("tools")), key=lambda b: len(b["messages"]))
+    # The shape that lost the main conversation: the newest request (a title) is as long as the main one.
+    assert len(newest) == len(main["messages"])
+    t = load(MIXED)
+    uses = [b for m in t.messages for b in m.content if isinstance(b, ToolUseBlock)]
+    assert len(uses) == 6 and all(u is not None and r is not None for u, r in tool_pairs(t.messages).values())
+    assert t.messages[1].role == "user" and "tests in calc/ fail" in str(t.messages[1].content)
+    assert "title generator" not in t.model_dump_json(include={"messages"})
+    assert _not_read(t) == (1, len(records) - 2) and not t.notes.skipped
+    (note,) = [w for w in t.notes.warnings if "conversations" in w]
+    assert "holds 7 conversations" in note and "read the longest, '2'" in note and "--session ID" in note
+    assert lab.replay(t, "minicode", window=32000).invalid_requests == 0
+
+
+def test_every_conversation_is_listed_and_pickable() -> None:
+    from lab.formats import sessions
+
+    listed = {s.id: s for s in sessions(MIXED)}
+    assert sorted(listed) == [str(k) for k in range(7)]
+    # Claude Code's main conversation and opencode's are sessions; one-shot requests without tools are side requests.
+    assert {k for k, s in listed.items() if s.kind is None} == {"2", "3"}
+    assert {s.kind for k, s in listed.items() if k not in ("2", "3")} == {"side request"}
+    assert listed["2"].messages == 4 and listed["2"].title == "Find why the tests in calc/ fail and fix them."
+    assert listed["6"].title == "Generate a title for this conversation:" and listed["6"].messages == 4
+    assert listed["6"].updated is not None and listed["6"].updated > listed["2"].updated  # type: ignore[operator]
+    title = load(MIXED, session="6")
+    assert [m.role for m in title.messages] == ["system", "user", "assistant", "user", "assistant"]
+    assert "Docstring for calc.add" in str(title.messages[-1].content)
+    opencode = load(MIXED, session="3")
+    assert "opencode" in str(opencode.messages[0].content) and any("read as asked, '3'" in w for w in opencode.notes.warnings)
+    with pytest.raises(TranscriptError, match=r"no session '9' in this HTTP log.*7 session ids"):
+        load(MIXED, session="9")
+
+
+def test_a_batch_reads_each_conversation_and_leaves_side_requests_out() -> None:
+    from lab.formats.session_choice import read_each, several
+
+    found = several(MIXED)
+    assert found is not None and [s.id for s in found.sessions] == ["2", "3"] and found.side == 5
+    assert "left out: 5 side request(s)" in found.describe(MIXED.name)
+    read = {info.id: t for info, t in read_each(MIXED, found.reader, found.sessions)}
+    assert all(isinstance(t, Transcript) for t in read.values())
+
+
+def test_a_log_of_one_conversation_lists_one_session(tmp_path: Path) -> None:
+    from lab.formats import sessions
+
+    p = _write(tmp_path, _anthropic_log({"body": _answer(A5, USAGE[2])}))
+    (only,) = sessions(p)
+    assert (only.id, only.kind, only.messages) == ("0", None, 6)
+    assert load(p, session="0").messages == load(p).messages
+    assert not any("conversations" in w for w in load(p).notes.warnings)
+
+
+def test_a_long_log_is_no_misread(tmp_path: Path) -> None:
+    # Every request of a long conversation but the last is an earlier request: none is a skipped record.
+    history: list[dict[str, Any]] = [U0]
+    log = []
+    for i in range(30):
+        log.append(_pair(ANTHROPIC_URL, _body(list(history)), t=10 * i, body=_answer([{"type": "text", "text": f"step {i}"}], USAGE[0])))
+        log.append(_pair(ANTHROPIC_URL, {"model": "claude-3-5-haiku", "max_tokens": 1, "messages": [{"role": "user", "content": f"quota {i}"}]}, t=10 * i + 1,
+                         body=_answer([{"type": "text", "text": "ok"}], USAGE[0])))
+        history += [{"role": "assistant", "content": [{"type": "text", "text": f"step {i}"}]}, {"role": "user", "content": f"go on {i}"}]
+    t = load(_write(tmp_path, log))
+    assert len(t.messages) == 2 * 30 + 1 and " ".join(b.text for b in t.messages[-1].content if isinstance(b, TextBlock)) == "step 29"
+    assert _not_read(t) == (29, 30) and not t.notes.skipped
+    from lab.formats.sanity import misread_warnings
+
+    assert misread_warnings(t.notes) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,22 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImportNotes
 from lab.errors import TranscriptError
-from lab.formats.jsonio import HEAD_BYTES, gc_paused, iter_jsonl, iter_jsonl_as, iter_jsonl_lines, iter_log_lines, leading_char, make_probe, read_json
+from lab.formats.jsonio import (
+    HEAD_BYTES,
+    clean_strings,
+    gc_paused,
+    is_jsonl,
+    iter_jsonl,
+    iter_jsonl_as,
+    iter_jsonl_lines,
+    iter_log_lines,
+    leading_char,
+    make_probe,
+    read_json,
+    repair_note,
+    repairs,
+    utf16_of,
+)
 
 
 def _write(path: Path, data: bytes | str) -> Path:
@@ -196,7 +212,8 @@ def test_every_line_reads_as_its_stripped_text(tmp_path: Path, lines: list[tuple
     texts = [f"{pre}{json.dumps(value)}{post}" + ("\n \n" if blank_after else "") for pre, value, post, blank_after in lines]
     p = _write(tmp_path / "pad.jsonl", "\n".join(texts) + "\n")
     # Lines end at "\n" only (no universal newlines), as the reader splits them.
-    expected = [json.loads(line.strip()) for line in p.read_bytes().decode("utf-8").split("\n") if line.strip()]
+    # What json.loads gives, with strings no encoder can write (NUL, lone surrogates) replaced.
+    expected = [clean_strings(json.loads(line.strip())) for line in p.read_bytes().decode("utf-8").split("\n") if line.strip()]
     assert [v for _, v in iter_jsonl_lines(p)] == expected
 
 
@@ -266,9 +283,10 @@ def test_lines_read_as_json_loads_reads_them(tmp_path: Path, values: list[Any], 
     p = _write(tmp_path / "v.jsonl", "\n".join(lines) + "\n")
     got = [v for _, v in iter_jsonl_lines(p)]
     assert len(got) == len(lines)
-    assert all(_same(g, json.loads(line)) for g, line in zip(got, lines, strict=True))
+    # json.loads's values, but for strings no encoder can write (NUL, lone surrogates): replaced.
+    assert all(_same(g, clean_strings(json.loads(line))) for g, line in zip(got, lines, strict=True))
     doc = _write(tmp_path / "v.json", "[" + ",".join(lines) + "]")
-    assert _same(read_json(doc), json.loads(doc.read_text(encoding="utf-8")))
+    assert _same(read_json(doc), clean_strings(json.loads(doc.read_text(encoding="utf-8"))))
 
 
 @pytest.mark.parametrize(
@@ -293,8 +311,8 @@ def test_lines_read_as_json_loads_reads_them(tmp_path: Path, values: list[Any], 
 def test_values_json_has_its_own_ideas_about(tmp_path: Path, text: str) -> None:
     p = _write(tmp_path / "edge.jsonl", f'{{"v": {text}}}\n')
     [(_, value)] = list(iter_jsonl(p))
-    assert _same(value, json.loads(f'{{"v": {text}}}'))
-    assert _same(read_json(_write(tmp_path / "edge.json", text)), json.loads(text))
+    assert _same(value, clean_strings(json.loads(f'{{"v": {text}}}')))
+    assert _same(read_json(_write(tmp_path / "edge.json", text)), clean_strings(json.loads(text)))
 
 
 def test_invalid_json_still_names_line_and_column(tmp_path: Path) -> None:
@@ -455,3 +473,135 @@ def test_bytes_that_are_not_utf8_in_a_skipped_field_are_never_read(tmp_path: Pat
     # What the typed reader gives up for its speed: a value it skips is checked as JSON, not built.
     p = _write(tmp_path / "a.jsonl", b'{"n": 1, "other": "\xff"}\n')
     assert list(iter_jsonl_as(p, _Shape)) == [(1, _Shape(n=1))]
+
+
+# --- strings no encoder can write ------------------------------------------------------------------------
+
+
+def _repaired(value: Any) -> bool:
+    """Whether any string in ``value`` still holds a lone surrogate or a NUL."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\\u0000" not in text
+
+
+@pytest.mark.parametrize("reader", ["lines", "typed", "document"])
+def test_lone_surrogates_and_nul_are_replaced_and_counted(tmp_path: Path, reader: str) -> None:
+    lines = [
+        r'{"id": "t\ud800", "text": "a\u0000b"}',
+        r'{"id": "ok", "text": "pair \ud83d\ude00 kept", "\udc01key": 1}',
+        r'{"id": "n", "text": "only a nul \u0000"}',
+    ]
+    with repairs() as tally:
+        if reader == "lines":
+            values = [v for _, v in iter_jsonl(_write(tmp_path / "a.jsonl", "\n".join(lines) + "\n"))]
+        elif reader == "typed":
+            values = [v if isinstance(v, dict) else msgspec.structs.asdict(v) for _, v in iter_jsonl_as(_write(tmp_path / "a.jsonl", "\n".join(lines) + "\n"), _IdText)]
+        else:
+            values = read_json(_write(tmp_path / "a.json", "[" + ",".join(lines) + "]"))
+    assert _repaired(values)
+    assert values[0]["id"] == "t\ufffd"
+    assert "pair \U0001f600 kept" in json.dumps(values, ensure_ascii=False)
+    assert tally == {"lone UTF-16 surrogate": 2, "NUL character": 2}
+    note = repair_note(tally)
+    assert note is not None and "NUL characters" in note and "U+FFFD" in note
+
+
+class _IdText(msgspec.Struct):
+    id: str = ""
+    text: str = ""
+
+
+def test_clean_json_costs_no_repair(tmp_path: Path) -> None:
+    with repairs() as tally:
+        values = [v for _, v in iter_jsonl(_write(tmp_path / "a.jsonl", '{"a": "caf\\u00e9 \\\\u0000 literal"}\n'))]
+    assert values == [{"a": "café \\u0000 literal"}]
+    assert not tally and repair_note(tally) is None
+
+
+def test_an_import_says_how_many_strings_it_replaced(tmp_path: Path) -> None:
+    from lab.formats import load
+
+    p = _write(
+        tmp_path / "chat.jsonl",
+        '{"role": "user", "content": "fix \\ud800 it"}\n{"role": "assistant", "content": "done\\u0000"}\n',
+    )
+    t = load(p)
+    assert any(w.startswith("replaced 1 NUL character and 1 lone UTF-16 surrogate") for w in t.notes.warnings)
+    # Everything the lab writes later encodes.
+    json.dumps(t.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+
+
+# --- encodings -----------------------------------------------------------------------------------------
+
+
+_UTF16 = [("utf-16-le", b"\xff\xfe", "UTF-16 LE (with BOM)"), ("utf-16-be", b"\xfe\xff", "UTF-16 BE (with BOM)"), ("utf-16-le", b"", "UTF-16 LE"), ("utf-16-be", b"", "UTF-16 BE")]
+_CHAT = '{"role": "user", "content": "caf\u00e9 \U0001f600"}\r\n{"role": "assistant", "content": "yo"}\n'
+
+
+@pytest.mark.parametrize(("codec", "bom", "named"), _UTF16)
+def test_utf16_files_are_named_as_such_by_the_readers(tmp_path: Path, codec: str, bom: bytes, named: str) -> None:
+    p = _write(tmp_path / "a.jsonl", bom + _CHAT.encode(codec))
+    assert utf16_of(p.read_bytes()) == named
+    for read in (make_probe, lambda q: list(iter_jsonl(q)), read_json):
+        with pytest.raises(TranscriptError, match=re.escape(f"is {named} text, not UTF-8")) as err:
+            read(p)
+        assert "iconv" in (err.value.expected or "")
+
+
+@pytest.mark.parametrize(("codec", "bom", "named"), _UTF16)
+def test_load_reads_a_utf16_file_as_its_utf8_text(tmp_path: Path, codec: str, bom: bytes, named: str) -> None:
+    from lab.formats import load
+
+    p = _write(tmp_path / "a.jsonl", bom + _CHAT.encode(codec))
+    t = load(p)
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    assert t.messages[0].content[0].text == "caf\u00e9 \U0001f600"  # type: ignore[union-attr]
+    assert f"converted from {named} to UTF-8 before reading" in t.notes.warnings
+    assert t.meta.source_path == str(p)
+
+
+def test_a_utf16_file_that_fails_names_the_users_file(tmp_path: Path) -> None:
+    from lab.formats import load
+
+    p = _write(tmp_path / "a.jsonl", '{"role": "user", "content": "hi"}\n{"role": oops}\n'.encode("utf-16"))
+    with pytest.raises(TranscriptError) as err:
+        load(p)
+    assert err.value.file == str(p) and "lab-utf16" not in str(err.value)
+
+
+def test_a_bom_before_jsonl_is_skipped_by_every_reader(tmp_path: Path) -> None:
+    from lab.formats import load
+
+    p = _write(tmp_path / "a.jsonl", b'\xef\xbb\xbf{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n')
+    assert is_jsonl(p)
+    assert make_probe(p).shape == "jsonl"
+    assert [m.role for m in load(p).messages] == ["user", "assistant"]
+
+
+def test_a_first_line_longer_than_the_probe_cap_is_still_jsonl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cap is lowered so the test writes kilobytes, not the 8 MiB a real file needs.
+    from lab.formats import jsonio, load
+
+    monkeypatch.setattr(jsonio, "_PROBE_LINE_CAP", 1024)
+    monkeypatch.setattr(jsonio, "_SCAN_CHUNK", 256)
+    big = json.dumps({"role": "user", "content": "x" * 5000})
+    p = _write(tmp_path / "a.jsonl", big + "\n" + '{"role": "assistant", "content": "ok"}\n')
+    probe = make_probe(p)
+    assert probe.shape == "jsonl" and probe.records is not None and probe.records[0]["content"] == "x" * 5000
+    assert is_jsonl(p)
+    t = load(p)
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    # One long line alone stays a document, scanned but not parsed as JSONL.
+    single = _write(tmp_path / "b.json", big)
+    assert not is_jsonl(single)
+    assert make_probe(single).shape == "json"
+
+
+def test_utf16_of_leaves_utf8_and_binary_alone() -> None:
+    assert utf16_of(b'{"a": 1}\n') is None
+    assert utf16_of(b"SQLite format 3\x00" + bytes(range(48))) is None
+    assert utf16_of("{}".encode("utf-16-le") * 4) == "UTF-16 LE"

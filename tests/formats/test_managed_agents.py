@@ -360,3 +360,49 @@ def test_replays_and_exports_with_every_pair(path: Path) -> None:
     assert uses and uses == results == set(tool_pairs(t.messages))
     chat = to_openai(t)
     assert {c["id"] for m in chat["messages"] for c in m.get("tool_calls") or []} == uses
+
+
+# --- the task given as an outcome, other user events ------------------------------------------------
+
+OUTCOME = FIXTURES / "outcome.events.jsonl"
+
+
+def test_a_task_defined_as_an_outcome_is_the_first_user_turn() -> None:
+    events = [json.loads(line) for line in OUTCOME.read_text(encoding="utf-8").splitlines()]
+    assert not any(e["type"] == "user.message" for e in events)
+    (outcome,) = [e for e in events if e["type"] == "user.define_outcome"]
+    t = load(OUTCOME)
+    assert t.meta.source_format == "managed_agents"
+    first = t.messages[0]
+    assert first.role == "user" and [b.text for b in first.content if isinstance(b, TextBlock)] == [outcome["description"]]
+    # The rubric is the grader's input, not the agent's: counted, never in a message.
+    assert t.notes.skipped["user.define_outcome rubric"] == 1
+    assert "Rubric" not in t.model_dump_json(include={"messages"})
+    assert [m.role for m in t.messages] == ["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]
+
+
+def test_any_other_user_event_with_text_is_a_user_turn_and_unknown_types_are_counted() -> None:
+    events = [json.loads(line) for line in OUTCOME.read_text(encoding="utf-8").splitlines()]
+    (note,) = [e for e in events if e["type"] == "user.note"]
+    t = load(OUTCOME)
+    users = [b.text for m in t.messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)]
+    assert note["text"] in users
+    known = {"user.define_outcome", "user.note", "agent.message", "agent.tool_use", "agent.tool_result"}
+    unknown = {e["type"] for e in events} - managed_agents.EVENT_TYPES - known
+    assert unknown == {"agent.future_event"} and t.notes.skipped["event:agent.future_event"] == 1
+    # Every event is a message part or counted: none is dropped unseen.
+    counted = sum(v for k, v in t.notes.skipped.items() if k != "user.define_outcome rubric")
+    parts = sum(1 for e in events if e["type"] in known)
+    assert counted + parts == len(events)
+
+
+def test_a_user_event_without_text_is_counted_by_its_type(tmp_path: Path) -> None:
+    t = _load_events(tmp_path, [_ev("user.define_outcome", "o1", rubric={"type": "file", "file_id": "file_1"}), *EVENTS])
+    assert _shape(t) == SHAPE
+    assert t.notes.skipped["user.define_outcome"] == 1 and t.notes.skipped["user.define_outcome rubric"] == 1
+
+
+def test_an_outcome_session_replays_with_no_invalid_request() -> None:
+    t = load(OUTCOME)
+    for preset in ("minicode", "mewcode"):
+        assert lab.replay(t, preset, window=32000).invalid_requests == 0

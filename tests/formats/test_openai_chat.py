@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,22 @@ def _raw_messages(path: Path) -> list[dict[str, Any]]:
     return list(doc.get("history") or doc.get("messages"))
 
 
+_BASH_FENCE = re.compile(r"^```(?:bash|mswea_bash_command)[ \t]*$", re.M)
+
+
+def _mini_text_commands(raw: list[dict[str, Any]]) -> int:
+    """Answered bash commands of a mini-swe-agent text-mode history, counted from the raw dicts."""
+    def text(m: dict[str, Any]) -> str:
+        c = m.get("content")
+        return c if isinstance(c, str) else json.dumps(c)
+
+    return sum(
+        1
+        for m, nxt in zip(raw, raw[1:], strict=False)
+        if m["role"] == "assistant" and len(_BASH_FENCE.findall(text(m))) == 1 and nxt["role"] == "user" and "<returncode>" in text(nxt)
+    )
+
+
 def _write(tmp_path: Path, doc: Any, name: str = "chat.json") -> Path:
     p = tmp_path / name
     p.write_text(json.dumps(doc), encoding="utf-8")
@@ -47,10 +64,15 @@ class TestCorpus:
         raw = _raw_messages(path)
         raw_calls = sum(len(m.get("tool_calls") or []) for m in raw)
         raw_results = sum(1 for m in raw if m.get("role") == "tool")
-        if not raw_calls:
-            # A text-command trajectory: each action is a call, answered by the user message after it (the last is not).
+        if not raw_calls and any(m.get("action") for m in raw):
+            # A SWE-agent text-command trajectory: each action is a call, answered by the user message after it (the last is not).
             raw_calls = sum(1 for m in raw if m["role"] == "assistant" and m.get("action"))
             raw_results = raw_calls - 1
+        elif not raw_calls:
+            # A mini-swe-agent text-mode trajectory (bash in the reply, no tool_calls): a reply with exactly one bash
+            # block is a call when the user message after it reports its <returncode>; format complaints, and the
+            # final submit answered by the diff, stay text.
+            raw_calls = raw_results = _mini_text_commands(raw)
         t = openai_chat.read(path)
         pairs = tool_pairs(t.messages)
         assert len(pairs) == raw_calls

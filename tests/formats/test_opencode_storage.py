@@ -342,6 +342,8 @@ def test_the_cli_imports_and_exports_a_storage_folder(tmp_path: Path, ref: Trans
     uses = {b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"}
     results = {b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"}
     assert uses == results == set(tool_pairs(ref.messages))
+    # Every verb prints the import's warnings (a call left running, a failed request) once on stderr.
+    assert "never finished" in capsys.readouterr().err
     empty = tmp_path / "empty" / "storage"
     (empty / "message").mkdir(parents=True)
     (empty / "part").mkdir()

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.core.messages import Boundary, ImportNotes, Message, TextBlock, Transcript
-from lab.formats.sanity import MIN_RECORDS, MISREAD_PREFIX, MOSTLY_EMPTY, MOSTLY_SYSTEM, check, misread_warnings
+from lab.formats.sanity import DROPPED_WARNING, MIN_DROPPED, MIN_RECORDS, MISREAD_PREFIX, MOSTLY_EMPTY, MOSTLY_SYSTEM, SKIPPED_WARNING, check, misread_warnings
 
 
 def _t(roles: list[str], *, empty: int = 0, notes: ImportNotes | None = None) -> Transcript:
@@ -83,3 +83,26 @@ def test_a_reader_that_dropped_another_formats_tool_calls_misread_the_file() -> 
     # The same skips beside a tool call the reader did read are no sign of a misread.
     called = said + [Message(id="c", role="assistant", content=[ToolUseBlock(id="t1", name="Bash", input={"command": "ls"})])]
     assert not any("tool calls dropped" in p for p in check(Transcript(messages=called, notes=notes)).problems)
+
+
+def test_content_a_reader_could_not_read_is_a_warning_past_a_small_share() -> None:
+    # A Cline task whose texts were numbers kept 12 of 145 messages with exit 0 and nothing said.
+    notes = ImportNotes(records_read=145, skipped={"block:text": 12, "empty_message": 12, "say:checkpoint_created": 40})
+    verdict = check(_t(["user", "assistant"] * 6, notes=notes))
+    assert verdict.ok
+    assert verdict.warnings == ("24 records or blocks could not be read and were dropped (block:text 12, empty_message 12), against 145 records read",)
+
+
+@given(st.integers(0, 400), st.integers(0, 40))
+def test_the_dropped_content_warning_follows_its_threshold(read: int, dropped: int) -> None:
+    notes = ImportNotes(records_read=read, skipped={"tool:invalid": dropped})
+    verdict = check(_t(["user", "assistant"], notes=notes))
+    warned = any("could not be read" in w for w in verdict.warnings)
+    # Most records skipped is the louder rule, said instead.
+    if not (read >= MIN_RECORDS and dropped >= SKIPPED_WARNING * read):
+        assert warned == (dropped >= MIN_DROPPED and dropped > DROPPED_WARNING * read)
+
+
+def test_records_skipped_by_design_are_not_dropped_content() -> None:
+    notes = ImportNotes(records_read=10, skipped={"file-history-snapshot": 3, "block:mystery": 3, "say:api_req_finished": 3})
+    assert check(_t(["user", "assistant"], notes=notes)).warnings == ()

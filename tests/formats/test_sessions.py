@@ -132,8 +132,10 @@ class TestOpenCode:
         root = _opencode_tree(tmp_path)
         with pytest.raises(TranscriptError, match="holds one session"):
             load(root / "message" / SID, session="ses_older")
-        with pytest.raises(TranscriptError, match="holds one session"):
-            sessions(root / "message" / SID)
+        # Listed as its one session, which --session then picks.
+        (only,) = sessions(root / "message" / SID)
+        assert only.id == SID and only.format == "opencode" and only.messages > 0
+        assert load(root / "message" / SID, session=SID).messages == load(root / "message" / SID).messages
 
 
 # --- Aider chat history ---------------------------------------------------------------------------
@@ -213,8 +215,12 @@ class TestOpenHands:
     def test_a_single_history_document_holds_one_session(self, tmp_path: Path) -> None:
         events = tmp_path / "events.json"
         events.write_text(json.dumps(_record("x", "t")["history"]), encoding="utf-8")
-        with pytest.raises(TranscriptError, match="holds one session"):
-            load(events, session="0")
+        # One history, no id recorded: listed as session "0", and only that id picks it.
+        (only,) = sessions(events)
+        assert (only.id, only.messages, only.format) == ("0", 2, "openhands")
+        assert load(events, session="0").messages == load(events).messages
+        with pytest.raises(TranscriptError, match="holds one session.*its one session is '0'"):
+            load(events, session="1")
         pretty = tmp_path / "record.json"
         pretty.write_text(json.dumps(_record("x", "t"), indent=2), encoding="utf-8")
         with pytest.raises(TranscriptError, match="one OpenHands history, not an output.jsonl"):
@@ -247,20 +253,42 @@ class TestPacked:
         assert load(packed, session="0").messages == load(alone, session="0").messages
         assert "what does slugify do?" in _text(load(packed, session="0"))
 
-    def test_a_one_session_file_is_refused_naming_the_packed_file(self, tmp_path: Path) -> None:
+    def test_a_one_session_file_lists_as_one_session(self, tmp_path: Path) -> None:
         out = tmp_path / "rollout.jsonl.gz"
         out.write_bytes(gzip.compress(EXPORT.read_bytes()))
-        with pytest.raises(TranscriptError, match="this file holds one session") as info:
+        assert sessions(out) == sessions(EXPORT)
+        assert [s.id for s in sessions(out)] == [SID]
+
+    def test_an_unreadable_packed_file_is_refused_naming_it(self, tmp_path: Path) -> None:
+        out = tmp_path / "rollout.jsonl.gz"
+        out.write_bytes(gzip.compress(b"not a transcript at all\n"))
+        with pytest.raises(TranscriptError) as info:
             sessions(out)
         assert info.value.file == str(out) and "lab-sessions-" not in str(info.value)
 
 
 class TestOneSessionFormats:
     def test_a_single_session_format_refuses_a_session(self) -> None:
-        with pytest.raises(TranscriptError, match=r"read as opencode, this file holds one session.*several sessions: .*Goose's sessions.db"):
-            load(EXPORT, session=SID)
-        with pytest.raises(TranscriptError, match="holds one session"):
-            sessions(EXPORT)
+        with pytest.raises(TranscriptError, match=rf"read as opencode, this file holds one session.*its one session is '{SID}'.*several sessions: .*Goose's sessions.db"):
+            load(EXPORT, session="ses_other")
+
+    def test_a_one_session_file_lists_as_that_session_and_its_id_picks_it(self) -> None:
+        t = load(EXPORT)
+        (only,) = sessions(EXPORT)
+        assert (only.id, only.messages, only.format, only.kind) == (t.meta.session_id, len(t.messages), "opencode", None)
+        assert only.title and only.updated == max(m.timestamp for m in t.messages if m.timestamp).isoformat()
+        assert load(EXPORT, session=only.id).messages == t.messages
+
+    def test_the_cli_lists_a_one_session_file(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from lab.cli import main
+
+        assert main(["sessions", str(EXPORT)]) == 0
+        out, err = capsys.readouterr()
+        rows = [line for line in out.splitlines() if line.startswith(SID)]
+        assert len(rows) == 1 and not err.strip()
+        assert main(["sessions", str(EXPORT), "--json"]) == 0
+        listed = json.loads(capsys.readouterr().out)["sessions"]
+        assert [(s["id"], s["format"]) for s in listed] == [(SID, "opencode")]
 
     def test_a_single_session_folder_refuses_a_session(self) -> None:
         task = Path(__file__).parent / "fixtures" / "cline" / "task"
@@ -281,7 +309,7 @@ class TestOneSessionFormats:
         assert _ids(db, "goose_db")[0] == "20260103_1"
 
     def test_every_reader_is_registered_and_listed_in_the_refusal(self) -> None:
-        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor", "zed", "crush", "agents_sdk_db"}
+        assert set(session_choice.READERS) == {"goose_db", "opencode", "aider", "openhands", "cursor", "zed", "crush", "agents_sdk_db", "http_log"}
         with pytest.raises(TranscriptError) as caught:
             load(EXPORT, session="x")
         assert all(r.what in str(caught.value) for r in session_choice.READERS.values())

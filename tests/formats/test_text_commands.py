@@ -331,9 +331,10 @@ class TestPairing:
         _assert_pairs_valid(t.messages)
         assert not t.notes.orphan_tool_results
         answered = {k for k, (use, res) in tool_pairs(t.messages).items() if res is not None}
-        body = to_anthropic(t.messages, [])
+        # close_pending=False: the pairs the file holds, not the results the export adds for calls left open.
+        body = to_anthropic(t.messages, [], close_pending=False)
         assert {b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"} == answered
-        chat = to_openai(t.messages, [])
+        chat = to_openai(t.messages, [], close_pending=False)
         assert {m["tool_call_id"] for m in chat["messages"] if m["role"] == "tool"} == answered
 
     @pytest.mark.parametrize("build", [_swe_history, _mini_history], ids=["swe-agent", "mini-swe-agent"])

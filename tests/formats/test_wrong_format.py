@@ -221,4 +221,27 @@ def test_the_cli_prints_a_misread_warning_on_stderr(tmp_path: Path, capsys: pyte
     path.write_text('{"role": "user", "content": "fix it"}\n', encoding="utf-8")
     assert main(["import", str(path), "--out", str(tmp_path / "out.lab.json")]) == 0
     err = capsys.readouterr().err
-    assert err.startswith("warning: " + MISREAD_PREFIX + "no assistant turn")
+    assert err.startswith(f"warning: {path}: " + MISREAD_PREFIX + "no assistant turn")
+
+
+# --- a plain chat inside another agent's record is not MiniCode (issue 27, section 0) -----------
+
+
+def test_a_trajectory_with_more_than_messages_forced_as_minicode_is_refused(tmp_path: Path) -> None:
+    # mini-swe-agent 1.x in text mode: plain role/content turns (a subset of MiniCode's shape) in a record of its own.
+    doc = {
+        "info": {"mini_version": "1.15"},
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}, {"role": "assistant", "content": "ok", "extra": {}}],
+        "trajectory_format": "mini-swe-agent-1",
+    }
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(TranscriptError, match=r"trajectory_format is another agent's trajectory, not a MiniCode history"):
+        load(path, format="minicode")
+    # Its messages alone still carry mini-swe-agent's per-message record.
+    path.write_text(json.dumps(doc["messages"]), encoding="utf-8")
+    with pytest.raises(TranscriptError, match=r"a message with extra is another agent's record"):
+        load(path, format="minicode")
+    # The same turns without it are MiniCode's shape (a session id beside them too), and still read.
+    path.write_text(json.dumps({"session_id": "s1", "messages": doc["messages"][:2]}), encoding="utf-8")
+    assert [m.role for m in load(path, format="minicode").messages] == ["system", "user"]

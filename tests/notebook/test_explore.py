@@ -162,7 +162,7 @@ def test_a_path_loads_and_the_proposed_window_says_why() -> None:
     from lab.replayer.window import propose_window
 
     path = SAMPLES / "generated-small.lab.json"
-    proposal = propose_window(path)
+    proposal = propose_window(path, config="mewcode")
     ex = explore(path, "mewcode", window="proposed")
     assert ex.transcript.messages
     assert ex.report.window == (proposal.window or lab.preset("mewcode").window)
@@ -187,3 +187,13 @@ def test_lab_explore_is_the_notebook_explore_and_all_is_complete() -> None:
 
     assert lab.explore is nb.explore
     assert all(hasattr(nb, name) for name in nb.__all__)
+
+
+def test_a_window_where_auto_compaction_is_skipped_says_so_beside_the_numbers(session: Transcript) -> None:
+    # Issue 31, item 12: MewCode skips auto-compaction at or below 33,000 tokens, so 32k can peak higher than 48k.
+    ex = explore(session, "mewcode", window=48_000)
+    assert ex.inactive == [] and "Inactive by design" not in ex.status.value
+    ex.set("window", 32_000)
+    (note,) = ex.inactive
+    assert "watermark.min_window (33,000)" in note
+    assert "Inactive by design" in ex.status.value and "peak sent" in ex.status.value

@@ -64,3 +64,21 @@ def test_the_notebook_is_package_data() -> None:
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
     assert "notebooks/*.ipynb" in pyproject["tool"]["setuptools"]["package-data"]["lab"]
+
+
+def test_it_opens_a_real_corpus_session_when_lab_corpus_is_set(executed: nbformat.NotebookNode) -> None:
+    # Issue 31, item 12: the kernel inherits LAB_CORPUS; with a corpus the first cell opens a real session from it.
+    from lab.corpus import corpus_dir, corpus_files
+
+    first = "".join(o.get("text", "") for o in _outputs(executed, "corpus = corpus_dir()"))
+    corpus = corpus_dir()
+    if corpus is not None and corpus_files(corpus):
+        assert first.startswith("corpus session ") and "proposed so this session compacts" in first
+    else:
+        assert "corpus session" not in first and "messages" in first
+
+
+def test_the_explorer_says_what_is_inactive_by_design(executed: nbformat.NotebookNode) -> None:
+    driven = "".join(o.get("text", "") for o in _outputs(executed, 'ex.set("window"'))
+    # mewcode compacts at 48k (above its 33,000 min_window): nothing is inactive there, and nothing is claimed
+    assert "inactive by design" not in driven

@@ -9,8 +9,13 @@ import pytest
 from lab.core.presets import preset
 from lab.replayer.settings import DEFAULT_PRICE_ROW, PricingConfig, ReplaySettings, dump_settings, load_settings, split_config
 from lab.replayer import replay
+from lab.formats import load
 from lab.replayer.prices import (
     PRICE_ROWS,
+    cost_text,
+    price_tag,
+    pricing_rule,
+    session_pricing,
     PRICES_TAKEN,
     describe_settings,
     describe_pricing,
@@ -56,7 +61,8 @@ class TestTable:
 
     def test_the_config_defaults_are_the_default_row(self) -> None:
         row = price_row(DEFAULT_PRICE_ROW)
-        assert row is not None and row.pricing(300) == PricingConfig()
+        # The same numbers; the defaults follow the session, a row picked from the table is prices chosen.
+        assert row is not None and row.pricing(300) == PricingConfig().model_copy(update={"follow_session": False})
         assert pricing_row_matches(PricingConfig())
 
 
@@ -125,3 +131,81 @@ class TestConfig:
         a, b = replay(t, "minicode"), replay(t, "minicode", settings=nano)
         assert a.total_cost > 0 and b.total_cost < a.total_cost
         assert b.settings["pricing"]["model"] == "GPT-4.1 nano" and "replay" not in b.config
+
+
+
+class TestOneRule:
+    """Issue 31 §2: one pricing rule for the library, the CLI and the app, recorded in the report."""
+
+    def test_defaults_follow_the_sessions_model_and_chosen_prices_win(self) -> None:
+        assert PricingConfig().follow_session and ReplaySettings().pricing.follow_session
+        # Naming any price is choosing it, whatever the way it is given.
+        assert not PricingConfig(input_per_mtok=1).follow_session
+        assert not ReplaySettings.model_validate({"pricing": {"model": "GPT-5"}}).pricing.follow_session
+        assert not load_settings(b'{"pricing": {"cache_read_per_mtok": 0.1}}', "json").pricing.follow_session
+        assert ReplaySettings.model_validate({"pricing": {"input_per_mtok": 1, "follow_session": True}}).pricing.follow_session
+        # A dump says it explicitly, so a report's settings read back as they were.
+        dumped = ReplaySettings().model_dump(mode="json")
+        assert ReplaySettings.model_validate(dumped).pricing.follow_session
+
+    def test_session_pricing_picks_the_sessions_row_then_the_default(self) -> None:
+        opus, source = session_pricing(ReplaySettings(), "claude-opus-4-20250514")
+        assert source == "session" and opus.pricing.model == "Claude Opus 4" and opus.pricing.input_per_mtok == 15
+        # Applying the rule to its own answer changes nothing (the app settles it, the replay applies it again).
+        again, _ = session_pricing(opus, "claude-opus-4-20250514")
+        assert again is opus
+        # A model the table lacks, or none: the default row, even after another session's row was applied.
+        for model in ("gpt-5.2", None):
+            fallback, source = session_pricing(opus, model)
+            assert source == "default" and fallback.pricing.model == DEFAULT_PRICE_ROW and fallback.pricing.follow_session
+        chosen = ReplaySettings(pricing=with_row(PricingConfig(), "Claude Haiku 4.5"))
+        kept, source = session_pricing(chosen, "claude-opus-4-20250514")
+        assert source == "settings" and kept is chosen
+
+    def test_the_1h_ttl_bills_the_rows_1h_write(self) -> None:
+        s = ReplaySettings.model_validate({"cache": {"ttl_seconds": 3600}})
+        priced, _ = session_pricing(s, "claude-opus-4-1")
+        row = price_row("Claude Opus 4.1")
+        assert row is not None and priced.pricing.cache_write_per_mtok == row.cache_write_1h
+
+    def test_the_replay_records_the_row_and_why(self) -> None:
+        t = SAMPLES / "generated-small.lab.json"
+        own = replay(t, "minicode")
+        model = load(t).meta.model
+        row = match_model(model)
+        assert row is not None
+        assert own.pricing_source == "session" and own.settings["pricing"]["model"] == row.name
+        haiku = ReplaySettings(pricing=with_row(PricingConfig(), "Claude Haiku 4.5"))
+        chosen = replay(t, "minicode", settings=haiku)
+        assert chosen.pricing_source == "settings" and chosen.settings["pricing"]["model"] == "Claude Haiku 4.5"
+        assert chosen.total_cost < own.total_cost
+        # Read back from JSON, the report still says where its prices came from.
+        assert type(own).from_dict(own.to_dict()).pricing_source == "session"
+
+    def test_cost_text_names_the_row_and_its_prices(self) -> None:
+        assert price_tag(PricingConfig()) == "Claude Sonnet 4.6: $3/$15 per MTok in/out, cache write $3.75, cache read $0.30"
+        assert cost_text(0.22744, ReplaySettings()) == f"$0.2274 ({price_tag(PricingConfig())})"
+        edited = PricingConfig(model="Claude Sonnet 4.6", input_per_mtok=4)
+        assert price_tag(edited).startswith("custom prices (edited from Claude Sonnet 4.6): $4/$15")
+        assert price_tag(PricingConfig(model="", input_per_mtok=0.125)).startswith("custom prices: $0.125/$15")
+        gpt = price_row("GPT-5")
+        assert gpt is not None and "cache read $0.125" in price_tag(gpt.pricing())
+
+    def test_pricing_rule_says_why(self) -> None:
+        assert pricing_rule("session", "claude-opus-4") == "the session's own model (claude-opus-4)"
+        assert "'gpt-5.2' has no row" in pricing_rule("default", "gpt-5.2")
+        assert "names no model" in pricing_rule("default", None)
+        assert "chosen prices win" in pricing_rule("settings", "claude-opus-4")
+
+
+def test_a_price_set_by_path_is_chosen_as_the_app_and_the_notebook_set_it() -> None:
+    from lab.fields import run_with_value
+
+    cfg = preset("minicode")
+    _, settings = run_with_value(cfg, ReplaySettings(), "replay.pricing.input_per_mtok", 1.0)
+    assert settings.pricing.input_per_mtok == 1.0 and not settings.pricing.follow_session
+    kept, source = session_pricing(settings, "claude-opus-4")
+    assert source == "settings" and kept.pricing.input_per_mtok == 1.0
+    # Setting anything else leaves the session's prices to the rule.
+    _, other = run_with_value(cfg, ReplaySettings(), "replay.hidden_tokens", 100)
+    assert other.pricing.follow_session

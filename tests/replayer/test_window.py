@@ -1,109 +1,130 @@
-"""propose_window: the largest standard window under 60% of the raw peak, the peak as the replay counts it, the reason."""
+"""propose_window: a window, measured by replays with the hidden part counted, at which the config really summarizes."""
 
 from __future__ import annotations
 
 import pytest
 
 from lab.core.messages import Message, Transcript
-from lab.core.tokens.base import MESSAGE_OVERHEAD, CharsPerTokenCounter
+from lab.core.presets import preset
+from lab.core.tokens.base import CharsPerTokenCounter
 from lab.errors import ConfigError
+from lab.formats import load
 from lab.replayer import replay
-from lab.replayer.window import PEAK_SHARE, STANDARD_WINDOWS, propose_window, raw_peak
+from lab.replayer.window import MIN_ROOM, SHARES, propose_window, raw_peak, summaries
 from tests import builders as b
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, corpus_path
 
-# One token per character (plus the per-message overhead): a session's peak is exactly what it is built to be.
+# One token per character (plus the per-message overhead): a session's size is what it is built to be.
 EXACT = CharsPerTokenCounter(chars_per_token=1)
-
-
-def _peaking_at(tokens: int) -> list[Message]:
-    """A request whose history before the last request point is exactly ``tokens`` under EXACT."""
-    first = b.user("Please fix the failing test.")
-    call = b.tool_call("Read", "toolu_w1", file_path="app.py")
-    head = [first, call]
-    used = sum(EXACT.count_message(m) for m in head)
-    body = tokens - used - MESSAGE_OVERHEAD
-    assert body > 0
-    return [*head, b.tool_result("toolu_w1", "x" * body), b.assistant("Done.")]
+ATTIO = "claude-code/attio-mcp-server-session.jsonl"  # 70k hidden tokens (MCP tools) per request
+GRPC = "claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl"
 
 
 def _reads(n_reads: int, size: int) -> list[Message]:
     return b.session(n_reads=n_reads, size=size)
 
 
+def _at(proposal_window: int, source: object, config: str = "minicode", hidden: int = 0) -> int:
+    """Summaries the replay at the proposed window writes, the hidden part counted as the proposal counted it."""
+    return summaries(replay(source, config, window=proposal_window, settings={"hidden_tokens": hidden}, recall=False))  # type: ignore[arg-type]
+
+
 class TestProposal:
-    @pytest.mark.parametrize(
-        ("peak", "window"),
-        [(59_000, 32_000), (110_000, 64_000), (250_000, 128_000), (340_000, 200_000), (500_000, 200_000)],
-        ids=["59k->32k", "110k->64k", "250k->128k", "340k->200k", "500k->200k"],
-    )
-    def test_largest_standard_window_under_60_percent(self, peak: int, window: int) -> None:
-        p = propose_window(_peaking_at(peak), EXACT)
-        assert p.peak == peak
-        assert p.window == window
+    @pytest.mark.parametrize("config", ["minicode", "lab", "mewcode"])
+    def test_the_proposed_window_summarizes_and_the_models_does_not(self, config: str) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        p = propose_window(messages, config=config, hidden=0)
+        assert p.window is not None and p.model_window == preset(config).window
+        assert _at(p.window, messages, config) == p.summaries >= 1
+        assert _at(p.model_window, messages, config) == 0
+        assert p.window < p.model_window and p.window % 1000 == 0
 
-    @pytest.mark.parametrize("window", STANDARD_WINDOWS, ids=lambda w: f"{w // 1000}k")
-    def test_at_exactly_60_percent_the_window_fits_one_token_less_it_does_not(self, window: int) -> None:
-        peak = -(-window * 10 // 6)  # the smallest peak whose 60% reaches the window
-        assert peak * PEAK_SHARE >= window > (peak - 1) * PEAK_SHARE
-        assert propose_window(_peaking_at(peak), EXACT).window == window
-        below = propose_window(_peaking_at(peak - 1), EXACT).window
-        smaller = [w for w in STANDARD_WINDOWS if w < window]
-        assert below == (smaller[0] if smaller else None)
+    def test_the_hidden_part_is_counted_the_window_is_larger_than_it(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        bare = propose_window(messages, hidden=0)
+        hidden = 30_000
+        p = propose_window(messages, hidden=hidden)
+        assert p.hidden == hidden and p.window is not None and bare.window is not None
+        assert p.window - hidden >= max(MIN_ROOM, preset("minicode").summary.tail_min_tokens)
+        assert p.window > bare.window
+        assert _at(p.window, messages, hidden=hidden) >= 1
+        assert f"+ {hidden:,} hidden" in p.reason
 
-    def test_tiny_session_gets_no_proposal_and_says_which_window_would_act(self) -> None:
-        p = propose_window(_peaking_at(30_000), EXACT)
-        assert p.window is None and p.peak == 30_000
-        assert p.reason.startswith("no window proposed: the raw history peaks at only 30,000 tokens")
-        assert "32k, the smallest standard window" in p.reason and "keeps its own window" in p.reason
-        assert "18,000 tokens or less" in p.reason
+    def test_hidden_comes_from_the_settings_before_the_recorded_usage(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        assert propose_window(messages, settings={"hidden_tokens": 25_000}).hidden == 25_000
+
+    def test_the_largest_share_that_summarizes_is_taken(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        p = propose_window(messages, hidden=0)
+        assert p.window is not None
+        larger = [int(s * p.peak) // 1000 * 1000 for s in SHARES if int(s * p.peak) // 1000 * 1000 > p.window]
+        assert all(_at(w, messages) == 0 for w in larger)
+
+    def test_tiny_session_gets_no_proposal_and_says_why(self) -> None:
+        p = propose_window(_reads(n_reads=2, size=500), hidden=0)
+        assert p.window is None and 0 < p.peak < MIN_ROOM * 3
+        assert p.reason.startswith(f"no window proposed: the session peaks at only {p.peak:,} tokens sent")
+        assert "keeps its own window" in p.reason
 
     def test_session_without_requests(self) -> None:
         p = propose_window([b.system(), b.user("hi")], EXACT)
         assert p.window is None and p.peak == 0
         assert "no model request" in p.reason
 
+    def test_names_the_counter(self) -> None:
+        assert propose_window(_reads(n_reads=3, size=500), "chars/3.5").counter == "chars/3.5"
+
+    def test_unknown_counter_is_a_config_error(self) -> None:
+        with pytest.raises(ConfigError, match="unknown token counter"):
+            propose_window(_reads(n_reads=3, size=500), "no-such-counter")
+
 
 class TestReason:
-    def test_names_the_peak_why_200k_never_fills_and_the_rule(self) -> None:
-        p = propose_window(_peaking_at(59_000), EXACT)
-        assert p.reason == (
-            "proposed 32k: the raw history peaks at 59,000 tokens, so a 200k window would never fill; "
-            "32k is the largest standard window under 60% of that peak"
-        )
+    def test_says_window_peak_hidden_and_the_models_window(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        p = propose_window(messages, hidden=5_000)
+        assert p.window is not None
+        assert p.reason.startswith(f"window {p.window:,} proposed so this session compacts (")
+        assert f"its peak is {p.peak:,} tokens sent + 5,000 hidden" in p.reason
+        assert "the model's 200,000 never fills" in p.reason
 
-    def test_a_peak_over_200k_does_not_claim_200k_never_fills(self) -> None:
-        p = propose_window(_peaking_at(250_000), EXACT)
-        assert p.reason.startswith("proposed 128k: the raw history peaks at 250,000 tokens;")
-        assert "never fill" not in p.reason
 
-    def test_200k_says_the_largest_window_fills(self) -> None:
-        p = propose_window(_peaking_at(500_000), EXACT)
-        assert p.reason.startswith("proposed 200k: the raw history peaks at 500,000 tokens, so even the largest")
-
-    def test_names_the_counter(self) -> None:
-        assert propose_window(_peaking_at(59_000), "chars/3.5").counter == "chars/3.5"
+@pytest.mark.corpus(ATTIO)
+class TestRealSessions:
+    @pytest.mark.parametrize("name", [ATTIO, GRPC])
+    @pytest.mark.parametrize("config", ["minicode", "lab"])
+    def test_a_claude_code_session_with_mcp_tools_compacts_at_the_proposal(self, name: str, config: str) -> None:
+        t = load(corpus_path(name))
+        p = propose_window(t, config=config)
+        # the hidden part (MCP tool schemas) is counted, and the window leaves room beyond it
+        assert p.hidden > 10_000 and p.window is not None and p.window > p.hidden
+        report = replay(t, config, window=p.window, settings={"hidden_from_usage": True}, recall=False)
+        assert summaries(report) >= 1 and report.failures == 0
+        assert report.hidden_tokens == p.hidden
+        # a summary that came only after the provider refused a request says so
+        assert ("the summary came only after the provider refused" in p.reason) == (report.overflows > 0)
 
 
 class TestPeakIsTheReplays:
     @pytest.mark.parametrize("counter", ["minicode", "chars/3.5", "calibrated"])
-    def test_peak_is_the_raw_history_at_the_last_request(self, counter: str) -> None:
+    def test_raw_peak_is_the_raw_history_at_the_last_request(self, counter: str) -> None:
         messages = _reads(n_reads=12, size=20_000)
         report = replay(messages, {"counter": counter})
         assert raw_peak(messages, counter) == report.rows[-1].raw_tokens == max(r.raw_tokens for r in report.rows)
 
     @pytest.mark.parametrize("mode", ["undo", "keep"])
-    def test_peak_follows_the_recorded_compactions_mode(self, mode: str) -> None:
+    def test_raw_peak_follows_the_recorded_compactions_mode(self, mode: str) -> None:
         path = SAMPLES / "claude-code-compacted.jsonl"
         report = replay(path, "minicode", recorded_compactions=mode)  # type: ignore[arg-type]
         assert raw_peak(path, "minicode", recorded_compactions=mode) == report.rows[-1].raw_tokens  # type: ignore[arg-type]
 
-    def test_accepts_a_transcript_a_path_and_messages(self) -> None:
-        messages = _peaking_at(40_000)
-        t = Transcript(messages=messages)
-        assert raw_peak(t, EXACT) == raw_peak(messages, EXACT) == 40_000
-        assert raw_peak(SAMPLES / "generated-small.lab.json") > 0
+    def test_peak_is_the_sent_peak_at_the_models_window(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        p = propose_window(messages, hidden=0)
+        assert p.peak == replay(messages, "minicode", recall=False).peak_sent
 
-    def test_unknown_counter_is_a_config_error(self) -> None:
-        with pytest.raises(ConfigError, match="unknown token counter"):
-            propose_window(_peaking_at(40_000), "no-such-counter")
+    def test_accepts_a_transcript_a_path_and_messages(self) -> None:
+        messages = _reads(n_reads=40, size=3_500)
+        assert propose_window(Transcript(messages=messages), hidden=0) == propose_window(messages, hidden=0)
+        assert propose_window(SAMPLES / "generated-small.lab.json").peak > 0

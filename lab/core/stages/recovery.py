@@ -14,7 +14,10 @@ non-system messages, never under ``truncate_floor`` or
 request verbatim. The code computes ``0.4 - 0.1 x attempt`` with the
 attempt counted from 1 before it truncates, so it keeps 30%, 20%, then the
 15% floor; the English reference (and the code's own comments) say 40%, 30%,
-20%, one step off. The lab follows the code. One difference: a forced
+20%, one step off. The lab follows the code. The share counts the lab's
+messages, or with ``truncate_unit="minicode_messages"`` MiniCode's own
+(``lab.core.tail.seed_message_count``); either way the cut then moves back so
+no tool pair is split, which MiniCode's truncation does not do. One difference: a forced
 compact that worked but is still over the limit is kept, and the truncation
 cuts that shorter history (MiniCode truncates the attempt's input and drops
 the summary). One ``recover`` call climbs
@@ -71,6 +74,10 @@ class RecoveryConfig(StageConfig):
     compact_every_attempt: bool = Field(True, description="Try the forced full compact again at the start of every attempt, not only the first (MiniCode's code: every attempt).")
     truncate_floor: float = Field(0.15, ge=0.0, le=1.0, description="Never keep less than this share (MiniCode 0.15)...")
     truncate_min_messages: int = Field(3, ge=1, le=100, description="...or fewer than this many messages (MiniCode 3).")
+    truncate_unit: Literal["messages", "minicode_messages"] = Field("messages", description="What the truncation's share counts. 'minicode_messages': "
+                                                                    "MiniCode's len(non_system), each tool result one message, harness lines "
+                                                                    "included, summaries and notes not (MiniCode writes them as system messages). "
+                                                                    "'messages': the lab's messages after the last boundary, its summary included.")
     giveup_margin: int = Field(3000, ge=0, le=100_000, description="MewCode: give up when still >= window - this after the forced compaction.")
 
 
@@ -152,7 +159,7 @@ class RecoveryStage:
         )
 
     def _truncate(self, messages: Sequence[Message], ctx: StageContext, attempt: int) -> StageResult:
-        from ..tail import adjust_for_pairs, repair_roles
+        from ..tail import adjust_for_pairs, count_units, newest_units_start, repair_roles
         from .active import is_boundary, system_prompt_length
 
         cfg = self.config
@@ -160,8 +167,16 @@ class RecoveryStage:
         head = list(messages[:head_n])
         # Old boundaries and notes are superseded by this truncation's own.
         body = [m for m in messages[head_n:] if not is_boundary(m) and m.tag != "truncation_note"]
-        keep = truncate_keep_count(cfg, len(body), attempt)
-        tail = body[adjust_for_pairs(body, len(body) - keep) :]
+        if cfg.truncate_unit == "minicode_messages":
+            size = count_units(body, "minicode_messages")
+            keep = truncate_keep_count(cfg, size, attempt)
+            start = newest_units_start(body, keep, "minicode_messages")
+        else:
+            size = len(body)
+            keep = truncate_keep_count(cfg, size, attempt)
+            start = len(body) - keep
+        # The design cuts by count alone; the lab moves the cut back so no tool pair is split (a 400 otherwise).
+        tail = body[adjust_for_pairs(body, start) :]
         kept = {id(m) for m in tail}
         removed = [m for m in messages[head_n:] if id(m) not in kept]
         request = ctx.state.first_request or first_user_request(messages)
@@ -196,7 +211,9 @@ class RecoveryStage:
             ids=tuple(m.id for m in removed),
             strategy="reactive",
             success=True,
-            detail=f"attempt {attempt}: aggressive truncation kept {len(tail)} of {len(body)} messages (ratio {ratio:.2f}, at least {cfg.truncate_min_messages}); {len(removed)} removed",
+            detail=f"attempt {attempt}: aggressive truncation kept {len(tail)} of {len(body)} messages (ratio {ratio:.2f} of {size} "
+            f"{'MiniCode messages' if cfg.truncate_unit == 'minicode_messages' else 'messages'}, at least {cfg.truncate_min_messages}); "
+            f"{len(removed)} removed",
         )
         return StageResult(out, (event,), boundary)
 

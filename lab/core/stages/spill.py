@@ -59,6 +59,10 @@ class SpillConfig(StageConfig):
     head_lines: int = Field(8, ge=0, le=200, description="MiniCode preview: lines kept from the start.")
     tail_lines: int = Field(3, ge=0, le=200, description="MiniCode preview: lines kept from the end (only when the result has more than head+tail+1 lines).")
     preview_chars: int = Field(500, ge=50, le=20_000, description="MiniCode preview: maximum characters, cut at a line or character boundary.")
+    preview_shape: Literal["lab", "seed"] = Field("lab", description="MiniCode preview shape. 'seed': as MiniCode's design writes it: a header "
+                                                  "(size, Tool:, Path:, a preview line), lines split as Python's splitlines does (so CRLF loses its CR), the "
+                                                  "whole stub cut at preview_chars. 'lab': a one-line header, lines split at LF only, only the lines after "
+                                                  "the header cut at preview_chars, at a line boundary when one is near, with a note saying so.")
     mewcode_preview_lines: int = Field(20, ge=1, le=500, description="MewCode preview: first N lines...")
     mewcode_preview_bytes: int = Field(2048, ge=64, le=100_000, description="...or first N bytes, whichever is shorter.")
     index_chars: int = Field(0, ge=0, le=20_000, description="Names index: list up to this many characters of the paths and code names the "
@@ -135,7 +139,34 @@ def _file_name(path: str) -> str:
     return re.split(r"[\\/]", path)[-1]
 
 
+def _readable_path(path: str) -> str:
+    """The path a stub names: in full when it is a file on disk (``FolderStore``, ``lab serve``'s spill folder), so
+    the agent's own read tool can bring the output back; the file name alone for a memory key (a replay's
+    ``MemoryStore``), which no tool could read anyway."""
+    return path if re.match(r"(?:/|[A-Za-z]:[\\/])", path) else _file_name(path)
+
+
+def _seed_stub(content: str, tool: str, path: str, config: SpillConfig) -> str:
+    """MiniCode's ``_generate_preview``: header, head lines, the omitted count and tail lines, all cut at ``preview_chars``.
+
+    ``str.splitlines`` is the design's own split, so a CRLF output shows no CR.
+    The tail is shown only when the output has more lines than head + tail + 1
+    (the design's "> 12" for 8 and 3). The one departure: the cut never splits
+    a grapheme (``safe_cut``), where the design's ``[:500]`` may.
+    """
+    lines = content.splitlines()
+    head = lines[: config.head_lines]
+    tail = lines[len(lines) - config.tail_lines :] if config.tail_lines and len(lines) > config.head_lines + config.tail_lines + 1 else []
+    parts = [f"[Tool result persisted to disk - {len(content)} chars]", f"Tool: {tool}", f"Path: {_file_name(path)}", "--- Preview (first/last lines) ---", *head]
+    if tail:
+        parts += [f"... ({len(lines) - len(head) - len(tail)} lines omitted) ...", *tail]
+    preview = safe_cut("\n".join(parts), config.preview_chars)
+    return f"{preview}{_index(content, preview, config)}"
+
+
 def minicode_stub(content: str, tool: str, path: str, config: SpillConfig) -> str:
+    if config.preview_shape == "seed":
+        return _seed_stub(content, tool, path, config)
     lines = _lines(content)
     head, tail = config.head_lines, config.tail_lines
     if len(lines) > head + tail + 1:
@@ -151,7 +182,7 @@ def minicode_stub(content: str, tool: str, path: str, config: SpillConfig) -> st
         if newline >= config.preview_chars // 2:
             cut = cut[:newline]
         body = cut + "\n... (preview cut at " + str(config.preview_chars) + " chars)"
-    header = f"[Tool result persisted: {len(content)} chars, tool {tool}, file {_file_name(path)}]"
+    header = f"[Tool result persisted: {len(content)} chars, tool {tool}, file {_readable_path(path)}]"
     return f"{header}\n{body}{_index(content, body, config)}"
 
 

@@ -14,7 +14,8 @@ event, as MiniCode does.
 Session memory and the full summary keep different tails in MiniCode: session
 memory scans back within ``tail_min_tokens..tail_max_tokens`` (``tail_policy``),
 the rule-based full compact keeps only the newest ``min(n / 3,
-tail_min_messages)`` turns (``full_tail_policy="third"``). With one tail for
+tail_min_messages)`` messages (``full_tail_policy="third"``), counted as
+MiniCode's list holds them or as the lab's turns (``full_tail_unit``). With one tail for
 both, a context smaller than the session-memory tail could never be
 summarised at all, which is what broke MiniCode at small windows.
 """
@@ -33,9 +34,9 @@ from ..ids import id_key
 from ..messages import Boundary, Message, TextBlock
 from ..summarizers.attachment import build_attachment
 from ..summarizers.base import SummaryRequest, SummaryResult
-from ..summarizers.rules import first_user_request, render_user_messages, user_texts
+from ..summarizers.rules import RuleSummarizer, first_user_request, render_user_messages, user_texts
 from ..summarizers.session_memory import SessionMemorySummarizer
-from ..tail import adjust_for_pairs, is_turn, repair_roles, select_tail, third_tail_start
+from ..tail import adjust_for_pairs, count_units, repair_roles, select_tail, third_tail_start
 from .base import StageConfig
 
 __all__ = ["SummaryConfig", "SummaryStage"]
@@ -53,8 +54,19 @@ class SummaryConfig(StageConfig):
     tail_policy: Literal["minicode", "mewcode"] = Field("minicode", description="MiniCode: scan back within min..max tokens and at least N messages. MewCode: keep the wider of >= min tokens AND >= N messages.")
     tail_min_tokens: int = Field(10_000, ge=0, le=500_000, description="Minimum tokens in the verbatim tail (both designs 10,000).")
     tail_max_tokens: int = Field(40_000, ge=1000, le=1_000_000, description="Maximum tokens in the verbatim tail (MiniCode 40,000).")
-    tail_min_messages: int = Field(5, ge=1, le=200, description="Minimum messages in the verbatim tail (both designs 5); with full_tail_policy 'third' also the most the full summary keeps, and it fails with this many turns or fewer (MiniCode's min_keep_messages, 5).")
-    full_tail_policy: Literal["third", "same"] = Field("third", description="Tail of the full summary (not session memory). 'third': the newest min(n/3, tail_min_messages) turns, no token bounds (MiniCode 6b). 'same': the tail_policy tail, as session memory keeps (MewCode's only summary).")
+    tail_min_messages: int = Field(5, ge=1, le=200, description="Minimum messages in the verbatim tail (both designs 5); with full_tail_policy 'third' also the most the full summary keeps, and it fails with this many or fewer (counted in full_tail_unit; MiniCode's min_keep_messages, 5).")
+    full_tail_policy: Literal["third", "same"] = Field("third", description="Tail of the full summary (not session memory). 'third': the newest min(n/3, tail_min_messages) messages (counted in full_tail_unit), no token bounds (MiniCode 6b). 'same': the tail_policy tail, as session memory keeps (MewCode's only summary).")
+    full_tail_unit: Literal["turns", "minicode_messages"] = Field("turns", description="What full_tail_policy 'third' counts. 'minicode_messages': "
+                                                                  "MiniCode's len(non_system), every user and assistant message with each tool result "
+                                                                  "one message and harness lines included, the cut moved only to keep tool pairs whole "
+                                                                  "(MiniCode 6b). 'turns': the conversation turns the agent wrote, not tagged harness "
+                                                                  "lines or the lab's own messages.")
+    rules_format: Literal["lab", "seed"] = Field("lab", description="The rule-based full summary. 'seed': MiniCode's text: topics (100 chars "
+                                                 "of up to 8 user messages), tools, files touched (file_path inputs, up to 10) and errors (80 chars "
+                                                 "of up to 3), from the removed messages only, plus the first request verbatim and any earlier summary "
+                                                 "carried whole. 'lab': those sections from the lab's own reading, items of earlier summaries "
+                                                 "carried into them, and the sections a continuing agent needs (user messages, files changed and read, "
+                                                 "commands, errors, decisions, current step).")
     min_saving: float = Field(0.05, ge=0.0, le=0.9, description="Fail the compaction when it saves less than this share (MiniCode 5%).")
     summary_max_tokens: int = Field(20_000, ge=500, le=200_000, description="Budget for the summary text.")
     attachment_files: int = Field(5, ge=0, le=50, description="Recovery attachment: most recently read files (MewCode 5).")
@@ -134,17 +146,23 @@ class SummaryStage:
                         return StageResult(done.messages, tuple(events) + done.events, done.boundary)
                     events += done.events
         strategy = "full" if getattr(ctx.summarizer, "name", "rules") == "rules" else "llm"
-        turns = sum(1 for m in body if is_turn(m))
-        if cfg.full_tail_policy == "third" and turns <= cfg.tail_min_messages:
+        size = count_units(body, cfg.full_tail_unit)
+        if cfg.full_tail_policy == "third" and size <= cfg.tail_min_messages:
             # MiniCode's _run_full_compact: "Too few messages to compact" at min_keep_messages or fewer.
-            detail = f"too few messages to compact: {turns} turn(s), at most summary.tail_min_messages ({cfg.tail_min_messages})"
+            what = "turn(s)" if cfg.full_tail_unit == "turns" else "message(s)"
+            detail = f"too few messages to compact: {size} {what}, at most summary.tail_min_messages ({cfg.tail_min_messages})"
             return self._fail(msgs, ctx, tokens_before, strategy, detail, events)
         removed, tail = self._split(body, ctx, full=True)
         if not any(not _is_pipeline(m) for m in removed):
             return self._fail(msgs, ctx, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages", events)
         try:
             # PromptTooLongError from an LLM summarizer propagates: the caller owns the PTL retry.
-            result = ctx.summarizer.summarize(self._request(removed, ctx, tokens_before, len(msgs)))
+            request = self._request(removed, ctx, tokens_before, len(msgs))
+            summarizer = ctx.summarizer
+            if cfg.rules_format == "seed" and isinstance(summarizer, RuleSummarizer):
+                result = summarizer.summarize_seed(request)
+            else:
+                result = summarizer.summarize(request)
         except SummaryError as e:
             return self._fail(msgs, ctx, tokens_before, strategy, f"summary failed: {e}", events)
         done = self._build(head, removed, tail, result, ctx, tokens_before)
@@ -156,7 +174,7 @@ class SummaryStage:
         """(removed, tail) for session memory or, with ``full``, for the full summary; never splits a tool pair."""
         cfg = self.config
         if full and cfg.full_tail_policy == "third":
-            start = third_tail_start(body, cfg.tail_min_messages)
+            start = third_tail_start(body, cfg.tail_min_messages, cfg.full_tail_unit)
         else:
             low, high = cfg.tail_bounds(ctx.config.window)
             start = select_tail(body, ctx.counter, cfg.tail_policy, low, high, cfg.tail_min_messages)

@@ -14,6 +14,12 @@ what changed, files read, commands run with their outcomes, errors seen with
 the last one verbatim, decisions and pending work, and the current step.
 They share the budget in order of importance, so the whole text stays within
 ``max_tokens``.
+
+``RuleSummarizer.summarize_seed`` is MiniCode's text as its design writes it
+(``summary.rules_format="seed"``): the four headline lists, built by the
+design's rules from the removed messages only. Nothing an earlier summary
+listed enters them; an earlier summary is carried whole after them instead,
+as MiniCode keeps its old summary as a system message beside the new one.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ...errors import SummaryError
 from ..commands import PATH_KEYS, tool_path
-from ..messages import Message, TextBlock, block_text
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, block_text
+from ..tail import PLACEHOLDER_ID_PREFIX
 from ..tokens.base import TokenCounter
 from .base import SummaryRequest, SummaryResult
 from .sections import Facts, gather
@@ -42,6 +49,7 @@ __all__ = [
     "tool_path",
     "summary_clock",
     "cut_to_tokens",
+    "seed_headline",
 ]
 
 _PRIMARY_RE = re.compile(r"<primary-request>\n(.*?)\n</primary-request>", re.S)
@@ -241,6 +249,55 @@ def _tail(text: str, chars: int) -> str:
     return f"[... {len(text) - len(cut)} earlier characters not kept]\n{cut}"
 
 
+# The lab's messages MiniCode keeps as system messages: never part of what its summary reads.
+_SEED_SKIPPED_TAGS = ("summary", "memory", "truncation_note", "boundary")
+SEED_TOPIC_MIN_CHARS = 10
+
+
+def _is_pipeline_placeholder(m: Message) -> bool:
+    return m.tag == "placeholder" and m.id.startswith(PLACEHOLDER_ID_PREFIX)
+
+
+def seed_headline(messages: Sequence[Message]) -> list[str]:
+    """MiniCode's ``_generate_structured_summary`` lines for ``messages``, by the design's rules.
+
+    Topics: the first 100 characters of each of the first 8 user messages longer
+    than 10 characters (their text; newlines become spaces so an item stays one
+    line). Tools: the sorted names of the calls made. Files touched: the sorted
+    ``file_path`` inputs of those calls, the first 10. Errors: the first 80
+    characters of each of the first 3 failed tool results. Summaries, notes and
+    the lab's placeholder turns are not read (MiniCode keeps the first as system
+    messages and never writes the last); tagged harness lines are user
+    messages, as they are in MiniCode's list.
+    """
+    topics: list[str] = []
+    tools: set[str] = set()
+    files: set[str] = set()
+    errors: list[str] = []
+    for m in messages:
+        if m.role == "system" or m.tag in _SEED_SKIPPED_TAGS or _is_pipeline_placeholder(m):
+            continue
+        if m.role == "user":
+            text = message_plain_text(m)
+            if len(text) > SEED_TOPIC_MIN_CHARS:
+                topics.append(text[:TOPIC_CHARS].replace("\n", " "))
+            errors += [b.content[:ERROR_CHARS] for b in m.content if isinstance(b, ToolResultBlock) and b.is_error]
+        elif m.role == "assistant":
+            for b in m.content:
+                if isinstance(b, ToolUseBlock):
+                    tools.add(b.name)
+                    path = b.input.get("file_path")
+                    if isinstance(path, str) and path:
+                        files.add(path)
+    lines = ["### Summary of conversation so far:", "", "**Topics discussed:**", ""]
+    lines += [f"- {t}" for t in topics[:TOPICS]]
+    lines.append(f"**Tools used:** {', '.join(sorted(tools))}")
+    lines.append(f"**Files touched:** {', '.join(sorted(files)[:FILES])}")
+    lines += ["**Errors encountered:**", ""]
+    lines += [f"- {e}" for e in errors[:ERRORS]]
+    return lines
+
+
 class RuleSummarizer:
     """Full compact by rules: no LLM, the same input always gives the same text.
 
@@ -298,6 +355,44 @@ class RuleSummarizer:
             if blocks.pop(key, None) is not None:
                 text = self._assemble(fixed, blocks, footer)
         return SummaryResult(text=text, strategy="full")
+
+    def summarize_seed(self, request: SummaryRequest) -> SummaryResult:
+        """MiniCode's full-compact summary (``summary.rules_format="seed"``): header, the four lists, the footer.
+
+        An earlier summary among the removed messages is carried after the lists,
+        whole while it fits ``max_tokens`` and cut to it otherwise: MiniCode keeps
+        its old summary as a system message, so what it said is not lost, and
+        none of its items enters the new lists.
+        """
+        msgs = [m for m in request.messages if m.role != "system"]
+        if not msgs:
+            raise SummaryError("nothing to summarise: no user or assistant messages before the kept tail")
+        counter = request.counter
+        tokens = request.tokens_before if request.tokens_before is not None else counter.count_messages(request.messages)
+        count = request.messages_before if request.messages_before is not None else len(request.messages)
+        stamp = datetime.fromtimestamp(summary_clock(request, self._clock), tz=UTC).strftime("%H:%M:%S")
+        lines = [f"[Context compacted at {stamp} - Full Compact] Original: ~{tokens} tokens, {count} messages", "", "## Conversation Summary", ""]
+        lines += seed_headline(msgs)
+        footer = "\n*Continue from where we left off.*"
+        text = "\n".join(lines)
+        earlier = [message_plain_text(m) for m in msgs if m.tag in ("summary", "memory") and message_plain_text(m).strip()]
+        if not earlier:
+            return SummaryResult(text=text + "\n" + footer, strategy="full")
+        whole = "\n\n".join(earlier)
+        room = request.max_tokens - counter.count_text(text + "\n" + footer)
+        # Counters are not additive: measure the whole text, and cut the carried part shorter until it fits.
+        for _ in range(4):
+            kept = cut_to_tokens(whole, max(0, room), counter)
+            if kept != whole:
+                kept += f"\n[... {len(whole) - len(kept)} more characters not kept]"
+            out = text + "\n\n**Earlier summary:**\n" + kept + "\n" + footer
+            over = counter.count_text(out) - request.max_tokens
+            if over <= 0 or room <= 0:
+                break
+            room -= over
+        if not kept.strip() or over > 0:
+            return SummaryResult(text=text + "\n" + footer, strategy="full")
+        return SummaryResult(text=out, strategy="full")
 
     @staticmethod
     def _assemble(fixed: str, blocks: dict[str, list[str]], footer: str) -> str:

@@ -76,6 +76,45 @@ class TestLadderNumbers:
         assert rc.max_attempts == 3 and rc.compact_every_attempt
 
 
+class TestTruncationInMiniCodeMessages:
+    """``truncate_unit="minicode_messages"``: the share counts MiniCode's list, each tool result one message."""
+
+    @staticmethod
+    def wide_history(widths: list[int]) -> list:
+        from lab.core.messages import Message, ToolResultBlock, ToolUseBlock
+
+        msgs = [system(), user(REQUEST)]
+        for i, width in enumerate(widths):
+            uses = tuple(ToolUseBlock(id=f"w{i}_{k}", name="Bash", input={"command": f"step {i}.{k}"}) for k in range(width))
+            res = tuple(ToolResultBlock(tool_use_id=f"w{i}_{k}", content=f"out {i}.{k}\n" * 50) for k in range(width))
+            msgs += [Message(role="assistant", content=uses, id=f"call{i}"), Message(role="user", content=res, id=f"res{i}")]
+        return msgs
+
+    def run(self, unit: str, widths: list[int]):
+        cfg = CompactionConfig(window=1_000_000, summary=SummaryConfig(enabled=False), recovery=RecoveryConfig(truncate_unit=unit))  # type: ignore[arg-type]
+        result = RecoveryStage(cfg.recovery)(self.wide_history(widths), ctx_for(cfg))
+        return result, [m.id for m in result.messages if m.tag is None and m.role != "system"]
+
+    def test_keeps_30_percent_of_minicode_messages_with_pairs_whole(self) -> None:
+        from lab.core.tail import count_units
+
+        msgs = self.wide_history([3] * 10)
+        # MiniCode's len(non_system): the request and 10 x (1 call + 3 results) = 41; attempt 1 keeps int(41 x 0.3) = 12.
+        assert count_units(msgs, "minicode_messages") == 41
+        result, kept = self.run("minicode_messages", [3] * 10)
+        assert kept == ["call7", "res7", "call8", "res8", "call9", "res9"]
+        assert anthropic_problems(result.messages) == [] and openai_problems(result.messages) == []
+        assert "of 41 MiniCode messages" in result.events[-1].detail
+
+    def test_wide_rounds_weigh_more_than_in_the_lab_count(self) -> None:
+        widths = [1] * 7 + [6] * 3
+        # Lab: 21 messages, keep int(21 x 0.3) = 6, three rounds. MiniCode: 1 + 7 x 2 + 3 x 7 = 36, keep 10: round 9
+        # (7) and three of round 8's results, whose call comes with them: two rounds.
+        assert self.run("messages", widths)[1] == ["call7", "res7", "call8", "res8", "call9", "res9"]
+        result, kept = self.run("minicode_messages", widths)
+        assert kept == ["call8", "res8", "call9", "res9"] and anthropic_problems(result.messages) == []
+
+
 class TestTruncation:
     """Truncations, entered directly by presetting the attempt counter; the summary is off, so no forced compact comes first."""
 

@@ -345,3 +345,72 @@ class TestNamesIndex:
         assert first.compacted == "spill" and "[names in the full output] src/module_20.py" in first.content
         again = results(stage(copy.deepcopy(msgs), ctx).messages)["g1"]
         assert again.content == first.content
+
+
+class TestSeedPreview:
+    """``preview_shape="seed"``: MiniCode's ``_generate_preview`` as its design writes it."""
+
+    @staticmethod
+    def crlf(n_lines: int, width: int) -> str:
+        return "".join(f"row {i:02d} " + "." * width + "\r\n" for i in range(n_lines))
+
+    def stub(self, content: str, **cfg: object) -> ToolResultBlock:
+        config = SpillConfig(threshold=100, preview_shape="seed", **cfg)  # type: ignore[arg-type]
+        return results(SpillStage(config)([*call_and_result("Grep", content, tool_id="g1", pattern="x")], make_ctx()).messages)["g1"]
+
+    def test_exact_shape_of_a_20_line_crlf_output(self) -> None:
+        content = self.crlf(20, 20)
+        block = self.stub(content)
+        rows = [f"row {i:02d} " + "." * 20 for i in range(20)]
+        name = (block.spill_path or "").rsplit("/", 1)[-1]
+        expected = "\n".join(
+            [f"[Tool result persisted to disk - {len(content)} chars]", "Tool: Grep", f"Path: {name}", "--- Preview (first/last lines) ---",
+             *rows[:8], "... (9 lines omitted) ...", *rows[17:]]
+        )
+        assert block.compacted == "spill" and block.content == expected
+        assert "\r" not in block.content and len(block.content) < 500
+
+    def test_the_whole_stub_is_cut_at_500_chars(self) -> None:
+        content = self.crlf(20, 100)
+        block = self.stub(content)
+        lines = content.splitlines()
+        name = (block.spill_path or "").rsplit("/", 1)[-1]
+        whole = "\n".join(
+            [f"[Tool result persisted to disk - {len(content)} chars]", "Tool: Grep", f"Path: {name}", "--- Preview (first/last lines) ---",
+             *lines[:8], "... (9 lines omitted) ...", *lines[17:]]
+        )
+        # The header counts toward the 500, as in the design's [:500]; the lab shape cuts 500 after it.
+        assert block.content == whole[:500] and len(block.content) == 500
+
+    def test_no_tail_up_to_twelve_lines(self) -> None:
+        block = self.stub(self.crlf(12, 40))
+        body = block.content.split("--- Preview (first/last lines) ---\n", 1)[1]
+        assert body.split("\n") == [f"row {i:02d} " + "." * 40 for i in range(8)]
+
+    def test_cut_never_splits_a_grapheme(self) -> None:
+        block = self.stub("e\u0301" * 600 + "\n")
+        # The design's [:500] may end on a bare "e" whose accent is cut off; the lab's cut keeps the pair.
+        assert len(block.content) <= 500 and block.content.endswith("e\u0301")
+
+    def test_the_lab_shape_keeps_its_own_cut(self) -> None:
+        content = big(100, width=100)
+        seed = results(SpillStage(SpillConfig(preview_shape="seed"))([*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
+        lab_shape = results(SpillStage(SpillConfig())([*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
+        assert len(seed.content) <= 500 < len(lab_shape.content)
+        assert lab_shape.content.endswith("... (preview cut at 500 chars)")
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        ("/home/u/.cache/compaction-lab/spill/s1/t1_ab12.txt", "/home/u/.cache/compaction-lab/spill/s1/t1_ab12.txt"),
+        ("C:\\Users\\u\\spill\\t1_ab12.txt", "C:\\Users\\u\\spill\\t1_ab12.txt"),
+        ("mem://s1/t1_ab12.txt", "t1_ab12.txt"),
+    ],
+    ids=["posix-file", "windows-file", "memory-key"],
+)
+def test_lab_stub_names_a_file_on_disk_in_full_so_the_agent_can_read_it_back(path: str, named: str) -> None:
+    from lab.core.stages.spill import minicode_stub
+
+    stub = minicode_stub("line\n" * 400, "Bash", path, SpillConfig())
+    assert stub.splitlines()[0].endswith(f"file {named}]")

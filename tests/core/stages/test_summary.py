@@ -432,3 +432,48 @@ class TestWindowRelativeTail:
         cfg.summary.tail_window_share = 0.25
         relative = Compactor(cfg).compact(history)
         assert relative.success and relative.tokens_freed > fixed.tokens_freed
+
+
+class TestSeedFullCompact:
+    """``full_tail_unit="minicode_messages"`` and ``rules_format="seed"``: MiniCode's 6b as its design writes it."""
+
+    @staticmethod
+    def one_turn_of_many_results(n: int) -> list[Message]:
+        from lab.core.messages import ToolResultBlock, ToolUseBlock
+
+        uses = tuple(ToolUseBlock(id=f"t{k}", name="Read", input={"file_path": f"src/m{k}.py"}) for k in range(n))
+        res = tuple(ToolResultBlock(tool_use_id=f"t{k}", content=f"line {k}\n" * 400) for k in range(n))
+        return [system(), user(FIRST), assistant("Planning. " * 2000), Message(role="assistant", content=uses, id="calls"),
+                Message(role="user", content=res, id="results"), assistant("All read.")]
+
+    def test_each_result_counts_toward_the_too_few_rule(self) -> None:
+        msgs = self.one_turn_of_many_results(4)
+        cfg = dict(session_memory=False, full_tail_policy="third")
+        # 5 turns: at most min_keep_messages (5), so the lab's count refuses; MiniCode's list holds 1 + 1 + 1 + 4 + 1 = 8 entries.
+        refused = SummaryStage(SummaryConfig(**cfg))(msgs, make_ctx())  # type: ignore[arg-type]
+        assert refused.boundary is None and "5 turn(s)" in refused.events[-1].detail
+        done = SummaryStage(SummaryConfig(**cfg, full_tail_unit="minicode_messages"))(msgs, make_ctx())  # type: ignore[arg-type]
+        # 8 // 3 = 2 entries kept: the final answer and one result, whose call pulls the whole turn in.
+        assert done.boundary is not None and [m.id for m in done.messages[-3:]] == ["calls", "results", msgs[-1].id]
+        assert not anthropic_problems(done.messages) and not openai_problems(done.messages)
+
+    def test_seed_summary_lists_the_removed_messages_only(self) -> None:
+        earlier = Message(role="user", id="old-summary", tag="summary", content=(TextBlock(text=(
+            "[Context compacted at 10:00:00 - Full Compact] Original: ~9 tokens, 3 messages\n\n**Tools used:** OldTool (4)\n"
+            f"**Files touched (most recent first):** old/legacy.py\n<primary-request>\n{FIRST}\n</primary-request>")),))
+        msgs = [system(), earlier, assistant("Resuming."), user("Now look at the parser module please")]
+        for i in range(6):
+            msgs += call_and_result("Read", f"row {i}\n" * 300, file_path=f"src/p{i}.py")
+        msgs.append(assistant("Read them all."))
+        seed = SummaryStage(SummaryConfig(session_memory=False, rules_format="seed"))(msgs, make_ctx())
+        lab = SummaryStage(SummaryConfig(session_memory=False))(msgs, make_ctx())
+        assert seed.boundary is not None and lab.boundary is not None
+        seed_text, lab_text = seed.events[-1].summary_text or "", lab.events[-1].summary_text or ""
+        tools = next(line for line in seed_text.splitlines() if line.startswith("**Tools used:**"))
+        files = next(line for line in seed_text.splitlines() if line.startswith("**Files touched:**"))
+        # MiniCode's lists: only what the removed messages did; the earlier summary is carried whole after them.
+        assert tools == "**Tools used:** Read" and "old/legacy.py" not in files and files.startswith("**Files touched:** src/p0.py")
+        assert seed_text.index("**Earlier summary:**") > seed_text.index(files) and "OldTool (4)" in seed_text
+        assert "- Now look at the parser module please" in seed_text and FIRST in seed_text
+        # The lab's own format merges the earlier summary's items into its lists.
+        assert any(line.startswith("**Tools used:**") and "OldTool" in line for line in lab_text.splitlines())

@@ -378,3 +378,56 @@ class TestShellSummaryOfSummary:
         assert "**Errors seen (5 in all, most recent first):**\n- KeyError: 'k'" in text
         assert "- We decided to keep div pure." in section(text, "**Decisions and pending work")
         assert text.count("<primary-request>") == 1
+
+
+class TestSeedFormat:
+    """``summarize_seed``: MiniCode's ``_generate_structured_summary`` rules, applied to the removed messages only."""
+
+    def lines(self, msgs: list[Message]) -> list[str]:
+        request = SummaryRequest(messages=msgs, counter=COUNTER, now=NOW, tokens_before=900, messages_before=12)
+        result = RuleSummarizer().summarize_seed(request)
+        assert result.strategy == "full"
+        return result.text.splitlines()
+
+    def test_the_four_lists_by_the_design_rules(self) -> None:
+        msgs = [system(), user("short"), user("a" * 150)] + [user(f"topic number {i}") for i in range(9)]
+        for i in range(12):
+            msgs += call_and_result("Read", "ok", file_path=f"src/z{i:02d}.py")
+        msgs += call_and_result("Grep", "hits", path="src/")
+        for i in range(4):
+            msgs += call_and_result("Bash", f"error {i}: " + "e" * 100, is_error=True, command="make")
+        lines = self.lines(msgs)
+        assert lines[0] == "[Context compacted at 22:13:20 - Full Compact] Original: ~900 tokens, 12 messages"
+        topics = [line[2:] for line in lines[lines.index("**Topics discussed:**") + 2 : lines.index("**Topics discussed:**") + 10]]
+        # More than 10 characters, the first 8, cut at 100.
+        assert topics == ["a" * 100] + [f"topic number {i}" for i in range(7)]
+        assert "**Tools used:** Bash, Grep, Read" in lines
+        # Sorted file_path inputs, the first 10 (Grep's path is not a file_path).
+        assert "**Files touched:** " + ", ".join(f"src/z{i:02d}.py" for i in range(10)) in lines
+        errors = lines[lines.index("**Errors encountered:**") + 2 :]
+        assert errors[:3] == [f"- error {i}: " + "e" * 71 for i in range(3)] and errors[3] == ""
+        assert lines[-1] == "*Continue from where we left off.*"
+
+    def test_earlier_summaries_do_not_enter_the_lists(self) -> None:
+        old = Message(role="user", id="sum1", tag="summary", content=(TextBlock(text="**Tools used:** Edit (3)\n**Files touched:** gone.py"),))
+        msgs = [old, *call_and_result("Read", "x", file_path="kept.py")]
+        lines = self.lines(msgs)
+        assert "**Tools used:** Read" in lines and "**Files touched:** kept.py" in lines
+        # Carried whole below the lists, as MiniCode keeps its old summary beside the new one.
+        assert lines[lines.index("**Earlier summary:**") + 1 :][:2] == ["**Tools used:** Edit (3)", "**Files touched:** gone.py"]
+
+    def test_placeholders_the_lab_wrote_are_not_topics_but_harness_lines_are(self) -> None:
+        from lab.core.tail import repair_roles
+
+        harness = Message(role="user", id="h1", tag="placeholder", content=(TextBlock(text="<local-command-stdout>built</local-command-stdout>"),))
+        msgs = repair_roles([assistant("Starting without a task."), harness])
+        assert msgs[0].tag == "placeholder"
+        lines = self.lines(msgs)
+        topics = lines[lines.index("**Topics discussed:**") + 2 : lines.index("**Tools used:** ")]
+        assert topics == ["- <local-command-stdout>built</local-command-stdout>"]
+
+    def test_an_earlier_summary_over_budget_is_cut(self) -> None:
+        old = Message(role="user", id="sum1", tag="summary", content=(TextBlock(text="old fact\n" * 5000),))
+        request = SummaryRequest(messages=[old, user("carry on with the work")], counter=COUNTER, now=NOW, max_tokens=600)
+        text = RuleSummarizer().summarize_seed(request).text
+        assert COUNTER.count_text(text) <= 600 and "more characters not kept]" in text

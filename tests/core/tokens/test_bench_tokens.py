@@ -1,10 +1,18 @@
-"""lab.bench.tokens: rows, table and leave-one-out (what is measured, not how fast this machine is)."""
+"""lab.bench.tokens: rows, table and the held-out rows (what is measured, not how fast this machine is)."""
 
 from __future__ import annotations
 
 import pytest
 
-from lab.bench.tokens import BENCH_COUNTERS, bench_counters, bench_counters_paths, calibration_texts, format_table, transcript_texts
+from lab.bench.tokens import (
+    BENCH_COUNTERS,
+    bench_counters,
+    bench_counters_paths,
+    calibration_texts,
+    format_table,
+    held_out_summary,
+    transcript_texts,
+)
 from lab.core.messages import Transcript, TranscriptMeta
 from lab.errors import LabError
 from tests.builders import session, user
@@ -52,12 +60,27 @@ class TestRows:
 
 @pytest.mark.corpus(*SMALL_FILES)
 class TestPaths:
-    def test_paths_are_loaded_and_get_leave_one_out_rows(self) -> None:
-        rows = bench_counters_paths(SMALL, counters=("calibrated",))
-        loo = [r for r in rows if r["counter"] == "calibrated (leave-one-out)"]
-        assert [r["transcript"] for r in loo] == [p.name for p in SMALL]
-        assert all(abs(r["total_error"]) < 0.2 for r in loo)
-        assert "leave-one-out" in format_table(rows)
+    def test_paths_are_loaded_and_get_held_out_rows(self) -> None:
+        rows = bench_counters_paths(SMALL, counters=("calibrated", "o200k"))
+        sessions = [r for r in rows if r["counter"] == "calibrated (session held out)"]
+        assert [r["transcript"] for r in sessions] == [p.name for p in SMALL]
+        assert all(abs(r["total_error"]) < 0.2 for r in sessions)
+        kinds = [r for r in rows if r["counter"] == "calibrated (kind held out)"]
+        assert {"[base64]", "[chinese]", "[mcp_schema]", "[hexdump]"} <= {r["transcript"] for r in kinds}
+        assert any(r["counter"] == "calibrated (unseen text)" for r in rows)
+        table = format_table(rows)
+        assert "sessions held out (leave-one-session-out" in table and "target <= 3%" in table
+        assert "x tiktoken o200k in this run" in table
+
+    def test_summary_says_met_or_missed_from_the_rows(self) -> None:
+        def row(counter: str, err: float, seconds: float | None = None) -> dict:
+            return {"transcript": "t", "counter": counter, "total_error": err, "seconds": seconds, "bytes": 1000}
+
+        good = held_out_summary([row("calibrated (session held out)", 0.02), row("calibrated", 0.01, 1.0), row("o200k", 0.0, 6.0)])
+        assert any("target <= 3%: met" in line for line in good) and any("6.0x" in line and "met" in line for line in good)
+        bad = held_out_summary([row("calibrated (session held out)", -0.05), row("calibrated", 0.01, 1.0), row("o200k", 0.0, 4.0)])
+        assert sum("MISSED" in line for line in bad) == 2
+        assert held_out_summary([row("minicode", 0.1)]) == []
 
     def test_calibration_texts_add_the_transcripts_to_the_fixed_set(self) -> None:
         fixed = calibration_texts([])

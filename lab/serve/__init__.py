@@ -1,0 +1,29 @@
+"""``lab serve``: an exported config running live between an agent and its model API.
+
+The agent (Claude Code, Codex CLI, any OpenAI-compatible client) points its
+base URL at the proxy; each request's history goes through the conversation's
+``Compactor`` (``conversations``), then upstream, and the answer comes back as
+it arrives (``app``). Audit mode changes nothing and records (``recording``),
+in the HTTP-log shape ``lab replay``, ``compare`` and ``sweep`` read.
+
+This package sits above the core: ``lab.core`` never imports Starlette,
+uvicorn or httpx2. Needs the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .app import DEFAULT_MAX_BODY, ServeOptions, build_app, listen_socket
+
+__all__ = ["ServeOptions", "build_app", "listen_socket", "DEFAULT_MAX_BODY"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the Live page reads recordings (``recording``) without the web stack.
+    if name in __all__:
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
