@@ -237,6 +237,10 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
         print(f"  {r['transcript']} | {r['config']}: peak {r['peak_sent']:,} tokens, cost {_money(r['cost'])} (vs {_money(r['cost_uncompacted'])}), "
               f"hit {r['cache_hit_ratio']:.0%}, retention {score}, invalid {r['invalid_requests']}, "
               f"overflows {r['overflows']} (failed {r['failures']})")
+        # Where, and why, as replay says it: the first invalid request and the first failure of the row.
+        for key, what in (("first_invalid", "first invalid"), ("first_failure", "first failure")):
+            if r.get(key):
+                print(f"    {what}: {r[key]}")
 
 
 def _config_warnings(configs: list[Any], window: int | None) -> None:

@@ -497,3 +497,13 @@ class TestSummaryInOneVocabulary:
         explained = [x for x in out.splitlines() if x.startswith("  invalid: ")]
         assert explained and any(
             ("empty text block" in x or "empty content" in x or "neither text nor tool calls" in x) and "request" in x for x in explained)
+
+
+def test_compare_lines_say_where_a_request_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What replay warns about is said on the compare line too: here a window no request fits."""
+    out = tmp_path / "t.csv"
+    assert main(["compare", str(SMALL), "--preset", "minicode", "--window", "1200", "--processes", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    row = pd.read_csv(out).iloc[0]
+    assert row["failures"] > 0
+    assert "    first failure: " in printed

@@ -31,7 +31,8 @@ from ..core.messages import Message, Transcript
 from ..errors import LabError
 from ..fields import FieldSpec, run_with_value
 from ..replayer.engine import replay
-from ..replayer.report import Report, Row
+from ..replayer.prices import cost_text
+from ..replayer.report import Report, Row, describe_compactions
 from ..replayer.settings import ReplaySettings, SettingsLike, resolve_settings
 from ..replayer.support import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
@@ -169,9 +170,14 @@ class Explorer:
 
     def _show_status(self, error: str | None) -> None:
         r = self._report
+        # The same words as the CLI and the app: compactions by kind, content beside names recall.
+        content = "n/a" if r.content_recall is None else f"{r.content_recall:.1%}"
+        names = "n/a" if r.needed_later_recall is None else f"{r.needed_later_recall:.1%}"
         line = (f"{len(r.rows)} requests at a {r.window:,}-token window: peak sent {r.peak_sent:,} of raw {r.peak_raw:,}, "
-                f"{sum(r.compactions_by_strategy.values())} compaction(s), {r.failures} failure(s), "
-                f"{r.overflows} overflow(s), cost ${r.total_cost:.4f}")
+                f"{describe_compactions(r.compactions_by_kind)}, {r.failures} failure(s), {r.overflows} overflow(s), "
+                f"{r.invalid_requests} invalid; content recall {content} ({r.content_needed} needed"
+                f"{', too few to rank configs' if r.content_thin else ''}), names recall {names}; "
+                f"re-read {r.reread_tokens:,} tokens; cost {cost_text(r.total_cost, r.settings)}")
         err = f"<p style='color: #b00020'><b>Not applied:</b> {escape(error)}</p>" if error else ""
         # Beside the numbers: what this config skips at this window on purpose (a larger peak at a smaller window).
         off = "".join(f"<p><i>Inactive by design: {escape(note)}.</i></p>" for note in self.inactive)

@@ -197,3 +197,13 @@ def test_a_window_where_auto_compaction_is_skipped_says_so_beside_the_numbers(se
     (note,) = ex.inactive
     assert "watermark.min_window (33,000)" in note
     assert "Inactive by design" in ex.status.value and "peak sent" in ex.status.value
+
+
+def test_the_status_line_says_content_and_names_recall_and_the_priced_model(session: Transcript) -> None:
+    """The notebook reads the numbers as the CLI and the app do: compactions by kind, both recalls, the prices."""
+    ex = explore(session, "lab", window=16_000)
+    report = ex._report
+    status = ex.status.value
+    assert "content recall" in status and f"({report.content_needed} needed" in status and "names recall" in status
+    assert "summar" in status and "per MTok" in status
+    assert "{" not in status  # never a raw mapping
