@@ -156,13 +156,23 @@ class FakeUpstream:
         finally:
             self.streamed.append(bytes(sent))
 
-    async def _messages(self, request: Request) -> Response:
+    async def _begin(self, request: Request) -> tuple[dict[str, Any], dict[str, Any], int, int, int] | Response:
+        """What every model endpoint starts with: the body recorded, a scripted error answered, the cache simulated.
+
+        Returns the scripted error response, or (body, behaviour, fresh input tokens, cache-read tokens, request number).
+        """
         body, behaviour = await self._take(request)
         error = self._scripted_error(behaviour)
         if error is not None:
             return error
         fresh, read = self._usage(body)
-        n = len(self.received)
+        return body, behaviour, fresh, read, len(self.received)
+
+    async def _messages(self, request: Request) -> Response:
+        call = await self._begin(request)
+        if isinstance(call, Response):
+            return call
+        body, behaviour, fresh, read, n = call
         usage = {"input_tokens": fresh, "output_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": 0}
         text = f"reply {n}"
         message = {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": body.get("model", "fake"),
@@ -182,12 +192,10 @@ class FakeUpstream:
         return StreamingResponse(self._sse(events, behaviour), media_type="text/event-stream")
 
     async def _chat(self, request: Request) -> Response:
-        body, behaviour = await self._take(request)
-        error = self._scripted_error(behaviour)
-        if error is not None:
-            return error
-        fresh, read = self._usage(body)
-        n = len(self.received)
+        call = await self._begin(request)
+        if isinstance(call, Response):
+            return call
+        body, behaviour, fresh, read, n = call
         usage = {"prompt_tokens": fresh + read, "completion_tokens": 3, "total_tokens": fresh + read + 3, "prompt_tokens_details": {"cached_tokens": read}}
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", "fake")}
         if not body.get("stream"):
@@ -205,12 +213,10 @@ class FakeUpstream:
         return StreamingResponse(self._sse(events, behaviour), media_type="text/event-stream")
 
     async def _responses(self, request: Request) -> Response:
-        body, behaviour = await self._take(request)
-        error = self._scripted_error(behaviour)
-        if error is not None:
-            return error
-        fresh, read = self._usage(body)
-        n = len(self.received)
+        call = await self._begin(request)
+        if isinstance(call, Response):
+            return call
+        body, behaviour, fresh, read, n = call
         item = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": f"reply {n}", "annotations": []}]}
         response = {"id": f"resp_{n}", "object": "response", "created_at": int(time.time()), "status": "completed", "model": body.get("model", "fake"),
