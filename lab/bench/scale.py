@@ -74,7 +74,20 @@ _TAIL = 0.1
 
 
 def _rss_bytes() -> int:
-    # Linux reports ru_maxrss in KiB, macOS in bytes.
+    """This process's peak RSS since its program started.
+
+    On Linux the peak is ``VmHWM`` of ``/proc/self/status``: ``ru_maxrss`` survives ``execve`` and starts from the
+    parent's size at ``fork``, so a "fresh" process started from a big bench process (after the sections before
+    this one) would report the parent's memory as its own. ``VmHWM`` belongs to the new program's address space.
+    Elsewhere ``ru_maxrss`` (KiB on Linux, bytes on macOS) is what there is.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
@@ -82,7 +95,7 @@ def _rss_bytes() -> int:
 def measure(path: str | Path, preset_name: str = PRESET, window: int = WINDOW) -> dict[str, Any]:
     """Import and replay ``path`` in this process; CPU seconds, counts and peak RSS at each step.
 
-    Meant for a fresh process (``run_size``): ``ru_maxrss`` is the process's peak since it started.
+    Meant for a fresh process (``run_size``): the peak RSS is the process's own since its program started (``_rss_bytes``).
     """
     # Everything a replay imports, before the file is read: the constant the memory target allows.
     from ..formats import load

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,16 @@ def test_the_section_prints_sizes_ratios_and_targets() -> None:
 def test_the_section_is_registered() -> None:
     _load_optional_sections()
     assert "scale" in SECTIONS
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is Linux's")
+def test_a_fresh_process_does_not_report_its_big_parents_memory_as_its_own() -> None:
+    """ru_maxrss survives execve and starts from the parent's size at fork: the section's peak must not."""
+    import subprocess
+
+    ballast = bytearray(300 * 2**20)
+    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page, so it is resident
+    code = "from lab.bench.scale import _rss_bytes; print(_rss_bytes())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(done.stdout) < 200 * 2**20
+    del ballast
