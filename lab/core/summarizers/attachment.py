@@ -137,10 +137,11 @@ def recent_reads(messages: Sequence[Message], max_files: int) -> list[ReadFile]:
                 if b.is_error or b.compacted is not None or not b.content.strip():
                     continue
                 path, partial = calls[b.tool_use_id]
-                found[path] = (i, ReadFile(path, strip_line_numbers(b.content), m.id, partial, False))
+                found[path] = (i, ReadFile(path, b.content, m.id, partial, False))
     ordered = sorted(found.values(), key=lambda x: -x[0])[:max_files]
+    # Line numbers are stripped from the files kept only: a long session reads many files many times over.
     return [
-        ReadFile(f.path, f.content, f.message_id, f.partial, writes.get(f.path, -1) > i)
+        ReadFile(f.path, strip_line_numbers(f.content), f.message_id, f.partial, writes.get(f.path, -1) > i)
         for i, f in ordered
     ]
 
