@@ -192,6 +192,19 @@ def _tools_anthropic(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def _leading_system(messages: Sequence[Message]) -> tuple[list[str], int]:
+    """The texts of the system messages the history opens with (blank ones left out), and where the rest begins:
+    both APIs take them out of the message list (Anthropic's ``system``, Responses' ``instructions``)."""
+    parts: list[str] = []
+    start = 0
+    while start < len(messages) and messages[start].role == "system":
+        text = _system_text(messages[start])
+        if not _blank(text):
+            parts.append(text)
+        start += 1
+    return parts, start
+
+
 def to_anthropic(
     source: Transcript | Sequence[Message],
     tools: Sequence[ToolSpec] | None = None,
@@ -203,13 +216,7 @@ def to_anthropic(
     given, specs = _split_input(source, tools)
     messages = settle_tool_results(given, notes=notes, tool_id=anthropic_tool_id)
     messages = _close_or_note(messages, close_pending, notes)
-    system_parts: list[str] = []
-    start = 0
-    while start < len(messages) and messages[start].role == "system":
-        text = _system_text(messages[start])
-        if not _blank(text):
-            system_parts.append(text)
-        start += 1
+    system_parts, start = _leading_system(messages)
     turns: list[dict[str, Any]] = []
     for msg in messages[start:]:
         role = msg.role
@@ -446,14 +453,7 @@ def to_responses(
     given, specs = _split_input(source, tools)
     messages = settle_tool_results(given, notes=notes, tool_id=_responses_tool_id)
     messages = _close_or_note(messages, close_pending, notes)
-    system_parts: list[str] = []
-    start = 0
-    if instructions:
-        while start < len(messages) and messages[start].role == "system":
-            text = _system_text(messages[start])
-            if not _blank(text):
-                system_parts.append(text)
-            start += 1
+    system_parts, start = _leading_system(messages) if instructions else ([], 0)
     items: list[dict[str, Any]] = []
     for msg in messages[start:]:
         kept = reuse(msg) if reuse is not None else None
