@@ -48,21 +48,22 @@ repaired history changes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .lru import SharedLRU
 from .messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, is_sent
 
-__all__ = ["Repaired", "repair", "opening_turn", "SYNTHETIC", "NO_TASK", "clear_cache"]
+__all__ = ["Repaired", "repair", "opening_turn", "result_text", "unique_id", "SYNTHETIC", "NO_TASK", "ORPHAN", "REPEAT", "clear_cache"]
 
 # The result given to a call whose result never came, as agents answer a call the user aborted.
 SYNTHETIC = "[aborted by the user: no result was recorded for this tool call; synthetic result added by the lab]"
 # The opening turn of a history that starts with the assistant and holds no user text.
 NO_TASK = "[no task in this transcript: the session opens with the assistant; placeholder turn added by the lab]"
 
-_ORPHAN = "[tool result for {id}, whose call is not in this transcript{error}]"
-_REPEAT = "[another tool result for {id}, whose call was already answered{error}]"
+# What a result becomes when its call is not in the history, or was already answered (the exporters use them too).
+ORPHAN = "[tool result for {id}, whose call is not in this transcript{error}]"
+REPEAT = "[another tool result for {id}, whose call was already answered{error}]"
 
 # The notes, one per kind, in the order the repairs run.
 _NOTES = {
@@ -130,9 +131,19 @@ def _with(m: Message, blocks: Sequence[Block]) -> Message:
     return m if blocks == m.content else m.model_copy(update={"content": blocks})
 
 
-def _result_text(head: str, b: ToolResultBlock) -> TextBlock:
+def result_text(head: str, b: ToolResultBlock) -> TextBlock:
+    """A tool result sent as text: ``head`` (``ORPHAN``, ``REPEAT`` or the like) with the result's content under it."""
     head = head.format(id=b.tool_use_id, error=", an error" if b.is_error else "")
     return TextBlock(text=f"{head}\n{b.content}" if b.content.strip() else head)
+
+
+def unique_id(tool_id: str, used: set[str], rule: Callable[[str], str] = str) -> str:
+    """``rule(tool_id)``, or with a suffix ``_2``, ``_3``... until it is not in ``used`` (the caller adds it);
+    ``rule`` maps an id to one the provider takes (the exporters' id rules)."""
+    out, n = rule(tool_id), 2
+    while out in used:
+        out, n = rule(f"{tool_id}_{n}"), n + 1
+    return out
 
 
 def _has_call(m: Message) -> bool:
@@ -168,7 +179,7 @@ def _clean(messages: list[Message], log: _Log) -> list[Message]:
                 blocks.append(TextBlock(text=f"[tool call {b.name} ({b.id}) outside an assistant message, input {json.dumps(b.input, ensure_ascii=False)}]"))
             elif isinstance(b, ToolResultBlock) and m.role != "user":
                 log.add("stray_result", tool_id=b.tool_use_id)
-                blocks.append(_result_text("[tool result for {id} outside a user message{error}]", b))
+                blocks.append(result_text("[tool result for {id} outside a user message{error}]", b))
             else:
                 blocks.append(b)
         if not blocks:
@@ -240,9 +251,7 @@ def _unique_ids(messages: list[Message], log: _Log) -> list[Message]:
         blocks: list[Block] = []
         for b in m.content:
             if isinstance(b, ToolUseBlock):
-                new, k = b.id, 2
-                while new in used:
-                    new, k = f"{b.id}_{k}", k + 1
+                new = unique_id(b.id, used)
                 used.add(new)
                 current[b.id] = new
                 if new != b.id:
@@ -350,7 +359,7 @@ def _pair(messages: list[Message], log: _Log) -> list[Message]:
                 else:
                     kind = "repeat" if b.tool_use_id in answered else "orphan"
                     log.add(kind, tool_id=b.tool_use_id)
-                    b = _result_text(_REPEAT if kind == "repeat" else _ORPHAN, b)
+                    b = result_text(REPEAT if kind == "repeat" else ORPHAN, b)
             blocks.append(b)
         if blocks:
             out.append(_with(m, blocks))

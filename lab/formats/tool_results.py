@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..core.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, is_sent
+from ..core.repair import ORPHAN, REPEAT, result_text, unique_id
 
 __all__ = [
     "INTERRUPTED",
@@ -125,20 +126,6 @@ def _same_id(tool_id: str) -> str:
     return tool_id
 
 
-def _unique_id(tool_id: str, used: set[str], rule: Callable[[str], str]) -> str:
-    out, n = rule(tool_id), 2
-    while out in used:
-        out, n = rule(f"{tool_id}_{n}"), n + 1
-    return out
-
-
-def _result_text(head: str, block: ToolResultBlock) -> TextBlock:
-    head = head.format(id=block.tool_use_id, error=", an error" if block.is_error else "")
-    return TextBlock(text=f"{head}\n{block.content}" if block.content.strip() else head)
-
-
-_ORPHAN = "[tool result for {id}, whose call is not in this transcript{error}]"
-_REPEAT = "[another tool result for {id}, whose call was already answered{error}]"
 
 
 def _ids(ids: Sequence[str]) -> str:
@@ -174,7 +161,7 @@ class _Settler:
             self.strays.append(b.id)
             call = json.dumps(b.input, ensure_ascii=False)
             return TextBlock(text=f"[tool call {b.name} ({b.id}) outside an assistant message, input {call}]")
-        new = _unique_id(b.id, self.used, self.tool_id)
+        new = unique_id(b.id, self.used, self.tool_id)
         self.used.add(new)
         self.current[b.id] = (new, i)
         if new == b.id:
@@ -186,11 +173,11 @@ class _Settler:
         found = self.current.get(b.tool_use_id)
         if found is None:
             self.orphans.append(b.tool_use_id)
-            return _result_text(_ORPHAN, b)
+            return result_text(ORPHAN, b)
         new, at = found
         if new in self.answered:
             self.repeats.append(b.tool_use_id)
-            return _result_text(_REPEAT, b)
+            return result_text(REPEAT, b)
         self.answered.add(new)
         if new != b.tool_use_id:
             b = b.model_copy(update={"tool_use_id": new})
