@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the CLI imports the model lazily, per command
     from .core.messages import Message, Transcript
     from .core.redact import Tally
 
-__all__ = ["main", "build_parser", "warn_misread", "print_import_notes", "print_batch_warnings", "add_session_option", "add_no_redact_option"]
+__all__ = ["main", "build_parser", "print_import_notes", "print_batch_warnings", "add_session_option", "add_no_redact_option"]
 
 DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
 # A long session can drop thousands of blocks; the first few say what kind of thing was dropped.
@@ -66,21 +66,12 @@ class _UsageError(Exception):
 _PICK_HINT = "--session"
 
 
-def warn_misread(t: Transcript, *, picked: bool = True, path: object = None, replayed: bool = False) -> None:
-    """Every warning the import left (``ImportNotes.warnings``: a cut-off last line, skipped records, a possible
-    misread, an order rebuilt...) once, on stderr, as ``warning: FILE: ...`` (``print_import_notes``).
-
-    The pick among several sessions (which one of a file or folder was read) is a ``note:``, and only with
-    ``picked``: a replay of "the newest" must say which one it was.
-    """
-    print_import_notes(t, path, picked=picked, replayed=replayed)
-
-
 def print_import_notes(t: Transcript, path: object = None, *, picked: bool = True, replayed: bool = False,
                        use_timestamps: bool = True, limit: int = MAX_NOTES) -> None:
     """The one place a verb prints what a transcript's import warned about: each warning once, on stderr, one line
     each, ``warning: FILE: ...`` (at most ``limit``, then a count of the rest). ``replayed``: the verb replays it, so
-    a simulated clock (no timestamp in the file) is said too (``lab.replayer.explain.import_warnings``)."""
+    a simulated clock (no timestamp in the file) is said too (``lab.replayer.explain.import_warnings``). Which session
+    of several was read is a ``note:``, left out with ``picked=False``."""
     from .replayer.explain import import_warnings
 
     name = _cell(path if path is not None else (t.meta.source_path or t.meta.title or "transcript"))

@@ -82,7 +82,7 @@ def _print_report(out: Any, path: str) -> None:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
-    from .cli import warn_misread
+    from .cli import print_import_notes
     from .cli_settings import run_inputs
     from .formats import load
     from .probe.run import run_probes
@@ -94,7 +94,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     settings = _settings(args.provider, args.model, args.base_url)
     judge = _settings(args.provider, args.judge_model, args.base_url) if args.judge_model else settings
     transcript = load(args.path)
-    warn_misread(transcript, path=args.path)
+    print_import_notes(transcript, args.path)
     report = replay(transcript, cfg, settings=replay_settings, window=args.window)
     out = run_probes(report, settings, judge=judge, at=args.at, tools=list(transcript.tools), max_cost=args.max_cost,
                      echo=print, session=str(args.path))
