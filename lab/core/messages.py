@@ -38,6 +38,7 @@ __all__ = [
     "block_text",
     "message_text",
     "tool_pairs",
+    "has_tool_result",
     "is_sent",
     "shared_prefix",
 ]
@@ -275,6 +276,11 @@ def block_text(block: Block) -> str:
 
 def message_text(message: Message) -> str:
     return "\n".join(block_text(b) for b in message.content)
+
+
+def has_tool_result(messages: Sequence[Message]) -> bool:
+    """Whether any of ``messages`` carries a tool result (what the tool dispatcher's hook looks at)."""
+    return any(isinstance(b, ToolResultBlock) for m in messages for b in m.content)
 
 
 def is_sent(message: Message) -> bool:

@@ -72,7 +72,7 @@ from ..core.compactor import CompactionOutcome, Compactor, shared_counts
 from ..core.config import CompactionConfig
 from ..core.events import Event
 from ..core.gcpause import gc_paused
-from ..core.messages import Message, Transcript, Usage
+from ..core.messages import Message, Transcript, Usage, has_tool_result
 from ..core.repair import clear_cache as clear_repairs
 from ..core.repair import repair as repair_history
 from ..core.stages.watermark import threshold
@@ -105,7 +105,6 @@ from .support import (
     as_transcript,
     default_summarizer,
     first_request_in,
-    has_tool_result,
     prompt_too_long_error,
     request_points,
     resolve_config,

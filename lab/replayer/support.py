@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ..core.compactor import clear_shared_counts
 from ..core.config import CompactionConfig, parse_config
 from ..core.lru import SharedLRU
-from ..core.messages import Message, ToolResultBlock, Transcript, is_sent
+from ..core.messages import Message, Transcript, is_sent
 from ..core.messages import shared_prefix as same_prefix
 from ..core.presets import preset
 from ..core.stages.dedup import clear_decoded
@@ -50,7 +50,6 @@ __all__ = [
     "RecordingSummarizer",
     "default_summarizer",
     "sendable",
-    "has_tool_result",
     "MessageCounts",
     "MessageParts",
     "SentSums",
@@ -167,10 +166,6 @@ def with_session_cwd(cfg: CompactionConfig, t: Transcript, notes: list[str]) -> 
 
 def sendable(messages: Sequence[Message]) -> list[Message]:
     return [m for m in messages if is_sent(m)]
-
-
-def has_tool_result(messages: Sequence[Message]) -> bool:
-    return any(isinstance(b, ToolResultBlock) for m in messages for b in m.content)
 
 
 # Entries in the identity caches before they start over (a stage that rebuilds messages every request

@@ -51,7 +51,7 @@ from typing import Any
 from ..core.compactor import CompactionOutcome, Compactor
 from ..core.config import CompactionConfig
 from ..core.events import Event
-from ..core.messages import Message, ToolResultBlock, ToolUseBlock
+from ..core.messages import Message, ToolResultBlock, ToolUseBlock, has_tool_result
 from ..core.store import FolderStore, MemoryStore, SpillStore
 from ..errors import LabError
 
@@ -342,7 +342,7 @@ class Conversation:
                 compactor = _fresh(self.compactor) if (reset or not commit) else self.compactor
                 given = canon
                 agent_tokens = compactor.count_tokens(canon)
-            if _has_tool_result(given[len(self.sent):] if commit and extends else given):
+            if has_tool_result(given[len(self.sent):] if commit and extends else given):
                 # As an agent loop does (and ``lab replay``): newly arrived tool results go through the dispatcher's dedup and spill first.
                 dispatched = compactor.dispatch(given, now=now)
                 given, events = dispatched.messages, dispatched.events
@@ -389,10 +389,6 @@ class Conversation:
         else:
             out["messages"] = _export(self.api, outcome.messages, _had_cache_marker(step.body.get("messages") or []))
         return Step(out, outcome, step.tokens_agent, outcome.tokens_after, events=outcome.events, source=step.source)
-
-
-def _has_tool_result(messages: Sequence[Message]) -> bool:
-    return any(isinstance(b, ToolResultBlock) for m in messages for b in m.content)
 
 
 def _fresh(compactor: Compactor) -> Compactor:
