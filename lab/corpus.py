@@ -25,14 +25,14 @@ def corpus_dir() -> Path | None:
 def corpus_files(folder: Path) -> list[Path]:
     """Every transcript under ``folder``, at any depth, sorted, found as a folder of sessions is walked.
 
-    The walk is ``lab.formats.session_folder.walk``, the one ``python -m lab sessions`` and ``compare``
+    The walk is ``lab.formats.containers.session_folder.walk``, the one ``python -m lab sessions`` and ``compare``
     use: a session kept as a folder (an OpenHands V1 conversation, a Cline task) is one transcript, not
     its files; hidden entries (``.DS_Store``, a half-written ``.x.tmp``) and links are passed over.
     Markdown (SOURCES.md, READMEs) describes the corpus and is left out too.
     """
     from collections import Counter
 
-    from .formats.session_folder import walk
+    from .formats.containers.session_folder import walk
 
     if not folder.is_dir():
         return []

@@ -31,13 +31,14 @@ import types
 import typing
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from collections.abc import Iterable, Mapping, Sequence
 
 import annotated_types as at
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from .core.config import CompactionConfig, parse_config
+from .core.config import CompactionConfig
+from .core.frozen import with_value as _with_value
 from .core.relevance import inactive_fields
 from .core.tokens import counter_names
 from .errors import ConfigError
@@ -63,6 +64,8 @@ __all__ = [
     "run_with_value",
     "inactive_run_fields",
 ]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 WidgetKind = Literal["toggle", "select", "slider", "number", "text", "textarea", "list", "datetime"]
 # A bounded int range up to this wide gets a slider; wider ones (windows, byte thresholds) a number input.
@@ -215,22 +218,12 @@ def get_path(model: BaseModel, path: str) -> Any:
     return value
 
 
-def with_value(model: BaseModel, path: str, value: Any) -> Any:
-    """A validated copy of ``model`` with the field at ``path`` set; ConfigError names the field."""
-    data = model.model_dump()
-    node = data
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node[part]
-    node[parts[-1]] = value
-    if isinstance(model, CompactionConfig):
-        return parse_config(data)
-    try:
-        return type(model).model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or path
-        raise ConfigError(f"field {loc}: {first['msg']}") from None
+def with_value(model: _M, path: str, value: Any) -> _M:
+    """A validated copy of ``model`` with the field at ``path`` set; ConfigError names the field.
+
+    ``lab.core.frozen.with_value``: only the section that holds the field is validated, the others are shared.
+    """
+    return _with_value(model, path, value, what="config field " if isinstance(model, CompactionConfig) else "field ")
 
 
 def flat_values(model: BaseModel, specs: Iterable[FieldSpec]) -> dict[str, Any]:
@@ -277,9 +270,9 @@ def run_with_value(config: CompactionConfig, settings: ReplaySettings, path: str
             out = with_value(settings, inner, value)
         except ConfigError as e:
             raise ConfigError(str(e).replace("field ", f"field {_PREFIX}", 1)) from None
-        if inner.startswith("pricing.") and inner != "pricing.follow_session":
+        if inner.startswith("pricing.") and inner != "pricing.follow_session" and out.pricing.follow_session:
             # A price set is a price chosen: it wins over the session's model (lab.replayer.prices.session_pricing).
-            out.pricing.follow_session = False
+            out = out.model_copy(update={"pricing": out.pricing.model_copy(update={"follow_session": False})})
         return config, out
     return with_value(config, path, value), settings
 

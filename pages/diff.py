@@ -10,8 +10,10 @@ with st.text / st.code (a summary as escaped markdown).
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import render, state
-from lab.ui.diff import diff_context, page_layout, recall_note
+from lab.ui import diff_page
+from lab.ui.navigation import require_transcript
+from lab.ui.replays import get_report
+from lab.views.diff import diff_context, page_layout, recall_note
 
 BEFORE = {
     "raw history": "everything the transcript holds up to this request, uncompacted",
@@ -19,17 +21,17 @@ BEFORE = {
 }
 
 st.title("Diff")
-transcript = state.require_transcript()
+transcript = require_transcript()
 if transcript is not None:
     try:
-        report = state.get_report()
+        report = get_report()
     except LabError as e:
         st.error(str(e))
         st.stop()
     if report is None or not report.rows:
         st.info("This transcript has no requests: there is nothing to diff.")
         st.stop()
-    k, events = render.request_navigator(report, key="lab.diff.request")
+    k, events = diff_page.request_navigator(report, key="lab.diff.request")
     mode = st.radio("Left side", list(BEFORE), horizontal=True, key="lab.diff.before", captions=list(BEFORE.values()))
     try:
         before = report.raw_at(k) if mode == "raw history" else report.input_at(k)
@@ -55,7 +57,7 @@ if transcript is not None:
         st.text("\n".join(lost))
     only = st.toggle("Only changes (fold unchanged messages)", value=True, key="lab.diff.only")
     layout = page_layout(diff, only_changes=only)
-    render.draw_top(layout.top)
-    render.draw_pages(layout, render.report_counter(report), key="lab.diff.page")
+    diff_page.draw_top(layout.top)
+    diff_page.draw_pages(layout, diff_page.report_counter(report), key="lab.diff.page")
     with st.expander("Text diff of a changed block"):
-        render.block_diff_picker(diff, key="lab.diff.block")
+        diff_page.block_diff_picker(diff, key="lab.diff.block")

@@ -8,14 +8,17 @@ import streamlit as st
 
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.ui import export, state, views
-from lab.ui.markdown import literal_markdown
+from lab.ui.navigation import request_picker, require_transcript
+from lab.ui.replays import get_report
+from lab.ui.settings import accept_config_upload, config_restored, get_config, get_preset_name, get_settings
+from lab.views import export
+from lab.views.markdown import literal_markdown
 
 st.title("Export")
 st.subheader("Config")
-config = state.get_config()
+config = get_config()
 # The file's label says whether it is still the preset: a name the user sets, by default "<preset>, changed (n values)".
-base_name = state.get_preset_name()
+base_name = get_preset_name()
 changed = export.changed_from(config, preset(base_name))
 default_label = export.export_label(base_name, changed, config.label)
 label = st.text_input("Name in the exported file (its `label`)", value=default_label, key=f"lab.export.label:{default_label}",
@@ -35,7 +38,7 @@ st.code(export.python_snippet("compaction.json"), language="python")
 st.subheader("Replay settings")
 st.caption("Prices, prompt cache, retention weights and clock: how the lab bills and times a replay. "
            "An agent never reads them; pass them back with `--settings FILE` or `lab.replay(..., settings=...)`.")
-settings = state.get_settings()
+settings = get_settings()
 cols = st.columns(len(export.CONFIG_FORMATS))
 for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
     f = export.settings_file(settings, fmt)  # type: ignore[arg-type]
@@ -44,22 +47,22 @@ for col, fmt in zip(cols, export.CONFIG_FORMATS, strict=True):
 
 st.subheader("Restore settings from a config file")
 upload = st.file_uploader("Config file (.json, .yaml, .yml, .toml)", type=["json", "yaml", "yml", "toml"], key="lab.export.upload")
-if upload is not None and state.accept_config_upload(upload.name, upload.getvalue(), upload.file_id):
+if upload is not None and accept_config_upload(upload.name, upload.getvalue(), upload.file_id):
     # Rerun so the sidebar and every widget show the restored settings.
     st.rerun()
-outcome = state.config_restored()
+outcome = config_restored()
 if outcome is not None:
     {"error": st.error, "note": st.info}.get(outcome[0], st.success)(outcome[1])
 
 st.subheader("Compacted transcript and replay report")
-transcript = state.require_transcript()
+transcript = require_transcript()
 if transcript is not None:
     try:
-        report = state.get_report()
+        report = get_report()
         if report is None or not report.rows:
             st.info("This transcript has no requests to export.")
             st.stop()
-        k = views.request_picker(len(report.rows), key="lab.export.request")
+        k = request_picker(len(report.rows), key="lab.export.request")
         shape = st.radio("Request shape", export.SHAPES, horizontal=True, key="lab.export.shape")
         body = export.transcript_file(report, k, shape, transcript.tools)
         full = export.report_file(report)

@@ -12,8 +12,9 @@ import streamlit as st
 
 from lab.errors import LabError
 from lab.serve.recording import list_recordings
-from lab.ui import state
-from lab.ui.markdown import literal_markdown
+from lab.ui.navigation import page_path
+from lab.ui.transcript import set_transcript
+from lab.views.markdown import literal_markdown
 
 # Where the page looks first; ``lab serve --record`` writes wherever it is told.
 FOLDER_ENV = "LAB_SERVE_RECORD"
@@ -52,8 +53,8 @@ def _listing(folder: Path) -> None:
         except LabError as e:
             st.error(literal_markdown(f"Cannot read {path.name}: {e}"))
             return
-        state.set_transcript(transcript, f"live: {picked}", format="http_log")
-        st.switch_page(state.page_path("session"))
+        set_transcript(transcript, f"live: {picked}", format="http_log")
+        st.switch_page(page_path("session"))
 
 
 if folder_text.strip():

@@ -11,22 +11,25 @@ by design is said beside it.
 
 import streamlit as st
 
-from lab.core.diagnostics import config_warnings, inactive_by_design
+from lab.core.diagnostics import config_warnings
 from lab.core.presets import preset, preset_description, preset_names
 from lab.errors import LabError
 from lab.replayer.prices import describe_settings
 from lab.replayer.report import Report
 from lab.replayer.window import summaries
-from lab.ui import state, widgets
+from lab.ui import explain, widgets
+from lab.ui.navigation import require_transcript
+from lab.ui.replays import get_report
+from lab.ui.settings import baseline_settings, changed_fields, config_error, get_config, get_preset_name, get_settings, preset_picked, set_preset, widget_generation
 from lab.ui.alerts import show_alerts
 
 st.title("Pipeline")
 names = preset_names()
-current = state.get_preset_name()
+current = get_preset_name()
 left, right = st.columns([3, 1])
 left.selectbox("Preset", names, index=names.index(current), key="pipeline.preset",
-              on_change=state.preset_picked, args=("pipeline.preset",))
-right.button("Reset to preset", key="pipeline.reset", on_click=state.set_preset, args=(current,), width="stretch")
+              on_change=preset_picked, args=("pipeline.preset",))
+right.button("Reset to preset", key="pipeline.reset", on_click=set_preset, args=(current,), width="stretch")
 st.caption(preset_description(current))
 
 
@@ -46,39 +49,38 @@ def effect(report: Report) -> None:
     cols[5].metric("Recall", "n/a" if recall is None else f"{recall:.0%}",
                    help="needed-later recall: names a later response used that the context still held. Retention "
                    + ("n/a" if score is None else f"{score:.0%}"))
-    for note in inactive_by_design(state.get_config()):
-        st.caption(f"Inactive by design: {note}.")
+    explain.show_inactive(get_config())
 
 
 st.subheader("Effect on the loaded session")
 report: Report | None = None
-if state.require_transcript() is not None:
+if require_transcript() is not None:
     try:
-        report = state.get_report()
+        report = get_report()
     except LabError as e:
         st.error(str(e))
     if report is not None:
         effect(report)
 
-changed = state.changed_fields()
+changed = changed_fields()
 if changed:
     st.caption(f"{widgets.MARK} {len(changed)} value(s) changed from the preset: " + ", ".join(sorted(changed)))
 else:
     st.caption(f"All values are the preset's. Changed values get a {widgets.MARK}.")
-if state.config_error():
-    st.error(state.config_error())
+if config_error():
+    st.error(config_error())
 
 widgets.config_form(
-    state.get_config(),
-    key_prefix=f"cfg{state.widget_generation()}",
-    settings=state.get_settings(),
+    get_config(),
+    key_prefix=f"cfg{widget_generation()}",
+    settings=get_settings(),
     changed=changed,
     baseline=preset(current),
-    baseline_settings=state.baseline_settings(),
+    baseline_settings=baseline_settings(),
     on_change=widgets.update_config,
 )
 # Settings that cannot work at the chosen window (e.g. MewCode's 10k tail at 40k): said here, next to the sliders.
-for warning in config_warnings(state.get_config()):
+for warning in config_warnings(get_config()):
     st.warning(warning)
 
 if report is not None:

@@ -3,7 +3,10 @@
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import session_view, state
+from lab.ui import session_view
+from lab.ui.navigation import require_transcript
+from lab.ui.replays import get_stats
+from lab.ui.transcript import get_transcript, transcript_format, transcript_label
 
 st.title("Session")
 upload_tab, sample_tab, generate_tab = st.tabs(["Upload", "Sample", "Generate"])
@@ -14,19 +17,19 @@ with sample_tab:
 with generate_tab:
     session_view.generate_tab()
 
-transcript = state.get_transcript()
+transcript = get_transcript()
 if transcript is None:
-    state.require_transcript(here=True)
+    require_transcript(here=True)
     st.stop()
 
 try:
-    stats = state.get_stats()
+    stats = get_stats()
 except LabError as e:
     st.error(str(e))
     st.stop()
 
 st.header("Overview")
-st.text(f"{state.transcript_label()}  |  detected format: {state.transcript_format()}")
+st.text(f"{transcript_label()}  |  detected format: {transcript_format()}")
 session_view.session_picker(transcript.notes)
 session_view.window_proposal()
 session_view.usage_fit()

@@ -3,18 +3,20 @@
 import streamlit as st
 
 from lab.errors import LabError
-from lab.ui import explain, state, views
-from lab.ui.markdown import safe_markdown
-from lab.ui.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table
+from lab.ui import explain
+from lab.ui.navigation import page_path, request_picker, require_transcript, select_request
+from lab.ui.replays import get_report
+from lab.views.markdown import safe_markdown
+from lab.views.summary import PART_HELP, PART_LABELS, compaction_summaries, retention_table
 
 SUMMARY_HEIGHT = 480  # px, as the summary box on the Diff page
 
 st.title("Summary")
-transcript = state.require_transcript()
+transcript = require_transcript()
 report = None
 if transcript is not None:
     try:
-        report = state.get_report()
+        report = get_report()
     except LabError as e:
         st.error(str(e))
 
@@ -22,6 +24,8 @@ if report is not None:
     st.subheader("Summaries written by the compactions")
     # Every compaction in the Timeline's and the CLI's words: spills and clearings are compactions that write no summary.
     st.caption(f"This replay's compactions: {explain.compactions_text(report)}. {explain.compactions_help(report)}")
+    # A preset that skips summaries at this window on purpose says so here, where the summaries would be.
+    explain.show_inactive(report.compaction_config)
     items = compaction_summaries(report)
     if not items:
         others = sum(n for kind, n in report.compactions_by_kind.items() if kind != "summary")
@@ -59,8 +63,8 @@ if report is not None:
         st.dataframe([r for r in table if r["where"] in where], hide_index=True, column_order=["part", "item", "where", "lost to", "found in"])
         if report.rows:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
             if st.button("Open the last request in Diff", key="lab.summary.to_diff"):
-                state.select_request(len(report.rows) - 1)
-                st.switch_page(state.page_path("diff"))
+                select_request(len(report.rows) - 1)
+                st.switch_page(page_path("diff"))
 
 st.subheader("LLM summary")
 # The provider SDKs take seconds to import: the panel loads them only when asked for.
@@ -70,7 +74,7 @@ if st.toggle("Compare with an LLM summary", key="lab.summary.llm", persist_state
 
     settings = llm.llm_panel()
     if report is not None and transcript is not None and report.rows:
-        k = views.request_picker(len(report.rows), key="lab.summary.request")
+        k = request_picker(len(report.rows), key="lab.summary.request")
         llm.llm_summary_section(report, k, transcript, settings)
 else:
     st.caption("Off: nothing is imported or sent. Turn it on to summarise a request with an LLM beside the rule-based summary.")

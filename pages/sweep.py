@@ -5,15 +5,15 @@ import streamlit as st
 from lab import figures
 from lab.errors import LabError
 from lab.tuning import DEFAULT_OBJECTIVES, OBJECTIVES
-from lab.ui import state
-from lab.ui.markdown import literal_markdown
+from lab.ui.sweep import example_space, load_selection, load_sweep_trial, run_sweep, sweep_result, sweep_sources
+from lab.views.markdown import literal_markdown
 
 st.title("Sweep")
 st.caption("Each trial is one config (the current config with the space's fields changed), scored by replaying every picked session.")
 
-sources = state.sweep_sources()
+sources = sweep_sources()
 picked = st.multiselect("Sessions to sweep over", sources, default=sources[:1], key="sweep.sources")
-space = st.text_area("Space (TOML): config fields and their ranges or choices", value=state.example_space(), height=300, key="sweep.space")
+space = st.text_area("Space (TOML): config fields and their ranges or choices", value=example_space(), height=300, key="sweep.space")
 objectives = st.multiselect(
     "Objectives", list(OBJECTIVES), default=list(DEFAULT_OBJECTIVES), key="sweep.objectives",
     help="; ".join(f"{o.name}: {o.help} ({o.direction})" for o in OBJECTIVES.values()),
@@ -33,13 +33,13 @@ allow = st.checkbox("Allow failed requests (invalid requests stay forbidden)", v
 if st.button("Run sweep", key="sweep.run", type="primary"):
     bar = st.progress(0.0, text="starting...")
     try:
-        state.run_sweep(picked, space, objectives, int(trials), population=int(population), seed=int(seed), allow_failures=allow,
+        run_sweep(picked, space, objectives, int(trials), population=int(population), seed=int(seed), allow_failures=allow,
                         progress=lambda p: bar.progress(p.fraction, text=p.text()), folds=int(folds) or None)
         bar.progress(1.0, text="done")
     except LabError as e:
         st.error(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
-result = state.sweep_result()
+result = sweep_result()
 if result is None:
     st.info("Pick sessions, edit the space and run a sweep.")
     st.stop()
@@ -59,7 +59,7 @@ if result.folds:
 st.text(result.recommendation())
 chosen = result.chosen
 if chosen is not None and st.button(f"Load the recommended trial ({int(chosen['trial'])}) as current config", key="sweep.load_chosen"):
-    state.load_sweep_trial(int(chosen["trial"]))
+    load_sweep_trial(int(chosen["trial"]))
     st.success(f"trial {int(chosen['trial'])} is now the current config (see Pipeline)")
 scores = [o for o in OBJECTIVES if o in df.columns]
 ax_x, ax_y = st.columns(2)
@@ -68,7 +68,7 @@ y_default = result.objectives[1] if len(result.objectives) > 1 else next(s for s
 y = ax_y.selectbox("y", scores, index=scores.index(y_default), key="sweep.y")
 event = st.plotly_chart(figures.pareto(df, x, y), on_select="rerun", selection_mode="points", key="sweep.chart")
 try:
-    loaded = state.load_selection(event)
+    loaded = load_selection(event)
 except LabError as e:
     st.error(str(e))
     loaded = None
@@ -81,7 +81,7 @@ front = [int(t) for t in result.pareto["trial"]]
 if front:
     pick = st.selectbox("Trial to load", front, key="sweep.trial")
     if st.button("Load as current config", key="sweep.load"):
-        state.load_sweep_trial(int(pick))
+        load_sweep_trial(int(pick))
         st.success(f"trial {pick} is now the current config (see Pipeline)")
 with st.expander("Every trial"):
     st.dataframe(df, hide_index=True, key="sweep.all")

@@ -6,20 +6,22 @@ import streamlit as st
 from lab import figures
 from lab.core.presets import preset
 from lab.errors import LabError
-from lab.replayer.prices import describe_settings, explain_pricing, price_tag
-from lab.replayer.report import cost_check, raw_peak_note
-from lab.replayer.settings import PricingConfig
-from lab.ui import explain, session_view, state, widgets
+from lab.replayer.prices import explain_pricing
+from lab.replayer.report import raw_peak_note
+from lab.ui import explain, session_view, widgets
+from lab.ui.navigation import page_path, request_picked, require_transcript, select_from_click, selected_request, show_request
+from lab.ui.replays import get_report
+from lab.ui.settings import baseline_settings, changed_fields, config_error, get_config, get_preset_name, get_settings, widget_generation
 from lab.ui.alerts import show_alerts
 
 # Quick knobs beside the chart; the Pipeline page has every setting.
 TUNE = ("window", "watermark.ratio", "spill.threshold", "microcompact.keep_recent")
 
 st.title("Timeline")
-if state.require_transcript() is None:
+if require_transcript() is None:
     st.stop()
 try:
-    report = state.get_report()
+    report = get_report()
 except LabError as e:
     st.error(str(e))
     st.stop()
@@ -29,12 +31,12 @@ if not report.rows:
 
 with st.expander("Tune (the same settings as the Pipeline page)"):
     widgets.config_fields(
-        state.get_config(), TUNE, key_prefix=f"tl{state.widget_generation()}", settings=state.get_settings(),
-        changed=state.changed_fields(), baseline=preset(state.get_preset_name()), baseline_settings=state.baseline_settings(),
+        get_config(), TUNE, key_prefix=f"tl{widget_generation()}", settings=get_settings(),
+        changed=changed_fields(), baseline=preset(get_preset_name()), baseline_settings=baseline_settings(),
         on_change=widgets.update_config, columns=len(TUNE),
     )
-    if state.config_error():
-        st.error(state.config_error())
+    if config_error():
+        st.error(config_error())
 
 show_alerts(report)
 # What the provider counted beyond this file (the recorded usage's fit): loud when it is a real share of the window.
@@ -44,7 +46,7 @@ if notice is not None:
     (st.info if loud else st.caption)(said + " Replay settings on the Pipeline page: hidden tokens.")
 
 last = len(report.rows) - 1
-k = min(state.selected_request(), last)
+k = min(selected_request(), last)
 
 cols = st.columns(6)
 cols[0].metric("Peak sent", f"{report.peak_sent:,}", help=raw_peak_note(report))
@@ -57,25 +59,13 @@ failures = report.failures + report.breaker_open_over_watermark
 cols[3].metric("Overflows / failures / invalid", f"{report.overflows} / {failures} / {report.invalid_requests}",
                help=f"failures: {report.failures} not sent, {report.breaker_open_over_watermark} over the watermark with the breaker open. "
                     + explain.invalid_help(report))
-saved = report.total_cost_uncompacted - report.total_cost
-prices = describe_settings(report.settings)
-cost_help = f"{price_tag(PricingConfig.model_validate(report.settings.get('pricing', {})))}; without compaction ${report.total_cost_uncompacted:.4f}. {prices}"
-bill = cost_check(report)
-if bill is not None:
-    cost_help += f" Check: {bill}."
-# Markdown reads a pair of dollar signs as math.
-cost_help = cost_help.replace("$", "\\$")
-if abs(saved) < 1e-9:
-    # Nothing compacted the bill: a green "-$0.0000" would claim a saving that is not there.
-    cols[4].metric("Cost", f"${report.total_cost:.4f}", delta="no change", delta_color="off", delta_arrow="off", help=cost_help)
-else:
-    # Streamlit reads the direction from a leading "-"; inverse colours make a saving green.
-    cols[4].metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved > 0 else '+'}${abs(saved):.4f} vs none",
-                   delta_color="inverse", help=cost_help)
+explain.cost_metric(cols[4], report)
 cols[5].metric("Cache hits", f"{report.cache_hit_ratio:.0%}", help=f"without compaction: {report.cache_hit_ratio_uncompacted:.0%}")
 # The cost names the row and prices it was billed at, as `lab replay` prints it; then every compaction in words.
 st.caption(explain.cost_caption(report))
 st.caption(f"Compactions: {explain.compactions_text(report)}.")
+# What the config skips at this window on purpose, next to the counts it explains (a peak above a larger window's).
+explain.show_inactive(report.compaction_config)
 explain.show_invalid(report)
 # Content recall beside the names score: the exact lines and spans later requests used, and what re-reading spills costs.
 content_value, content_help = figures.content_metric(report)
@@ -89,17 +79,17 @@ recall_cols[3].metric("Re-read tokens", f"{report.reread_tokens:,}", help="spill
 chart = st.plotly_chart(
     figures.timeline(report, selected=k), key="timeline.chart", on_select="rerun", selection_mode="points"
 )
-if state.select_from_click(chart.selection.points if chart and chart.selection else [], last, "timeline.last_click"):
+if select_from_click(chart.selection.points if chart and chart.selection else [], last, "timeline.last_click"):
     st.rerun()
 
-state.show_request("timeline.request", k)
+show_request("timeline.request", k)
 pick, link = st.columns([1, 2])
 pick.number_input("Request", min_value=0, max_value=last, step=1, key="timeline.request",
-                  on_change=state.request_picked, args=("timeline.request",))
+                  on_change=request_picked, args=("timeline.request",))
 row = report.rows[k]
 with link:
     st.text(f"request {k}: {row.sent_tokens:,} tokens sent of {row.raw_tokens:,} raw, {len(row.events)} event(s)")
-    st.page_link(state.page_path("diff"), label=f"Open request {k} in Diff", query_params={"request": str(k)})
+    st.page_link(page_path("diff"), label=f"Open request {k} in Diff", query_params={"request": str(k)})
 if row.events:
     cols_shown = ["stage", "trigger", "strategy", "success", "tokens_before", "tokens_after", "tokens_freed", "detail"]
     st.dataframe(pd.DataFrame(row.events).reindex(columns=cols_shown), hide_index=True)

@@ -16,7 +16,9 @@ import pytest
 
 from lab import figures
 from lab.core.presets import preset
-from lab.replayer import Report, compare, replay
+from lab.evaluation import compare
+from lab.replayer import Report, replay
+from lab.core.config import with_values
 from tests.conftest import ROOT, SAMPLES
 
 SMALL = SAMPLES / "generated-small.lab.json"
@@ -24,9 +26,8 @@ SMALL = SAMPLES / "generated-small.lab.json"
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    cfg = preset("minicode")
-    cfg.window = 12_000
-    cfg.watermark.ratio = 0.5  # low enough that the watermark and summary stages act (and sometimes fail)
+    # A ratio low enough that the watermark and summary stages act (and sometimes fail).
+    cfg = with_values(preset("minicode"), {"window": 12_000, "watermark.ratio": 0.5})
     return replay(SMALL, cfg)
 
 

@@ -355,7 +355,7 @@ class TestPlantedContent:
     """``content_dependencies``: turns that need the exact text of earlier output, planted and listed."""
 
     def test_off_by_default_and_the_session_is_unchanged(self) -> None:
-        t, planted = gen.generate_with(seed=4, requests=60)
+        t, planted = gen.generate_planted(seed=4, requests=60)
         assert planted == [] and t == generate(seed=4, requests=60)
 
     def test_planted_turns_keep_the_session_valid_and_its_length(self) -> None:

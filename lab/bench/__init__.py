@@ -12,54 +12,15 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..atomic import write_text_atomic
-from ..corpus import CORPUS_ENV, corpus_dir
-from ..corpus import corpus_files as _transcripts_in
 from ..errors import LabError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..core.messages import Transcript
+from .corpus import CorpusMissing, corpus_files, default_corpus, sessions_of
 
 __all__ = ["run_bench", "SECTIONS", "corpus_files", "sessions_of", "default_corpus", "register_section", "CorpusMissing"]
 
 
-class CorpusMissing(LabError):
-    """No corpus is configured: the section that needs one is skipped, not failed."""
-
-
-def default_corpus() -> Path:
-    """The corpus folder, ``$LAB_CORPUS``; raises ``CorpusMissing`` when it is not set."""
-    folder = corpus_dir()
-    if folder is None:
-        raise CorpusMissing(f"no corpus: set {CORPUS_ENV} to a folder of transcripts")
-    if not folder.is_dir():
-        # Set but wrong is a mistake to report, not a reason to skip quietly.
-        raise LabError(f"{CORPUS_ENV}={folder}: not a folder")
-    return folder
-
-
-def corpus_files(folder: Path | None = None) -> list[Path]:
-    folder = folder or default_corpus()
-    if not folder.is_dir():
-        raise LabError(f"corpus folder not found: {folder}")
-    files = _transcripts_in(folder)
-    if not files:
-        raise CorpusMissing(f"no transcripts in the corpus folder {folder}")
-    return files
-
-
-def sessions_of(files: list[Path]) -> tuple[list[Transcript], int]:
-    """The sessions ``files`` hold, as a compare or a sweep reads them (``lab.replayer.compare.read_batch``: each
-    session of a file that holds several, such as an evaluation output.jsonl, is one), and how many items there
-    were: a session the importers refuse is counted, not fatal."""
-    from ..replayer.compare import read_batch
-
-    items = read_batch(files).items
-    return [t for _, t, _ in items if t is not None], len(items)
 
 
 def _tokens(quick: bool) -> tuple[list[str], dict]:

@@ -245,8 +245,9 @@ def _tables(labelled: Sequence[tuple[str, Any]], cells: Sequence[Sequence[Any]],
 
 def bench_heldout(files: list[Path], windows: Sequence[int] = HELDOUT_WINDOWS, grid: Mapping[str, Sequence[Any]] = GRID,
                   long: int = LONG_SESSIONS, processes: int = 2, peers: Sequence[str] = PEERS) -> tuple[list[str], dict]:
+    from ..core.config import with_value
     from ..core.presets import preset
-    from ..replayer.runner import run_grid
+    from ..evaluation.grid import run_grid
 
     transcripts, listed = sessions_of(files)
     names = [f"corpus #{k + 1}" for k in range(len(transcripts))]
@@ -259,10 +260,7 @@ def bench_heldout(files: list[Path], windows: Sequence[int] = HELDOUT_WINDOWS, g
     labelled = []
     for w in windows:
         for label, cfg in [*variants, *fixed]:
-            c = cfg.model_copy(deep=True)
-            c.counter = COUNTER
-            c.window = w
-            labelled.append((f"{label}@{w}", c))
+            labelled.append((f"{label}@{w}", with_value(with_value(cfg, "counter", COUNTER), "window", w)))
     start = time.perf_counter()
     cells = run_grid(transcripts, [c for _, c in labelled], names=names, labels=[lab for lab, _ in labelled],
                      processes=processes, settings={"recorded_compactions": "undo"})

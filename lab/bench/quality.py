@@ -100,6 +100,7 @@ def _targets(cells: dict[tuple[str, int], dict[str, Any]], windows: tuple[int, .
 
 
 def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS) -> tuple[list[str], dict]:
+    from ..core.config import with_value
     from ..core.presets import preset
     from ..replayer import replay
 
@@ -107,9 +108,8 @@ def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS)
     cells: dict[tuple[str, int], dict[str, Any]] = {}
     start = time.process_time()
     for name in QUALITY_PRESETS:
-        cfg = preset(name)
         # One counter for every row, as Compare does: token counts (and so costs) are only comparable in one unit.
-        cfg.counter = COUNTER
+        cfg = with_value(preset(name), "counter", COUNTER)
         for w in windows:
             reports = [replay(t, cfg, window=w, recorded_compactions="undo") for t in transcripts]
             cells[(name, w)] = _cell(reports)

@@ -149,7 +149,8 @@ def _load() -> str:
 def bench_compare(sessions: int = COMPARE_SESSIONS, requests: int = 40) -> tuple[list[str], dict]:
     """``compare_folder`` over ``sessions`` generated files, 1 vs 2 processes; then grid throughput by where it runs."""
     from ..generator import GeneratorConfig, generate, write_lab_json
-    from ..replayer import clear_caches, compare_folder
+    from ..evaluation import compare_folder
+    from ..replayer import clear_caches
 
     walls: dict[int, float] = {}
     cpus: dict[int, float] = {}
@@ -193,7 +194,7 @@ def bench_throughput(folder: Path) -> tuple[list[str], dict]:
     first grid (its workers import the lab) are timed apart; the rate is a later grid's.
     """
     from ..core.presets import preset
-    from ..replayer.runner import run_grid
+    from ..evaluation.grid import run_grid
 
     # As a sweep reads the folder: every session of a file that holds several is a transcript.
     transcripts, _ = sessions_of([folder])

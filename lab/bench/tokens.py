@@ -42,6 +42,7 @@ from ..core.tokens import get_counter
 from ..core.tokens.calibrated import IMPLEMENTATION, CalibratedCounter, Coefficients, chunk_rows, solve
 from ..errors import LabError
 from ..generator.text_kinds import text_kinds
+from .corpus import corpus_files
 
 __all__ = [
     "BENCH_COUNTERS",
@@ -156,7 +157,7 @@ def _check_offline(counters: Sequence[str]) -> None:
 def _load(item: Transcript | str | os.PathLike[str]) -> Transcript:
     if isinstance(item, Transcript):
         return item
-    from ..formats import load  # lazy: lab.bench is a front end, the core never imports formats
+    from ..formats import load
 
     return load(item)
 
@@ -180,7 +181,7 @@ def corpus_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, 
     Sessions, not files: an OpenHands evaluation output holds several, and
     leaving one file out would hold out several sessions at once.
     """
-    from ..replayer.compare import read_batch  # lazy: the replayer imports formats
+    from ..evaluation.batch import read_batch
 
     return [(Path(name.split(" [", 1)[0]).name + (" [" + name.split(" [", 1)[1] if " [" in name else ""), t) for name, t, _ in read_batch(list(paths)).items if t is not None]
 
@@ -252,8 +253,6 @@ def refit(paths: Iterable[str | os.PathLike[str]] | None = None) -> Coefficients
     ``python -m lab.bench.tokens`` prints the result as the literal to paste into calibrated.py.
     """
     if paths is None:
-        from . import corpus_files
-
         paths = corpus_files()
     per_session, per_kind = _groups(corpus_sessions(paths), get_counter(REFERENCE))
     return _solve([*per_session.values(), *per_kind.values()], "o200k_base fit on the corpus sessions + generated text kinds (seed 0)")

@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
     from .compactor import CompactionOutcome, Compactor
     from .config import STAGE_FIELDS, CompactionConfig, dump_config, load_config, parse_config
     from .diagnostics import config_warnings
-    from .events import CompactorState, Event, Stage, StageContext, StageResult
+    from .events import CompactorState, Event, StageContext, StageResult
+    from .stages.contract import Decision, Stage, View
     from .messages import (
         Block,
         Boundary,
@@ -94,6 +95,8 @@ __all__ = [
     "estimate",
     "Event",
     "Stage",
+    "Decision",
+    "View",
     "StageContext",
     "StageResult",
     "CompactorState",
@@ -155,7 +158,8 @@ _WHERE = {
     "is_prompt_too_long": "lab.core.ptl",
     **dict.fromkeys(["repair", "Repaired"], "lab.core.repair"),
     "config_warnings": "lab.core.diagnostics",
-    **dict.fromkeys(["Event", "Stage", "StageContext", "StageResult", "CompactorState"], "lab.core.events"),
+    **dict.fromkeys(["Event", "StageContext", "StageResult", "CompactorState"], "lab.core.events"),
+    **dict.fromkeys(["Stage", "Decision", "View"], "lab.core.stages.contract"),
     **dict.fromkeys(
         ["Message", "Block", "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "ImageBlock", "Usage", "Boundary",
          "ToolSpec", "ImportNotes", "Transcript", "TranscriptMeta", "block_text", "message_text", "tool_pairs"],

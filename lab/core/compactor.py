@@ -10,7 +10,10 @@
 - ``dispatch``: dedup and spill of newly arrived tool results, for agent
   loops that call it from their tool dispatcher.
 
-Decisions that must persist between requests live in ``self.state``. Message
+The stages only decide (``lab.core.stages.contract``); the Compactor applies
+their decisions (``lab.core.pipeline``), serves what they ask for (store
+writes, summaries), and keeps what must persist between requests in
+``self.state``: each stage's typed state, the usage anchor, the clock. Message
 counts are cached by object identity: messages are frozen, so one that comes
 back unchanged on the next request is never counted again.
 
@@ -35,10 +38,11 @@ from .events import CompactorState, Event, StageContext, Trigger
 from .incremental import Track, is_sent
 from .lru import SharedLRU
 from .messages import Boundary, Message, ToolSpec, Usage
-from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold
+from .pipeline import CHEAP_STAGES, GATED_STAGES, FoldResult, build_stages, fold, run_stage
 from .ptl import error_text, is_prompt_too_long
-from .stages.recovery import RecoveryStage
-from .stages.watermark import WatermarkDecision
+from .stages.contract import Stage
+from .stages.recovery import RecoveryState
+from .stages.watermark import BreakerState, WatermarkDecision
 from .store import MemoryStore, SpillStore
 from .summarizers.base import Summarizer
 from .summarizers.rules import first_user_request
@@ -84,7 +88,7 @@ class _MessageCountCache:
     another object while the entry lives.
     """
 
-    # As many as the replay's own identity caches (``lab.replayer.support.MAX_CACHED``): at 100,000 a session of
+    # As many as the replay's own identity caches (``lab.replayer.identity_caches.MAX_CACHED``): at 100,000 a session of
     # 100,000 tiny messages filled it, and every count was taken again after it started over.
     max_entries = 200_000
 
@@ -153,6 +157,7 @@ class Compactor:
         tools: Sequence[ToolSpec] = (),
         incremental: bool = True,
         share_counts: bool = False,
+        extra_stages: Sequence[Stage] = (),
     ) -> None:
         self.config = config if config is not None else CompactionConfig()
         self.counter = counter if counter is not None else get_counter(self.config.counter)
@@ -165,7 +170,8 @@ class Compactor:
         self.incremental = incremental
         # share_counts: the counter's cache is shared with other Compactors (see shared_counts).
         self._counts = shared_counts(self.counter) if share_counts else _MessageCountCache(self.counter)
-        self._cheap = build_stages(self.config, CHEAP_STAGES)
+        # extra_stages: stages of the caller's own (a plugin, a test's toy stage), run after the cheap ones.
+        self._cheap = [*build_stages(self.config, CHEAP_STAGES), *extra_stages]
         self._gated = build_stages(self.config, GATED_STAGES)
         # The dispatcher's stages are the auto path's own instances: a stage holds only its config and
         # pure per-object memory (dedup's decoded calls), so each tool call is decoded once for both
@@ -174,7 +180,13 @@ class Compactor:
         self._active = [cheap["active"]]
         self._manual = [cheap["active"], *build_stages(self.config, ("summary",))]
         self._dispatch = [cheap["dedup"], cheap["spill"]]
-        self._recovery = RecoveryStage(self.config.recovery)
+        self._recovery = build_stages(self.config, ("recovery",))[0]
+        # Every stage's state exists from the start, so a reader that holds one (the replay's recall holds the
+        # spill paths) sees it grow.
+        for stage in (*self._cheap, *self._gated, self._recovery):
+            make = getattr(stage, "State", None)
+            if make is not None:
+                self.state.stage(stage.name, make)
 
     # -- the four entry points ----------------------------------------------
 
@@ -184,7 +196,9 @@ class Compactor:
         msgs, settled = track.take(self._sequence(messages))
         tokens_before = track.sendable[-1]
         ctx = self._context(msgs, now, "auto", track=track, settled=settled)
-        self.state.recovery_attempts = 0
+        recovery = self.state.stage("recovery")
+        if recovery is not None:
+            recovery.attempts = 0
         if usage is not None:
             self._set_anchor(msgs, usage)
         cheap = self._guarded(fold, self._cheap, msgs, ctx, path="auto")
@@ -209,8 +223,9 @@ class Compactor:
         events.extend(gated_events)
         summary_ok = any(e.stage == "summary" and e.effective for e in gated_events)
         if ran_summary:
-            self.state.breaker_failures = 0 if summary_ok else self.state.breaker_failures + 1
-            self.state.breaker_failed_at = None if summary_ok else ctx.now
+            breaker = self.breaker
+            breaker.failures = 0 if summary_ok else breaker.failures + 1
+            breaker.failed_at = None if summary_ok else ctx.now
         if summary_ok:
             self._reset_anchor()
         self.state.last_request_time = ctx.now
@@ -241,7 +256,7 @@ class Compactor:
         trigger: Trigger = "emergency" if self.config.recovery.strategy == "mewcode" else "reactive"
         ctx = self._context(msgs, now, trigger, force=True)
         active = fold(self._active, msgs, ctx)
-        result = self._recovery(active.messages, ctx)
+        result = run_stage(self._recovery, active.messages, ctx)
         self._reset_anchor()
         if any(e.stage == "summary" and e.effective for e in result.events):
             self._close_breaker()
@@ -260,6 +275,18 @@ class Compactor:
         out = track.commit(result.messages, result.unchanged)
         return self._outcome(out, list(result.events), result.boundary, "dispatch", tokens_before, track.sendable[-1], success=True,
                              unchanged=result.unchanged)
+
+    @property
+    def breaker(self) -> BreakerState:
+        """The watermark's circuit breaker: the auto path counts its summaries' failures here."""
+        state: BreakerState = self.state.stage("watermark", BreakerState)
+        return state
+
+    @property
+    def recovery_attempts(self) -> int:
+        """Recovery attempts made for the current request (a normal request resets them)."""
+        state: RecoveryState | None = self.state.stage("recovery")
+        return state.attempts if state is not None else 0
 
     @property
     def counts(self) -> TokenCounter:
@@ -380,8 +407,8 @@ class Compactor:
     def _close_breaker(self) -> None:
         """After a successful forced compact: MiniCode's recovery resets its breaker, then ``_on_success`` keeps it closed."""
         if self.config.watermark.breaker_reset_on_forced:
-            self.state.breaker_failures = 0
-            self.state.breaker_failed_at = None
+            self.breaker.failures = 0
+            self.breaker.failed_at = None
 
     def _reset_anchor(self) -> None:
         self.state.anchor = None

@@ -11,6 +11,11 @@ requests (prices, prompt cache, retention weights, clock) is the replayer's
 split carry those under ``replay``: ``parse_config`` drops that section with a
 ``MovedSettingsWarning``; the lab's own loaders read it through
 ``lab.replayer.settings.split_config`` instead.
+
+A config is a frozen value (``lab.core.frozen``): change one with
+``model_copy(update=...)`` or ``with_value(cfg, "watermark.ratio", 0.7)``.
+Its ``fingerprint`` keys every cache (the app's replays, the replay's resume
+traces), computed once per value.
 """
 
 from __future__ import annotations
@@ -18,14 +23,16 @@ from __future__ import annotations
 import json
 import tomllib
 import warnings
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ConfigError, MovedSettingsWarning
+from .frozen import FrozenModel, with_value, with_values
 from .stages.active import ActiveContextConfig
 from .stages.dedup import DedupConfig
 from .stages.microcompact import MicrocompactConfig
@@ -34,7 +41,19 @@ from .stages.spill import SpillConfig
 from .stages.summary import SummaryConfig
 from .stages.watermark import WatermarkConfig
 
-__all__ = ["CompactionConfig", "ConfigFormat", "STAGE_FIELDS", "MOVED_SECTION", "load_config", "dump_config", "parse_config", "read_config_data", "describe_error"]
+__all__ = [
+    "CompactionConfig",
+    "ConfigFormat",
+    "STAGE_FIELDS",
+    "MOVED_SECTION",
+    "with_value",
+    "with_values",
+    "load_config",
+    "dump_config",
+    "parse_config",
+    "read_config_data",
+    "describe_error",
+]
 
 ConfigFormat = Literal["json", "yaml", "toml"]
 
@@ -45,8 +64,8 @@ STAGE_FIELDS = ("active", "spill", "dedup", "microcompact", "watermark", "summar
 MOVED_SECTION = "replay"
 
 
-class CompactionConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+class CompactionConfig(FrozenModel):
+    """What the Compactor does: a frozen value, its sections shared between the copies a change makes."""
 
     label: str = Field("custom", max_length=200, description="Where this config came from (a preset name or 'custom').")
     window: int = Field(200_000, ge=1_000, le=2_000_000, description="The model's context window in tokens.")
@@ -58,6 +77,15 @@ class CompactionConfig(BaseModel):
     watermark: WatermarkConfig = Field(default_factory=WatermarkConfig)
     summary: SummaryConfig = Field(default_factory=SummaryConfig)
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
+
+    @cached_property
+    def gate_free_fingerprint(self) -> str:
+        """The fingerprint without the watermark's gate fields (``WatermarkConfig.GATE_FIELDS``).
+
+        Two configs that share it make the same requests until the first one at which either's gate
+        says anything but "below", so a replay under one may resume from the other's (``lab.replayer.resume``).
+        """
+        return self.fingerprint_without("watermark", WatermarkConfig.GATE_FIELDS)
 
 
 def describe_error(err: ValidationError, what: str = "config field ") -> str:

@@ -1,16 +1,21 @@
-"""What stages return and share: events, results, and the per-session state.
+"""What the Compactor reports and keeps: events, a stage run's result, the per-session state, one request's context.
 
-A stage is pure with respect to messages: it never edits the list or the
-messages it is given. Decisions that must persist across requests (the spill
-ledger, the dedup index, the breaker count, the usage anchor) live in
-``CompactorState``, which the ``Compactor`` owns and hands to each stage.
+Stages return events inside their decisions (``lab.core.stages.contract``);
+``StageResult`` is a stage's decision once the Compactor has applied it.
+Decisions that must persist across requests (the spill ledger, the dedup
+ledger, the breaker count) are each stage's own typed state, kept in
+``CompactorState.stages``; the usage anchor and the clock are the Compactor's.
+``StageContext`` is what the Compactor knows while it serves one request: the
+stages never see it, they get a ``View``.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .messages import Boundary, Message, ToolSpec, Usage
 
@@ -20,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .summarizers.base import Summarizer
     from .tokens.base import TokenCounter
 
-__all__ = ["Trigger", "Event", "StageResult", "CompactorState", "StageContext", "Stage"]
+__all__ = ["Trigger", "Event", "StageResult", "CompactorState", "StageContext"]
 
 Trigger = Literal["auto", "manual", "emergency", "reactive", "dispatch"]
 
@@ -75,48 +80,72 @@ class StageResult:
 
 @dataclass
 class CompactorState:
-    """Cross-request memory of one session's compaction decisions."""
+    """Cross-request memory of one session's compaction: the Compactor's own, and each stage's typed state.
+
+    ``stages`` maps a stage's name to its state (``SpillState``, ``DedupState``,
+    ``MicrocompactState``, ``BreakerState``, ``RecoveryState``): the stage
+    reads it and returns its next value in its ``Decision``; only the
+    Compactor writes it. Everything else here is the Compactor's.
+    """
 
     session_id: str = "session"
-    # tool_use_id -> the exact stub text sent, or None for "kept" (MewCode's frozen ledger).
-    spill_ledger: dict[str, str | None] = field(default_factory=dict)
-    # tool_use_id -> where a spilled result was stored, so a frozen stub keeps its spill_path.
-    spill_paths: dict[str, str] = field(default_factory=dict)
-    # tool_use ids of reads dedup already looked at and kept, so they are never deduped later.
-    dedup_seen: set[str] = field(default_factory=set)
-    # path -> (content hash, id of the message holding that content)
-    dedup_index: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # tool_use_id -> exact dedup stub, frozen once decided
-    dedup_ledger: dict[str, str] = field(default_factory=dict)
-    microcompact_last_run: float | None = None
+    # name -> that stage's state, created from the stage's ``State`` on first use.
+    stages: dict[str, Any] = field(default_factory=dict)
+    # tool_use_id -> the stage that froze a stub for it (spill or dedup), so the other leaves it alone.
+    claims: dict[str, str] = field(default_factory=dict)
     last_request_time: float | None = None
-    breaker_failures: int = 0
-    # When the last auto failure happened (the clock the breaker's cooldown is measured on).
-    breaker_failed_at: float | None = None
     # Provider-reported usage and the number of messages it covered.
     anchor: Usage | None = None
     anchor_messages: int = 0
-    # Consecutive recovery attempts for the current request; a normal request resets it.
-    recovery_attempts: int = 0
     # The first user request, verbatim, so recovery can re-insert it after truncation.
     first_request: str | None = None
     # The Compactor's incremental bookkeeping: a Track per trigger path (its last output, token
     # prefix sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
     tracks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    def stage(self, name: str, make: Callable[[], Any] | None = None) -> Any:
+        """The state of stage ``name``, made by ``make`` on first use (None for a stage that keeps none)."""
+        state = self.stages.get(name)
+        if state is None and make is not None:
+            state = self.stages[name] = make()
+        return state
+
+    @property
+    def spill_paths(self) -> Mapping[str, str]:
+        """tool_use_id -> where the spill stage stored that result (read by the replay's recall).
+
+        The spill state's own dict: a Compactor creates every stage's state up front, so a reader that
+        holds this mapping sees it grow.
+        """
+        spill = self.stages.get("spill")
+        return spill.paths if spill is not None else {}
+
     def fork(self) -> CompactorState:
         """An independent copy of the decisions, to go on from (a replay resumed at a checkpoint).
 
-        Every container is copied, so neither copy's later requests reach the other's; the
-        incremental bookkeeping is left out (``tracks``), which only costs the copy's first
-        request a run from scratch, with the same result.
+        Every stage's state and every container is copied, so neither copy's later
+        requests reach the other's; the incremental bookkeeping is left out
+        (``tracks``), which only costs the copy's first request a run from scratch,
+        with the same result.
         """
-        copied: dict[str, Any] = {
-            name: value.copy() if isinstance(value, (dict, set, list)) else value
-            for name, value in self.__dict__.items()
-            if name != "tracks"
-        }
-        return CompactorState(**copied)
+        return CompactorState(
+            session_id=self.session_id,
+            stages={name: _copied(value) for name, value in self.stages.items()},
+            claims=dict(self.claims),
+            last_request_time=self.last_request_time,
+            anchor=self.anchor,
+            anchor_messages=self.anchor_messages,
+            first_request=self.first_request,
+        )
+
+
+def _copied(state: Any) -> Any:
+    """A stage's state with its own containers: a state holds flat dicts and sets of immutable values, so a
+    copy of each container is a full copy, and much cheaper than ``copy.deepcopy`` for a long session's ledger."""
+    if not dataclasses.is_dataclass(state) or isinstance(state, type):
+        return copy.deepcopy(state)
+    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    return dataclasses.replace(state, **{k: v.copy() if isinstance(v, (dict, set, list)) else v for k, v in fields.items()})
 
 
 @dataclass
@@ -136,20 +165,9 @@ class StageContext:
     # Incremental runs (set by the Compactor; see lab.core.incremental): messages[:settled] are
     # the very objects the stages processed last time and left alone, so the driver
     # (lab.core.incremental.remember) notes only the rest; totals[i] is counter.count_messages(messages[:i]) for i <= settled.
+    # Both reach a stage through its View.
     settled: int = 0
     totals: Sequence[int] = ()
     # The stages' memos for this trigger path (stage name -> Memo); None: keep nothing.
     memos: dict[str, Any] | None = None
 
-    def tokens(self, messages: Sequence[Message], start: int = 0) -> int:
-        """``counter.count_messages(messages[start:])``, without recounting the settled prefix."""
-        k = self.settled
-        if 0 < k < len(self.totals) and start <= k <= len(messages):
-            return self.totals[k] - self.totals[start] + self.counter.count_messages(messages[k:])
-        return self.counter.count_messages(messages[start:] if start else messages)
-
-
-class Stage(Protocol):
-    name: str
-
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult: ...

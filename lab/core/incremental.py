@@ -1,27 +1,30 @@
-"""Incremental stages: the settled prefix of a history, and the one driver that memoises stage decisions.
+"""Incremental stages: the settled prefix of a history, and the memos that let stages skip it.
 
 An agent loop sends the previous request's output plus whatever arrived since.
 The ``Compactor`` finds the longest prefix of the new request made of the very
-message objects it returned last time, which no stage changed on that request,
-and tells the stages its length as ``StageContext.settled``. Messages are
-frozen, so a prefix of the same objects is a prefix of the same decisions.
+message objects it returned last time, which no stage changed on that request:
+the *settled* prefix. Messages are frozen, so a prefix of the same objects is
+a prefix of the same decisions.
 
-A stage is a pure decision per message (or per tool pair) over the ledgers it
-freezes in the session state. What those decisions leave for later messages
-(where the boundaries are, which results may still be cleared, the dedup
-index) is noted by the stage's *note passes* into a ``Memo``, and one generic
-driver, ``remember``, keeps that memo per stage and trigger path: it rolls
-the memo back to the settled prefix and runs the passes over the rest only, so
-a whole session costs time linear in its length instead of quadratic.
+A stage decides per message (or per tool pair) over its frozen state. What
+those decisions leave for later messages (where the boundaries are, which
+results may still be cleared, the dedup index) the stage notes with its *note
+passes*, through ``View.note`` (``lab.core.stages.contract``). The Compactor
+owns the rest: ``remember`` keeps one ``Memo`` per stage and trigger path,
+rolls it back to the settled prefix and runs the passes over the messages
+after it only, so a whole session costs time linear in its length instead of
+quadratic. A stage never sees where its memo lives or which prefix is settled.
 
 A memo logs every change to its tables in a ``Journal``, tagged with the
 position of the message being noted. Rolling back to position p undoes what
 the messages at p or later did, so a memo always describes exactly a prefix
 of the history, and noting the rest from there gives what a run from scratch
-over the whole history would give: decisions are frozen in the session state,
-so a message that is noted again is decided the same way.
+over the whole history would give: decisions are frozen in the stages'
+states, so a message that is noted again is decided the same way. A pass that
+finds its earlier notes may be wrong raises ``Rescan``: everything is noted
+again from position 0.
 
-``settled == 0`` (the default, and any stage called on its own) means "note
+``settled == 0`` (the default, and any stage run on its own) means "note
 everything, keep nothing": that is the reference behaviour the incremental
 path is tested against.
 
@@ -43,10 +46,9 @@ from ..errors import TranscriptError
 from .messages import Message, is_sent, shared_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .events import StageContext
     from .tokens.base import TokenCounter
 
-__all__ = ["Journal", "Memo", "Note", "Rescan", "Track", "remember", "passthrough", "common_prefix", "drop_from", "worth_rolling_back", "is_sent"]
+__all__ = ["Journal", "Memo", "Note", "Rescan", "Track", "remember", "run_passes", "common_prefix", "drop_from", "worth_rolling_back", "is_sent"]
 
 _MISSING = object()
 
@@ -161,19 +163,8 @@ def worth_rolling_back(memo: Memo, pos: int) -> bool:
     return memo.upto - pos <= REBUILD_RATIO * max(pos, 1)
 
 
-def _open(stage: Any, ctx: StageContext) -> Memo:
-    memos = ctx.memos
-    if memos is None:
-        return Memo(stage)
-    memo = memos.get(stage.name)
-    if memo is None or memo.owner is not stage or ctx.settled <= 0 or not worth_rolling_back(memo, min(ctx.settled, memo.upto)):
-        memo = memos[stage.name] = Memo(stage)
-        return memo
-    memo.rollback(min(ctx.settled, memo.upto))
-    return memo
-
-
-def _note(memo: Memo, messages: Sequence[Message], passes: Sequence[Note]) -> None:
+def run_passes(memo: Memo, messages: Sequence[Message], passes: Sequence[Note]) -> None:
+    """Run every pass, in turn, over ``messages[memo.start:]``; the memo then describes all of ``messages``."""
     # Each pass sees every new message before the next pass starts (a stage that needs all calls before any result).
     for note in passes:
         for i in range(memo.start, len(messages)):
@@ -182,38 +173,32 @@ def _note(memo: Memo, messages: Sequence[Message], passes: Sequence[Note]) -> No
     memo.upto = len(messages)
 
 
-def remember(stage: Any, messages: Sequence[Message], ctx: StageContext, *passes: Note) -> Memo:
-    """The incremental driver: ``stage``'s memo, brought up to date with ``messages``.
+def remember(memos: dict[str, Memo] | None, key: str, owner: object, messages: Sequence[Message], settled: int, passes: Sequence[Note]) -> Memo:
+    """The incremental driver (the Compactor's side): the memo of ``owner`` under ``key``, brought up to date.
 
-    The memo kept for this trigger path is rolled back to the settled prefix
-    (or rebuilt when that is cheaper), then every note pass runs, in turn,
-    over the messages after it; ``memo.start`` is where they started. Without
-    memos in ``ctx`` (a stage called on its own) a fresh memo notes
-    everything and nothing is kept. A pass that raises ``Rescan`` makes the
-    driver note everything again from position 0 in a fresh memo.
+    The memo kept in ``memos`` is rolled back to the settled prefix (or rebuilt
+    when that is cheaper, or when another owner built it), then every pass runs,
+    in turn, over the messages after it; ``memo.start`` is where they started.
+    Without ``memos`` a fresh memo notes everything and nothing is kept. A pass
+    that raises ``Rescan`` makes the driver note everything again from
+    position 0 in a fresh memo.
     """
-    memo = _open(stage, ctx)
+    memo = memos.get(key) if memos is not None else None
+    if memo is None or memo.owner is not owner or settled <= 0 or not worth_rolling_back(memo, min(settled, memo.upto)):
+        memo = Memo(owner)
+        if memos is not None:
+            memos[key] = memo
+    else:
+        memo.rollback(min(settled, memo.upto))
     memo.start = memo.upto
     try:
-        _note(memo, messages, passes)
+        run_passes(memo, messages, passes)
     except Rescan:
-        memo = Memo(stage)
-        if ctx.memos is not None:
-            ctx.memos[stage.name] = memo
-        _note(memo, messages, passes)
+        memo = Memo(owner)
+        if memos is not None:
+            memos[key] = memo
+        run_passes(memo, messages, passes)
     return memo
-
-
-def passthrough(messages: Sequence[Message], ctx: StageContext) -> list[Message]:
-    """The input, unchanged, as a stage result.
-
-    In an incremental run the fold owns the list and nobody else holds it, so
-    it is handed back as is rather than copied; a stage called on its own
-    returns a fresh list, as it always did.
-    """
-    if ctx.memos is not None and isinstance(messages, list):
-        return messages
-    return list(messages)
 
 
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:

@@ -5,7 +5,9 @@ designs. The others are modelled on other agents'
 published defaults; each is a config of this lab's stages that behaves in
 the same spirit, not a reimplementation, and its description says so.
 
-``preset(name)`` returns a deep copy, so a caller may change it freely.
+``preset(name)`` returns the preset itself: a config is a frozen value, so
+it is shared, and a change makes a new one (``model_copy(update=...)``,
+``lab.core.config.with_value``); its fingerprint is computed once per process.
 """
 
 from __future__ import annotations
@@ -229,8 +231,8 @@ def _known(name: str) -> str:
 
 
 def preset(name: str) -> CompactionConfig:
-    """A fresh copy of the named preset."""
-    return PRESETS[_known(name)].model_copy(deep=True)
+    """The named preset (a frozen value: shared, never changed)."""
+    return PRESETS[_known(name)]
 
 
 def preset_description(name: str) -> str:

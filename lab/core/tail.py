@@ -175,7 +175,7 @@ def seed_message_count(message: Message) -> int:
     tagged (a local command's output, a notice) is in the source's history and
     counts, as MiniCode would count it. A user message counts one entry per
     tool result and one per run of other blocks between them, as
-    ``lab.formats.minicode.to_minicode`` writes it; any other message is one.
+    ``lab.formats.shell_agents.minicode.to_minicode`` writes it; any other message is one.
     """
     if message.role == "system" or message.tag in _SEED_SYSTEM_TAGS:
         return 0

@@ -1,26 +1,24 @@
-"""Which format is this file? Every registered format scores a probe of its head.
+"""Which format is this file? Every registered format sniffs the head of it; the declared specificity orders the claims.
 
 The order, in one place (``lab.formats.load`` follows it):
 
-1. A folder is a conversation folder or nothing: an OpenHands V1 conversation
-   (``events/event-*.json``), else a Cline / Roo Code task folder, else OpenCode
-   storage (``opencode_storage.locate``, which also claims, by path, a session
-   info file ``storage/session/<project>/<id>.json`` and ``opencode.db``); the
-   list and its order live in ``lab.formats.by_path``.
-2. A file is probed once (``jsonio.make_probe``: its first 64 KiB, first JSONL
-   records or whole small document) and every registered format scores it,
-   0..100 (each importer's module docstring lists its scores). A sniffer that
-   raises has said "no": it scores 0 and the exception is logged at debug
-   level on the ``lab.formats.detect`` logger, never turned into an answer.
-3. The candidates are the formats with a positive score, highest first; equal
-   scores keep registration order, which is the import order in
-   ``lab/formats/__init__.py``:
-   anthropic, claude_code, lab, minicode, openai_chat, openai_responses,
-   openhands, openhands_v1, gemini, langchain, managed_agents,
-   claude_agent_sdk, http_log, aider, cline, opencode, goose, goose_db,
-   continue, copilot_chat, cursor, zed, crush, qwen_code, copilot_cli,
-   pydantic_ai, autogen, agents_sdk_db, block_lines (a
-   test keeps this list true).
+1. A folder or store known by its path: the formats whose ``Format.finds``
+   claims the path (an OpenHands V1 conversation folder, a Cline / Roo Code
+   task folder, OpenCode storage, which also claims, by path, a session info
+   file ``storage/session/<project>/<id>.json`` and ``opencode.db``), most
+   specific first (``path_format``). Archives, compressed files and folders
+   of sessions are the registry's ``Wrapper``s, tried by ``lab.formats.loading``.
+2. A file is read once (``jsonio.read_file_head``: its first 64 KiB, first
+   JSONL records or whole small document) and every registered format's
+   ``sniff`` says whether it claims it (0: no). A sniffer that raises has said
+   "no": it claims nothing and the exception is logged at debug level on the
+   ``lab.formats.detect`` logger, never turned into an answer.
+3. The candidates are the formats that claim the file, most specific first:
+   the order ``registry.order`` draws from each format's declared
+   ``more_specific_than`` (a test checks that every two formats that claim one
+   of the lab's sample, fixture or corpus files are ordered, and that the
+   relation has no circle). Only ``rivals`` (the provider request bodies, which
+   share their shapes) are told apart by how strongly each sniff matched.
 4. ``load`` reads the file as the first candidate. A ``TranscriptError``
    from it is the answer (it names the line and what was expected). A result
    ``sanity.check`` calls degenerate (mostly system messages, no user turn,
@@ -53,8 +51,8 @@ from pathlib import Path
 
 from ..core.messages import Transcript
 from ..errors import LabError, TranscriptError
-from .jsonio import make_probe, repair_note, repairs
-from .registry import FORMATS, Probe
+from .jsonio import check_file, read_file_head, repair_note, repairs
+from .registry import FORMATS, FileHead, order
 from .sanity import MISREAD_PREFIX, Verdict, check
 
 __all__ = [
@@ -70,13 +68,17 @@ __all__ = [
     "read_forced",
     "read_detected",
     "accept",
+    "path_format",
+    "read_by_path",
+    "known_format",
+    "format_of",
 ]
 
 log = logging.getLogger("lab.formats.detect")
 
 
-def scores(probe: Probe) -> dict[str, int]:
-    """Each registered format's confidence (0..100) that the probe is one of its files, in registration order."""
+def scores(probe: FileHead) -> dict[str, int]:
+    """Each registered format's claim on the file (0 = none, else its sniff's strength), in registration order."""
     out: dict[str, int] = {}
     for name, fmt in FORMATS.items():
         try:
@@ -89,12 +91,9 @@ def scores(probe: Probe) -> dict[str, int]:
     return out
 
 
-def candidates(probe: Probe) -> list[tuple[str, int]]:
-    """``(format, score)`` for every format that claims the probe, best first (ties: registration order)."""
-    ranked = scores(probe)
-    order = {name: i for i, name in enumerate(ranked)}
-    # sorted() is stable, but the explicit key keeps the tie rule visible and independent of it.
-    return sorted(((n, s) for n, s in ranked.items() if s > 0), key=lambda ns: (-ns[1], order[ns[0]]))
+def candidates(probe: FileHead) -> list[tuple[str, int]]:
+    """``(format, strength)`` for every format that claims the file, most specific first (``registry.order``)."""
+    return order(scores(probe))
 
 
 def describe_candidates(ranked: list[tuple[str, int]], limit: int = 3) -> str:
@@ -122,7 +121,7 @@ _HEAD_HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def nearest(probe: Probe, limit: int = 3) -> list[str]:
+def nearest(probe: FileHead, limit: int = 3) -> list[str]:
     """The few registered formats an unrecognised file is closest to: named by its keys, then by its shape."""
     names: list[str] = [name for key, name in _HEAD_HINTS if key in probe.head]
     names += _BY_SHAPE.get(probe.shape, _BY_SHAPE["unknown"])
@@ -146,7 +145,7 @@ def _or(names: list[str]) -> str:
     return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def _unknown(probe: Probe) -> TranscriptError:
+def _unknown(probe: FileHead) -> TranscriptError:
     return TranscriptError(
         f"unknown transcript format (read as {probe.shape})",
         file=str(probe.path),
@@ -156,11 +155,39 @@ def _unknown(probe: Probe) -> TranscriptError:
 
 def ranked_candidates(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
     """``candidates`` of the file at ``path``; TranscriptError when none claims it."""
-    probe = make_probe(path)
+    probe = read_file_head(path)
     ranked = candidates(probe)
     if not ranked:
         raise _unknown(probe)
     return ranked
+
+
+def path_format(path: Path, format: str | None = None) -> str | None:
+    """The most specific format that claims ``path`` by its path (a folder, a store; only ``format``, when given), else None."""
+    claims = {name: 1 for name, fmt in FORMATS.items() if fmt.finds is not None and format in (None, name) and fmt.finds(path)}
+    return next((name for name, _ in order(claims)), None)
+
+
+def read_by_path(name: str, path: Path) -> Transcript:
+    """Read ``path`` as the format ``name`` (one ``path_format`` found), unchecked."""
+    read = FORMATS[name].read_found
+    assert read is not None, f"{name} claims no path"
+    return read(path)
+
+
+def known_format(format: str | None, path: Path) -> str | None:
+    """``format`` when the lab has it (or None); TranscriptError for a name it lacks."""
+    if format is not None and format not in FORMATS:
+        raise TranscriptError(f"unknown format {format!r}", file=str(path), expected=f"a format such as {close_names(format)}; {HELP_HINT}")
+    return format
+
+
+def format_of(path: Path, format: str | None) -> str:
+    """The format ``load`` would read ``path`` as: its path claims, then the file's head; ``format`` when given."""
+    if known_format(format, path) is not None:
+        return str(format)
+    found = path_format(path)
+    return found if found is not None else ranked_candidates(check_file(path))[0][0]
 
 
 def detect(path: str | os.PathLike[str]) -> str:
@@ -218,7 +245,7 @@ def accept(transcript: Transcript, name: str, *, file: str, hint: str | None = N
 def read_forced(name: str, path: Path) -> Transcript:
     """Read ``path`` as the format ``name`` (no detection); a degenerate result is a TranscriptError."""
     if name in FORMATS and name not in _TRUSTED:
-        probe = make_probe(path)
+        probe = read_file_head(path)
         lab = [n for n in _TRUSTED if n in FORMATS and FORMATS[n].sniff(probe) >= 100]
         if lab:
             # The lab's own JSON keeps its messages in a shape other readers half understand.
@@ -228,7 +255,7 @@ def read_forced(name: str, path: Path) -> Transcript:
     if verdict.ok or name in _TRUSTED:
         return accept(t, name, file=str(path), verdict=verdict)
     try:
-        others = [(n, s) for n, s in candidates(make_probe(path)) if n != name]
+        others = [(n, s) for n, s in candidates(read_file_head(path)) if n != name]
     except TranscriptError:
         others = []
     return accept(t, name, file=str(path), hint=describe_candidates(others) if others else None, verdict=verdict)

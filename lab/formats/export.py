@@ -65,27 +65,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.messages import (
-    Block,
-    ImageBlock,
-    Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolSpec,
-    ToolUseBlock,
-    Transcript,
-    is_sent,
-)
+from ..core.messages import Block, ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Transcript, is_sent
 from ..core.repair import opening_turn
-from .tool_results import (
-    anthropic_tool_id,
-    close_pending,
-    openai_tool_id,
-    pending_note,
-    pending_tool_calls,
-    settle_tool_results,
-)
+from .tool_results import anthropic_tool_id, close_pending, openai_tool_id, pending_note, pending_tool_calls, settle_tool_results
 
 __all__ = [
     "to_anthropic",

@@ -23,7 +23,7 @@ broken line anywhere else is always an error naming its line.
 ``gc_paused`` (``lab.core.gcpause``, re-exported here) is the context an importer runs a whole
 import in: an import keeps every container it makes, so the collector would only traverse a growing heap.
 
-``make_probe`` builds the ``Probe`` detection works from: the first 64 KiB as
+``read_file_head`` builds the ``FileHead`` detection works from: the first 64 KiB as
 text, plus the first JSONL records or, for small files, the whole document.
 A file is JSONL when its first line is a whole JSON object and another line
 follows, however long that first line is (``is_jsonl``). UTF-16 text (a BOM,
@@ -50,7 +50,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -58,11 +58,12 @@ from typing import Any, BinaryIO, TypeVar
 import msgspec
 
 from ..core.gcpause import gc_paused
-from ..core.messages import ImportNotes
+from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
-from .registry import Probe
+from .registry import FileHead
 
 __all__ = [
+    "with_repair_note",
     "HEAD_BYTES",
     "SMALL_DOCUMENT_BYTES",
     "iter_jsonl",
@@ -73,7 +74,7 @@ __all__ = [
     "gc_paused",
     "read_json",
     "parse_json_text",
-    "make_probe",
+    "read_file_head",
     "check_file",
     "leading_char",
     "is_jsonl",
@@ -223,6 +224,20 @@ def repair_note(tally: Counter[str]) -> str | None:
         return None
     counts = " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(tally.items()))
     return f"replaced {counts} with U+FFFD (text no encoder can write)"
+
+
+def with_repair_note(read: Callable[[], Transcript]) -> Transcript:
+    """``read()``, with a warning when its JSON held strings the readers replaced (``jsonio.repairs``).
+
+    Detected and forced reads count their own (``detect.read_as``); this covers the readers
+    chosen by path or by session, which do not go through it.
+    """
+    with repairs() as tally:
+        transcript = read()
+    note = repair_note(tally)
+    if note is not None and note not in transcript.notes.warnings:
+        transcript.notes.warnings.append(note)
+    return transcript
 
 
 def utf16_of(head: bytes) -> str | None:
@@ -473,7 +488,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 def leading_char(path: str | os.PathLike[str]) -> str:
     """The first character of the file after a BOM and whitespace ('' when the head holds none).
 
-    What ``make_probe(path).head.lstrip()[:1]`` gives, and the same errors, without
+    What ``read_file_head(path).head.lstrip()[:1]`` gives, and the same errors, without
     parsing any record: enough for a reader choosing between an array and JSONL.
     """
     p = check_file(path)
@@ -607,7 +622,7 @@ def is_jsonl(path: str | os.PathLike[str]) -> bool:
     return _object_of(first) is not None
 
 
-def make_probe(path: str | os.PathLike[str]) -> Probe:
+def read_file_head(path: str | os.PathLike[str]) -> FileHead:
     """What detection looks at: the head of the file and its first parsed records or document."""
     p = check_file(path)
     size = p.stat().st_size
@@ -621,7 +636,7 @@ def make_probe(path: str | os.PathLike[str]) -> Probe:
         head = head_raw[offset:].decode("utf-8", errors="replace")
         start = _first_char(head)
         if start not in ("{", "["):
-            return Probe(path=p, head=head, shape="unknown", records=None, document=None)
+            return FileHead(path=p, head=head, shape="unknown", records=None, document=None)
         if size <= SMALL_DOCUMENT_BYTES:
             fh.seek(0)
             whole = fh.read()[offset:].decode("utf-8", errors="replace")
@@ -632,12 +647,12 @@ def make_probe(path: str | os.PathLike[str]) -> Probe:
             else:
                 single_line = "\n" not in whole.strip()
                 records = [document] if single_line and isinstance(document, dict) else None
-                return Probe(path=p, head=head, shape="json", records=records, document=document)
+                return FileHead(path=p, head=head, shape="json", records=records, document=document)
         fh.seek(offset)
         records, more = _probe_lines(fh)
     if records and more:
-        return Probe(path=p, head=head, shape="jsonl", records=records, document=None)
+        return FileHead(path=p, head=head, shape="jsonl", records=records, document=None)
     if records:
         # One complete object and nothing after it: a one-record JSONL file is one JSON document.
-        return Probe(path=p, head=head, shape="json", records=records, document=records[0])
-    return Probe(path=p, head=head, shape="json", records=None, document=None)
+        return FileHead(path=p, head=head, shape="json", records=records, document=records[0])
+    return FileHead(path=p, head=head, shape="json", records=None, document=None)

@@ -19,7 +19,7 @@ from ..atomic import write_text_atomic
 from ..core.messages import Transcript
 from ..errors import TranscriptError
 from .jsonio import read_json
-from .registry import Format, Probe, register
+from .registry import FileHead, Format, REQUEST_BODIES
 
 __all__ = ["FORMAT", "VERSION", "VERSION_KEY", "to_dict", "from_dict", "dumps", "write", "read", "sniff"]
 
@@ -74,7 +74,7 @@ def read(path: Path) -> Transcript:
     return from_dict(read_json(path), file=str(path))
 
 
-def sniff(probe: Probe) -> int:
+def sniff(probe: FileHead) -> int:
     doc = probe.document
     if isinstance(doc, dict):
         return 100 if VERSION_KEY in doc else 0
@@ -84,5 +84,5 @@ def sniff(probe: Probe) -> int:
     return 0
 
 
-FORMAT = register(Format(name="lab", description="The lab's own transcript JSON (lossless)", sniff=sniff, read=read))
+FORMAT = Format(name="lab", description="The lab's own transcript JSON (lossless)", sniff=sniff, read=read, more_specific_than=REQUEST_BODIES)
 

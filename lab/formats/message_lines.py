@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core.messages import ImportNotes, Message, ToolResultBlock, ToolUseBlock
 from ..errors import TranscriptError
-from ._build import parse_timestamp
+from .history_builder import parse_timestamp
 from .jsonio import gc_paused, is_jsonl, iter_log_lines
 
 __all__ = [

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._build import parts_text
+from .history_builder import parts_text
 
 __all__ = ["SWE_AGENT", "MINI_SWE_AGENT", "TextCall", "TextAnswer", "TextCommands", "plan"]
 

@@ -10,8 +10,8 @@
 from .bulk import claude_code_entries, generate_jsonl_bytes
 from .config import GeneratorConfig, parse_generator_config
 from .samples import SAMPLE_CONFIGS, write_lab_json, write_samples
-from .edits import Planted, generate_planted
-from .session import TOOL_SPECS, SessionBuilder, estimate_tokens, generate, generate_with, iter_session
+from .edits import Planted
+from .session import TOOL_SPECS, SessionBuilder, estimate_tokens, generate, generate_planted, iter_session
 from .tiny import generate_tiny_jsonl
 
 __all__ = [
@@ -19,7 +19,6 @@ __all__ = [
     "parse_generator_config",
     "generate",
     "generate_planted",
-    "generate_with",
     "Planted",
     "iter_session",
     "SessionBuilder",

@@ -26,7 +26,7 @@ file's lines carry a number of their own. On a session with ordinary edits and t
 errors switched off (``edit_weight=0``, ``error_rate=0``), the planted items
 are every item the scorer finds; with them on, ordinary edits add their own.
 
-``generate_planted(config)`` returns the transcript and its planted items.
+``session.generate_planted(config)`` returns the transcript and its planted items.
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 from collections.abc import Iterable
 
-from ..core.messages import Message, ToolResultBlock, Transcript
+from ..core.messages import Message, ToolResultBlock
 from .tools import ToolCall, Workspace, numbered
 from .vocab import NOUNS, VERBS, TextKit
 
-__all__ = ["Planted", "Plan", "ContentPlanter", "generate_planted", "planted_turns", "KINDS", "MIN_QUOTE"]
+__all__ = ["Planted", "Plan", "ContentPlanter", "planted_turns", "KINDS", "MIN_QUOTE"]
 
 KINDS = ("edit_read", "quote", "edit_own")
 # The scorer's thresholds (``lab.replayer.content``): a quote is a span, an anchor line is counted from this long.
@@ -206,9 +205,3 @@ class ContentPlanter:
         self._replaced.update(needs)
         return call, needs
 
-
-def generate_planted(config: Any = None, **overrides: Any) -> tuple[Transcript, list[Planted]]:
-    """A generated session (``lab.generator.generate``) and the content dependencies planted in it."""
-    from .session import generate_with
-
-    return generate_with(config, **overrides)

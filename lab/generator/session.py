@@ -41,7 +41,7 @@ from .prose import Prose
 from .tools import ToolCall, Workspace
 from .vocab import TextKit
 
-__all__ = ["generate", "generate_with", "iter_session", "SessionBuilder", "TOOL_SPECS", "SYSTEM_PROMPT", "estimate_tokens"]
+__all__ = ["generate", "generate_planted", "iter_session", "SessionBuilder", "TOOL_SPECS", "SYSTEM_PROMPT", "estimate_tokens"]
 
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Anthropic's prompt cache lives five minutes; a slower next request misses it.
@@ -280,10 +280,10 @@ def _session(config: GeneratorConfig) -> tuple[SessionBuilder, list[str], Iterat
 
 def generate(config: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> Transcript:
     """A deterministic synthetic session: the same config gives a byte-identical dump."""
-    return generate_with(config, **overrides)[0]
+    return generate_planted(config, **overrides)[0]
 
 
-def generate_with(config: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> tuple[Transcript, list[Planted]]:
+def generate_planted(config: GeneratorConfig | Mapping[str, Any] | None = None, **overrides: Any) -> tuple[Transcript, list[Planted]]:
     """``generate``, and the content dependencies planted in the session (``config.content_dependencies``; see ``edits.py``)."""
     cfg = config if isinstance(config, GeneratorConfig) and not overrides else parse_generator_config(config, **overrides)
     builder, facts, stream = _session(cfg)

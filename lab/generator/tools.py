@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .shell import error_output, shell_output
-from .vocab import DIRS, EXTENSIONS, MONTHS, NOUNS, VERBS, TextKit
+from .vocab import DIRS, EXTENSIONS, MONTHS, NOUNS, TextKit
 
 __all__ = ["Workspace", "ToolCall", "KEEP_FILES", "PROJECTS"]
 
@@ -166,6 +166,3 @@ class Workspace:
     def ls_line(self, name: str) -> str:
         r = self.rng
         return f"-rw-r--r--  1 dev  staff  {r.randrange(80, 90000):>6} {r.choice(MONTHS)} {r.randrange(1, 29):>2} {r.randrange(24):02d}:{r.randrange(60):02d} {name}"
-
-    def verb_noun(self) -> str:
-        return f"{self.rng.choice(VERBS)} {self.rng.choice(NOUNS)}"

@@ -2,7 +2,8 @@
 
 Needs the ``notebook`` extra (ipywidgets, and anywidget for plotly's
 ``FigureWidget``); nothing else in the lab imports this package, so the core
-and the app run without them.
+and the app run without them. The worked example, ``quickstart.ipynb``, ships
+here as package data, beside the explorer it drives.
 """
 
 from .explore import Explorer, explore, notable

@@ -34,7 +34,7 @@ from ..replayer.engine import replay
 from ..replayer.prices import cost_text
 from ..replayer.report import Report, Row, describe_compactions
 from ..replayer.settings import ReplaySettings, SettingsLike, resolve_settings
-from ..replayer.support import ConfigLike, as_transcript, resolve_config
+from ..replayer.inputs import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
 from .figure_update import update_in_place
 from .request_view import BEFORE, Before, request_html
@@ -93,7 +93,7 @@ class Explorer:
             cfg = resolve_config(cfg, proposal.window)
             if proposal.hidden and not self._settings.hidden_tokens:
                 # Measured with the hidden part counted: the replays count it too, as the app's do.
-                self._settings.hidden_from_usage = True
+                self._settings = self._settings.model_copy(update={"hidden_from_usage": True})
         return cfg, proposal.reason
 
     # -- what a user reads -------------------------------------------------------------------

@@ -7,7 +7,7 @@ hold any text, and none of it may become markup in the notebook.
 
 The diff lines the chosen left side (the raw history, or the context the
 request's pipeline started from) up with what was sent, as the Diff page
-does (``lab.ui.diff``). What the pipeline inserted (a summary, a boundary)
+does (``lab.views.diff``). What the pipeline inserted (a summary, a boundary)
 comes first, then changed messages, then the removed ones folded into one
 block with their count.
 """
@@ -19,7 +19,7 @@ from typing import Any, Literal
 from collections.abc import Sequence
 
 from ..replayer.report import Report, Row
-from ..ui.diff import BlockChange, DiffRow, clip, diff_context, recall_note
+from ..views.diff import BlockChange, DiffRow, clip, diff_context, recall_note
 
 __all__ = ["request_html", "events_html", "Before", "BEFORE", "MAX_ROWS", "CLIP"]
 

@@ -2,9 +2,9 @@
 
     replay(transcript, config, settings=...)   one Report: a Row per request, totals, retention
     ReplaySettings                    prices, prompt cache, retention weights, clock (beside the config)
-    compare(transcript, configs)      one CompareTable row per config
-    compare_folder(folder, configs)   one row per transcript x config, across processes
     propose_window(transcript)        the window at which a config summarizes this session, hidden part counted
+
+Comparing configs (``compare``, ``compare_folder``, ``run_grid``) sits one floor up, in ``lab.evaluation``.
 
 Reports are data: ``Report.to_dict()`` / ``Report.df`` / ``Report.write(path)``. Replays of one
 transcript share what is pure per message (counts, cache keys, recall's index); ``clear_caches()``
@@ -12,7 +12,6 @@ forgets it all, for a cold measurement.
 """
 
 from .cache import CacheStep, PromptCache, request_cost
-from .compare import CompareTable, compare, compare_folder
 from .engine import EPOCH, clear_caches, prompt_too_long_error, replay, request_points, resolve_config
 from .recall import Recall
 from .report import LostMention, Report, Retention, RetentionItem, RetentionPart, Row
@@ -27,9 +26,6 @@ __all__ = [
     "ReplaySettings",
     "load_settings",
     "split_config",
-    "compare",
-    "compare_folder",
-    "CompareTable",
     "Report",
     "Row",
     "Retention",

@@ -9,10 +9,15 @@
    every token several times, and a recall index tokenizes every response of a transcript.
 
    mentions.py uses this module when it was built and falls back to the Python rule otherwise; the tests
-   check the two give the same set on any text. */
+   check the two give the same set on any text.
+
+   normalise, items_table and items_in: content recall's text scans (lab/replayer/content.py), which falls back
+   to its Python rules the same way; its tests hold the two to the same results. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 static int
 is_join(Py_UCS4 c)
@@ -309,19 +314,750 @@ fail:
     return NULL;
 }
 
+/* --- Content recall (lab/replayer/content.py): normalise, and which items a text holds ----------------------- */
+
+/* content.normalise: " ".join(text.split()), in one pass per kind of text into a buffer of the same kind.
+   str.split() splits on Py_UNICODE_ISSPACE runs; PyUnicode_FromKindAndData finds the result's widest character
+   itself, so it compares equal to the Python rule's (a text whose only wide characters were spaces comes out
+   narrower). A text with nothing to change comes back as itself. */
+#define NORMALISE_KIND(NAME, TYPE, KIND)                                                                     \
+    static PyObject *NAME(PyObject *text, const TYPE *in, Py_ssize_t n)                                      \
+    {                                                                                                         \
+        TYPE *buf = PyMem_Malloc((n ? n : 1) * sizeof(TYPE));                                                 \
+        if (buf == NULL) {                                                                                    \
+            return PyErr_NoMemory();                                                                          \
+        }                                                                                                     \
+        /* Without a branch per character: a space is written as ' ' where a run starts and overwritten by   \
+           the next character where it does not (after a space, or at the text's start); a last one is cut. */ \
+        Py_ssize_t size = 0;                                                                                  \
+        int after = 1;                                                                                        \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                  \
+            TYPE c = in[i];                                                                                   \
+            int space = IS_SPACE_##TYPE(c);                                                                   \
+            buf[size] = space ? (TYPE)' ' : c;                                                                \
+            size += !(space & after);                                                                         \
+            after = space;                                                                                    \
+        }                                                                                                     \
+        size -= size > 0 && after;                                                                            \
+        PyObject *out;                                                                                        \
+        if (size == n && memcmp(buf, in, n * sizeof(TYPE)) == 0) {                                            \
+            out = Py_NewRef(text);                                                                            \
+        }                                                                                                     \
+        else {                                                                                                \
+            out = PyUnicode_FromKindAndData(KIND, buf, size);                                                 \
+        }                                                                                                     \
+        PyMem_Free(buf);                                                                                      \
+        return out;                                                                                           \
+    }
+
+/* Whether a character is whitespace as str.split() reads it: a table for one-byte characters. */
+static unsigned char space_ucs1[256];
+#define IS_SPACE_Py_UCS1(c) (space_ucs1[(c)])
+#define IS_SPACE_Py_UCS2(c) (Py_UNICODE_ISSPACE(c) != 0)
+#define IS_SPACE_Py_UCS4(c) (Py_UNICODE_ISSPACE(c) != 0)
+
+NORMALISE_KIND(normalise_1, Py_UCS1, PyUnicode_1BYTE_KIND)
+NORMALISE_KIND(normalise_2, Py_UCS2, PyUnicode_2BYTE_KIND)
+NORMALISE_KIND(normalise_4, Py_UCS4, PyUnicode_4BYTE_KIND)
+
+static PyObject *
+normalise(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "normalise() takes a str, not %.100s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        return normalise_1(text, data, n);
+    case PyUnicode_2BYTE_KIND:
+        return normalise_2(text, data, n);
+    default:
+        return normalise_4(text, data, n);
+    }
+}
+
+/* content.ContentHistory's items, found in a text: the set of indices x with items[x] in text. Each item is
+   looked up by its first `width` characters (the shortest item's length, at most 8), each folded to a byte and
+   packed into a 64-bit word, rolled over the text, and checked whole where that word matches: one pass over the
+   text, as the Aho-Corasick automaton of the Python rule makes, without a Python object per match. A one-byte
+   text's word is its window exactly. */
+
+#define ITEMS_CAPSULE "lab.replayer._scan.items"
+#define FOLD(c) ((uint64_t)(((c) ^ ((c) >> 8) ^ ((c) >> 16)) & 0xFF))
+
+typedef struct {
+    PyObject *items;        /* the tuple of str, kept alive */
+    Py_ssize_t count;
+    Py_ssize_t width;       /* characters hashed: 1..8 */
+    uint64_t mask;          /* the low 8 * width bits: the window's bytes */
+    int bits;
+    Py_ssize_t *heads;      /* per slot, the first item hashed there, or -1 */
+    char *used;             /* per slot, whether any item is there: the pass reads this small map alone */
+    Py_ssize_t *next;       /* per item, the next item of its slot, or -1 */
+    uint64_t *hashes;       /* per item, the hash of its first width characters */
+    int empty;              /* an item is the empty string: every text holds it */
+} Items;
+
+static void
+items_free(PyObject *capsule)
+{
+    Items *t = PyCapsule_GetPointer(capsule, ITEMS_CAPSULE);
+    if (t == NULL) {
+        return;
+    }
+    Py_XDECREF(t->items);
+    PyMem_Free(t->heads);
+    PyMem_Free(t->used);
+    PyMem_Free(t->next);
+    PyMem_Free(t->hashes);
+    PyMem_Free(t);
+}
+
+static Py_ssize_t
+slot_of(uint64_t h, int bits)
+{
+    return (Py_ssize_t)((h * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+static PyObject *
+items_table(PyObject *module, PyObject *items)
+{
+    if (!PyTuple_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "items_table() takes a tuple of str");
+        return NULL;
+    }
+    const Py_ssize_t count = PyTuple_GET_SIZE(items);
+    Py_ssize_t width = 8;
+    for (Py_ssize_t x = 0; x < count; x++) {
+        PyObject *s = PyTuple_GET_ITEM(items, x);
+        if (!PyUnicode_Check(s)) {
+            PyErr_SetString(PyExc_TypeError, "items_table() takes a tuple of str");
+            return NULL;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (len > 0 && len < width) {
+            width = len;
+        }
+    }
+    Items *t = PyMem_Calloc(1, sizeof(Items));
+    if (t == NULL) {
+        return PyErr_NoMemory();
+    }
+    /* Slots enough that a text's word seldom lands on a used one by chance (at most 1 in 32). */
+    int bits = 10;
+    while (((Py_ssize_t)1 << bits) < 32 * count && bits < 24) {
+        bits++;
+    }
+    const Py_ssize_t slots = (Py_ssize_t)1 << bits;
+    t->items = Py_NewRef(items);
+    t->count = count;
+    t->width = width;
+    t->bits = bits;
+    t->heads = PyMem_Malloc(slots * sizeof(Py_ssize_t));
+    t->used = PyMem_Calloc(slots, 1);
+    t->next = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
+    t->hashes = PyMem_Malloc((count ? count : 1) * sizeof(uint64_t));
+    PyObject *capsule = PyCapsule_New(t, ITEMS_CAPSULE, items_free);
+    if (capsule == NULL) {
+        Py_DECREF(t->items);
+        PyMem_Free(t->heads);
+        PyMem_Free(t->used);
+        PyMem_Free(t->next);
+        PyMem_Free(t->hashes);
+        PyMem_Free(t);
+        return NULL;
+    }
+    if (t->heads == NULL || t->used == NULL || t->next == NULL || t->hashes == NULL) {
+        Py_DECREF(capsule);
+        return PyErr_NoMemory();
+    }
+    t->mask = width >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * width)) - 1);
+    for (Py_ssize_t j = 0; j < slots; j++) {
+        t->heads[j] = -1;
+    }
+    /* Last item first, so each slot's chain runs in item order. */
+    for (Py_ssize_t x = count - 1; x >= 0; x--) {
+        PyObject *s = PyTuple_GET_ITEM(items, x);
+        t->next[x] = -1;
+        if (PyUnicode_GET_LENGTH(s) == 0) {
+            t->empty = 1;
+            continue;
+        }
+        const int kind = PyUnicode_KIND(s);
+        const void *data = PyUnicode_DATA(s);
+        uint64_t h = 0;
+        for (Py_ssize_t k = 0; k < width; k++) {
+            h = (h << 8) | FOLD(PyUnicode_READ(kind, data, k));
+        }
+        t->hashes[x] = h;
+        Py_ssize_t slot = slot_of(h, bits);
+        t->next[x] = t->heads[slot];
+        t->heads[slot] = x;
+        t->used[slot] = 1;
+    }
+    return capsule;
+}
+
+static int
+found_at(int kind, const void *data, Py_ssize_t at, PyObject *item)
+{
+    const Py_ssize_t len = PyUnicode_GET_LENGTH(item);
+    const int ikind = PyUnicode_KIND(item);
+    const void *idata = PyUnicode_DATA(item);
+    if (ikind == kind) {
+        return memcmp((const char *)data + at * kind, idata, len * kind) == 0;
+    }
+    for (Py_ssize_t k = 0; k < len; k++) {
+        if (PyUnicode_READ(kind, data, at + k) != PyUnicode_READ(ikind, idata, k)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* An item whose word is h, found at text[i:], joins found (once). */
+static int
+settle_items(const Items *t, uint64_t h, int kind, const void *data, Py_ssize_t n, Py_ssize_t i, char *seen,
+             PyObject *found)
+{
+    for (Py_ssize_t x = t->heads[slot_of(h, t->bits)]; x >= 0; x = t->next[x]) {
+        PyObject *item = PyTuple_GET_ITEM(t->items, x);
+        if (seen[x] || t->hashes[x] != h || PyUnicode_GET_LENGTH(item) > n - i || !found_at(kind, data, i, item)) {
+            continue;
+        }
+        seen[x] = 1;
+        PyObject *index = PyLong_FromSsize_t(x);
+        if (index == NULL || PyList_Append(found, index) < 0) {
+            Py_XDECREF(index);
+            return -1;
+        }
+        Py_DECREF(index);
+    }
+    return 0;
+}
+
+/* The pass over a text of one kind: its word rolled one character at a time, a slot looked at per position. */
+#define SCAN_ITEMS(NAME, KIND, TYPE)                                                                          \
+    static int NAME(const Items *t, const TYPE *chars, Py_ssize_t n, char *seen, PyObject *found)            \
+    {                                                                                                         \
+        const Py_ssize_t width = t->width;                                                                    \
+        const uint64_t mask = t->mask;                                                                        \
+        const int shift = 64 - t->bits;                                                                       \
+        const char *used = t->used;                                                                           \
+        uint64_t h = 0;                                                                                       \
+        for (Py_ssize_t k = 0; k < width - 1; k++) {                                                          \
+            h = (h << 8) | FOLD(chars[k]);                                                                    \
+        }                                                                                                     \
+        for (Py_ssize_t i = 0; i + width <= n; i++) {                                                         \
+            h = ((h << 8) | FOLD(chars[i + width - 1])) & mask;                                               \
+            if (used[(h * 0x9E3779B97F4A7C15ULL) >> shift]                                                    \
+                && settle_items(t, h, KIND, chars, n, i, seen, found) < 0) {                                  \
+                return -1;                                                                                    \
+            }                                                                                                 \
+        }                                                                                                     \
+        return 0;                                                                                             \
+    }
+
+SCAN_ITEMS(scan_items_1, PyUnicode_1BYTE_KIND, Py_UCS1)
+SCAN_ITEMS(scan_items_2, PyUnicode_2BYTE_KIND, Py_UCS2)
+SCAN_ITEMS(scan_items_4, PyUnicode_4BYTE_KIND, Py_UCS4)
+
+static PyObject *
+items_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "items_in(table, text: str)");
+        return NULL;
+    }
+    Items *t = PyCapsule_GetPointer(args[0], ITEMS_CAPSULE);
+    if (t == NULL) {
+        return NULL;
+    }
+    PyObject *text = args[1];
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    char *seen = PyMem_Calloc(t->count ? t->count : 1, 1);
+    PyObject *found = PyList_New(0);
+    if (seen == NULL || found == NULL) {
+        PyMem_Free(seen);
+        Py_XDECREF(found);
+        return PyErr_NoMemory();
+    }
+    if (t->count && n >= t->width) {
+        int failed;
+        switch (kind) {
+        case PyUnicode_1BYTE_KIND:
+            failed = scan_items_1(t, (const Py_UCS1 *)data, n, seen, found);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            failed = scan_items_2(t, (const Py_UCS2 *)data, n, seen, found);
+            break;
+        default:
+            failed = scan_items_4(t, (const Py_UCS4 *)data, n, seen, found);
+            break;
+        }
+        if (failed) {
+            goto fail;
+        }
+    }
+    if (t->empty) {
+        for (Py_ssize_t x = 0; x < t->count; x++) {
+            PyObject *index;
+            if (PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(t->items, x)) != 0) {
+                continue;
+            }
+            index = PyLong_FromSsize_t(x);
+            if (index == NULL || PyList_Append(found, index) < 0) {
+                Py_XDECREF(index);
+                goto fail;
+            }
+            Py_DECREF(index);
+        }
+    }
+    PyMem_Free(seen);
+    PyObject *out = PyFrozenSet_New(found);
+    Py_DECREF(found);
+    return out;
+
+fail:
+    PyMem_Free(seen);
+    Py_DECREF(found);
+    return NULL;
+}
+
+/* content._windows: every MIN_SPAN-character window of each text that starts a word (0, or after a space or
+   \0; anywhere: after any ASCII character but a letter, a digit, _ and DEL) and lies inside its text, as three
+   buffers of the same length: the text's index (int64), the window's position in it (int64), and its hash
+   sum(code * BASE**k for the window's k-th code point) modulo 2**64 (uint64), rolled along the text. The same
+   windows and hashes as the numpy rule, in one pass and without its copies of the text. */
+
+#define SPAN 40
+#define SPAN_BASE 0x9E3779B97F4A7C15ULL
+
+typedef struct {
+    int64_t *which;
+    int64_t *where;
+    uint64_t *hashes;
+    Py_ssize_t size, room;
+} Windows;
+
+static int
+windows_add(Windows *w, int64_t which, int64_t where, uint64_t hash)
+{
+    if (w->size == w->room) {
+        Py_ssize_t room = w->room ? 2 * w->room : 4096;
+        int64_t *a = PyMem_Realloc(w->which, room * sizeof(int64_t));
+        if (a == NULL) {
+            return -1;
+        }
+        w->which = a;
+        int64_t *b = PyMem_Realloc(w->where, room * sizeof(int64_t));
+        if (b == NULL) {
+            return -1;
+        }
+        w->where = b;
+        uint64_t *c = PyMem_Realloc(w->hashes, room * sizeof(uint64_t));
+        if (c == NULL) {
+            return -1;
+        }
+        w->hashes = c;
+        w->room = room;
+    }
+    w->which[w->size] = which;
+    w->where[w->size] = where;
+    w->hashes[w->size] = hash;
+    w->size++;
+    return 0;
+}
+
+static int
+window_break(Py_UCS4 c, int anywhere)
+{
+    if (c == ' ' || c == 0) {
+        return 1;
+    }
+    return anywhere && c < 127 && !is_word(c);
+}
+
+/* Calls on(w, text index, position, hash) for every window of a sequence of str (a PySequence_Fast) that may
+   start there; -1 with an exception set when a text is no str or on returns -1. */
+typedef int (*window_fn)(void *state, int64_t which, int64_t where, uint64_t hash);
+
+/* The windows of one text of one kind: the hash rolled one character at a time, on() called where one may start. */
+#define EACH_WINDOW_KIND(NAME, TYPE)                                                                          \
+    static int NAME(const TYPE *chars, Py_ssize_t n, int64_t t, int anywhere, uint64_t inverse, uint64_t top,  \
+                    window_fn on, void *state)                                                                \
+    {                                                                                                         \
+        uint64_t h = 0, power = 1;                                                                            \
+        for (Py_ssize_t k = 0; k < SPAN; k++) {                                                               \
+            h += (uint64_t)chars[k] * power;                                                                  \
+            power *= SPAN_BASE;                                                                               \
+        }                                                                                                     \
+        /* Position j may start a window when j is 0 or chars[j - 1] is a break. */                          \
+        int allowed = 1;                                                                                      \
+        for (Py_ssize_t j = 0;; j++) {                                                                        \
+            Py_UCS4 first = chars[j];                                                                         \
+            if (allowed && on(state, t, j, h) < 0) {                                                          \
+                return -1;                                                                                    \
+            }                                                                                                 \
+            if (j + SPAN >= n) {                                                                              \
+                return 0;                                                                                     \
+            }                                                                                                 \
+            allowed = window_break(first, anywhere);                                                          \
+            h = (h - first) * inverse + (uint64_t)chars[j + SPAN] * top;                                      \
+        }                                                                                                     \
+    }
+
+EACH_WINDOW_KIND(each_window_1, Py_UCS1)
+EACH_WINDOW_KIND(each_window_2, Py_UCS2)
+EACH_WINDOW_KIND(each_window_4, Py_UCS4)
+
+static int
+each_window(PyObject *texts, int anywhere, window_fn on, void *state)
+{
+    uint64_t inverse, top = 1;
+    /* BASE is odd: its inverse modulo 2**64 by Newton's iteration (each step doubles the correct low bits). */
+    inverse = SPAN_BASE;
+    for (int k = 0; k < 6; k++) {
+        inverse *= 2 - SPAN_BASE * inverse;
+    }
+    for (int k = 0; k < SPAN - 1; k++) {
+        top *= SPAN_BASE;
+    }
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(texts);
+    for (Py_ssize_t t = 0; t < count; t++) {
+        PyObject *text = PySequence_Fast_GET_ITEM(texts, t);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "windows of a sequence of str");
+            return -1;
+        }
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+        if (n < SPAN) {
+            continue;
+        }
+        const void *data = PyUnicode_DATA(text);
+        int failed;
+        switch (PyUnicode_KIND(text)) {
+        case PyUnicode_1BYTE_KIND:
+            failed = each_window_1(data, n, t, anywhere, inverse, top, on, state);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            failed = each_window_2(data, n, t, anywhere, inverse, top, on, state);
+            break;
+        default:
+            failed = each_window_4(data, n, t, anywhere, inverse, top, on, state);
+            break;
+        }
+        if (failed) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+add_window(void *state, int64_t which, int64_t where, uint64_t hash)
+{
+    if (windows_add((Windows *)state, which, where, hash) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static int
+collect_windows(PyObject *texts, int anywhere, Windows *w)
+{
+    return each_window(texts, anywhere, add_window, w);
+}
+
+static void
+windows_free(Windows *w)
+{
+    PyMem_Free(w->which);
+    PyMem_Free(w->where);
+    PyMem_Free(w->hashes);
+}
+
+static PyObject *
+windows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "windows(texts: sequence of str, anywhere: bool)");
+        return NULL;
+    }
+    int anywhere = PyObject_IsTrue(args[1]);
+    if (anywhere < 0) {
+        return NULL;
+    }
+    PyObject *texts = PySequence_Fast(args[0], "windows() takes a sequence of str");
+    if (texts == NULL) {
+        return NULL;
+    }
+    Windows w = {NULL, NULL, NULL, 0, 0};
+    PyObject *out = NULL;
+    if (collect_windows(texts, anywhere, &w) == 0) {
+        /* y# makes None of a NULL buffer: no window at all is three empty buffers. */
+        out = Py_BuildValue("(y#y#y#)", w.size ? (const char *)w.which : "", w.size * (Py_ssize_t)sizeof(int64_t),
+                            w.size ? (const char *)w.where : "", w.size * (Py_ssize_t)sizeof(int64_t),
+                            w.size ? (const char *)w.hashes : "", w.size * (Py_ssize_t)sizeof(uint64_t));
+    }
+    windows_free(&w);
+    Py_DECREF(texts);
+    return out;
+}
+
+/* content._Copies' matching: each candidate window (anywhere) whose hash some source window (at a word start)
+   has, with the first source holding it, kept when that source comes before the candidate's limit. As the numpy
+   rule finds them (windows, sort, unique, lookups). Here the sources' windows, rolled and never stored, pass a bit
+   map of the candidates' hashes (16 bits per window: few that are in no candidate get through); those that pass
+   go to a small hash table with the first source showing each, which every candidate window then looks up. */
+
+typedef struct {
+    uint64_t *keys;
+    int64_t *holders;       /* -1: an empty slot; else the first source showing the key */
+    Py_ssize_t used;
+    int bits;
+    uint64_t *bloom;
+    int bloom_bits;
+} Held;
+
+static Py_ssize_t
+held_slot(const Held *t, uint64_t h)
+{
+    const uint64_t mask = ((uint64_t)1 << t->bits) - 1;
+    Py_ssize_t at = (Py_ssize_t)((h * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits));
+    while (t->holders[at] != -1 && t->keys[at] != h) {
+        at = (Py_ssize_t)((at + 1) & mask);
+    }
+    return at;
+}
+
+static uint64_t
+bloom_bit(const Held *t, uint64_t h)
+{
+    return (h * 0xC2B2AE3D27D4EB4FULL) >> (64 - t->bloom_bits);
+}
+
+/* The table at 2**bits slots, its keys placed again; -1 on no memory. */
+static int
+held_resize(Held *t, int bits)
+{
+    Held grown = *t;
+    const Py_ssize_t slots = (Py_ssize_t)1 << bits;
+    grown.bits = bits;
+    grown.keys = PyMem_Malloc(slots * sizeof(uint64_t));
+    grown.holders = PyMem_Malloc(slots * sizeof(int64_t));
+    if (grown.keys == NULL || grown.holders == NULL) {
+        PyMem_Free(grown.keys);
+        PyMem_Free(grown.holders);
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < slots; j++) {
+        grown.holders[j] = -1;
+    }
+    const Py_ssize_t old = t->keys ? (Py_ssize_t)1 << t->bits : 0;
+    for (Py_ssize_t j = 0; j < old; j++) {
+        if (t->holders[j] >= 0) {
+            Py_ssize_t at = held_slot(&grown, t->keys[j]);
+            grown.keys[at] = t->keys[j];
+            grown.holders[at] = t->holders[j];
+        }
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->holders);
+    *t = grown;
+    return 0;
+}
+
+static int
+hold_source(void *state, int64_t which, int64_t where, uint64_t hash)
+{
+    Held *t = state;
+    uint64_t bit = bloom_bit(t, hash);
+    if (!(t->bloom[bit >> 6] >> (bit & 63) & 1)) {
+        return 0;
+    }
+    Py_ssize_t at = held_slot(t, hash);
+    if (t->holders[at] >= 0) {
+        return 0;
+    }
+    t->keys[at] = hash;
+    t->holders[at] = which;
+    /* At most half full. */
+    if (++t->used * 2 > ((Py_ssize_t)1 << t->bits) && held_resize(t, t->bits + 1) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+copies(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "copies(candidates: sequence of str, limits: sequence of int, sources: sequence of str)");
+        return NULL;
+    }
+    PyObject *out = NULL, *cands = NULL, *limits = NULL, *sources = NULL;
+    Windows cw = {NULL, NULL, NULL, 0, 0};
+    Held t = {NULL, NULL, 0, 0, NULL, 0};
+    int64_t *limit = NULL;
+    cands = PySequence_Fast(args[0], "copies() takes a sequence of str");
+    limits = cands ? PySequence_Fast(args[1], "copies() takes a sequence of int") : NULL;
+    sources = limits ? PySequence_Fast(args[2], "copies() takes a sequence of str") : NULL;
+    if (sources == NULL) {
+        goto done;
+    }
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(cands);
+    if (PySequence_Fast_GET_SIZE(limits) != count) {
+        PyErr_SetString(PyExc_ValueError, "copies(): one limit per candidate");
+        goto done;
+    }
+    limit = PyMem_Malloc((count ? count : 1) * sizeof(int64_t));
+    if (limit == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < count; c++) {
+        limit[c] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(limits, c));
+        if (limit[c] == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    if (collect_windows(cands, 1, &cw) < 0) {
+        goto done;
+    }
+    t.bloom_bits = 10;
+    while (((Py_ssize_t)1 << t.bloom_bits) < 16 * cw.size && t.bloom_bits < 40) {
+        t.bloom_bits++;
+    }
+    t.bloom = PyMem_Calloc(((Py_ssize_t)1 << t.bloom_bits) / 64 + 1, sizeof(uint64_t));
+    if (t.bloom == NULL || held_resize(&t, 10) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < cw.size; k++) {
+        uint64_t bit = bloom_bit(&t, cw.hashes[k]);
+        t.bloom[bit >> 6] |= (uint64_t)1 << (bit & 63);
+    }
+    if (each_window(sources, 0, hold_source, &t) < 0) {
+        goto done;
+    }
+    out = PyList_New(0);
+    if (out == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < cw.size; k++) {
+        int64_t m = t.holders[held_slot(&t, cw.hashes[k])];
+        if (m < 0 || m >= limit[cw.which[k]]) {
+            continue;
+        }
+        PyObject *hit = Py_BuildValue("(LLL)", (long long)cw.which[k], (long long)cw.where[k], (long long)m);
+        if (hit == NULL || PyList_Append(out, hit) < 0) {
+            Py_XDECREF(hit);
+            Py_CLEAR(out);
+            goto done;
+        }
+        Py_DECREF(hit);
+    }
+done:
+    windows_free(&cw);
+    PyMem_Free(t.keys);
+    PyMem_Free(t.holders);
+    PyMem_Free(t.bloom);
+    PyMem_Free(limit);
+    Py_XDECREF(cands);
+    Py_XDECREF(limits);
+    Py_XDECREF(sources);
+    return out;
+}
+
+/* content._Copies.spans' search: the longest run text[s:e] shares with src around text[j:j+n], grown both ways
+   from each of the first `tries` places src holds that window (the first longest wins), as (s, e); (j, j) when
+   src does not hold it. The Python rule's find and _grow, without a Python step per character. */
+static PyObject *
+longest_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_ssize_t j, n, tries;
+    if (nargs != 5 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "longest_run(text: str, j: int, src: str, n: int, tries: int)");
+        return NULL;
+    }
+    j = PyLong_AsSsize_t(args[1]);
+    n = PyLong_AsSsize_t(args[3]);
+    tries = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *text = args[0], *src = args[2];
+    const Py_ssize_t rn = PyUnicode_GET_LENGTH(text), tn = PyUnicode_GET_LENGTH(src);
+    if (j < 0 || n < 0 || j + n > rn) {
+        PyErr_SetString(PyExc_ValueError, "longest_run(): the window is not inside the text");
+        return NULL;
+    }
+    const int rk = PyUnicode_KIND(text), tk = PyUnicode_KIND(src);
+    const void *rd = PyUnicode_DATA(text), *td = PyUnicode_DATA(src);
+    PyObject *w = PyUnicode_Substring(text, j, j + n);
+    if (w == NULL) {
+        return NULL;
+    }
+    Py_ssize_t best_s = j, best_e = j;
+    Py_ssize_t at = PyUnicode_Find(src, w, 0, tn, 1);
+    for (Py_ssize_t k = 0; k < tries && at >= 0; k++) {
+        Py_ssize_t e = j + n, f = at + n;
+        while (e < rn && f < tn && PyUnicode_READ(rk, rd, e) == PyUnicode_READ(tk, td, f)) {
+            e++;
+            f++;
+        }
+        Py_ssize_t s = j, g = at;
+        while (s > 0 && g > 0 && PyUnicode_READ(rk, rd, s - 1) == PyUnicode_READ(tk, td, g - 1)) {
+            s--;
+            g--;
+        }
+        if (e - s > best_e - best_s) {
+            best_s = s;
+            best_e = e;
+        }
+        at = PyUnicode_Find(src, w, at + 1, tn, 1);
+    }
+    Py_DECREF(w);
+    if (at == -2) {
+        return NULL;
+    }
+    return Py_BuildValue("(nn)", best_s, best_e);
+}
+
 static PyMethodDef methods[] = {
     {"token_set", token_set, METH_O, "The set of tokens and their parts a text holds (the mention tokenizer's rule)."},
     {"settle", (PyCFunction)(void (*)(void))settle, METH_FASTCALL,
      "The wanted strings an Aho-Corasick pass over a text's padded shadow found that are tokens or parts of it."},
+    {"normalise", normalise, METH_O, "A text with every run of whitespace one space, and none at either end (content recall's rule)."},
+    {"items_table", items_table, METH_O, "A lookup table of content recall's items (a tuple of str), for items_in."},
+    {"items_in", (PyCFunction)(void (*)(void))items_in, METH_FASTCALL,
+     "The frozenset of the indices of the table's items that occur in a text."},
+    {"windows", (PyCFunction)(void (*)(void))windows, METH_FASTCALL,
+     "Content recall's windows of texts: (text indices, positions, hashes) as int64, int64 and uint64 bytes."},
+    {"longest_run", (PyCFunction)(void (*)(void))longest_run, METH_FASTCALL,
+     "The longest run a text shares with a source around one of its windows, as (start, end) in the text."},
+    {"copies", (PyCFunction)(void (*)(void))copies, METH_FASTCALL,
+     "Content recall's copied windows: (candidate, position, first source) for each candidate window a source before its limit holds."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_scan", "The mention tokenizer's token set, in C (see mentions.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_scan", "The mention tokenizer's token set, and content recall's text scans, in C (see mentions.py, content.py).", -1, methods,
 };
 
 PyMODINIT_FUNC
 PyInit__scan(void)
 {
+    for (int c = 0; c < 256; c++) {
+        space_ucs1[c] = Py_UNICODE_ISSPACE(c) != 0;
+    }
     return PyModule_Create(&module);
 }

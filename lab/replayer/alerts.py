@@ -19,6 +19,7 @@ Pure: no streamlit, no I/O; the app (``lab.ui.alerts``) and the CLI draw them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -49,8 +50,11 @@ class Alert:
 
 
 def _config(report: Report) -> CompactionConfig:
+    if not report.config:
+        return CompactionConfig(window=report.window or 200_000)
     try:
-        return CompactionConfig.model_validate(report.config) if report.config else CompactionConfig(window=report.window or 200_000)
+        # The replay's own config, kept on a fresh report; a report read back parses its dump once.
+        return report.compaction_config
     except ValidationError:
         # A report from another version of the lab: the advice falls back to the defaults' names.
         return CompactionConfig()
@@ -60,7 +64,7 @@ def _events(row: Row, stage: str) -> list[dict[str, Any]]:
     return [e for e in row.events if e.get("stage") == stage]
 
 
-def _summary_failures(rows: list[Row]) -> list[str]:
+def _summary_failures(rows: Sequence[Row]) -> list[str]:
     """Why summaries failed, oldest first; session memory's reasons only when nothing else failed (the full summary follows it)."""
     failed = [e for r in rows for e in _events(r, "summary") if not e.get("success", True)]
     full = [e for e in failed if e.get("strategy") != "session_memory"]
@@ -93,7 +97,7 @@ def _summary_advice(reasons: list[str], cfg: CompactionConfig, watermark: int | 
     return "See the failed summary events on the Timeline; raise the window or loosen the summary tail (summary.tail_min_tokens)."
 
 
-def _breaker(rows: list[Row], report: Report, cfg: CompactionConfig, reasons: list[str]) -> Alert | None:
+def _breaker(rows: Sequence[Row], report: Report, cfg: CompactionConfig, reasons: list[str]) -> Alert | None:
     open_rows = [r for r in rows if r.breaker_open]
     if not open_rows:
         return None
@@ -104,7 +108,7 @@ def _breaker(rows: list[Row], report: Report, cfg: CompactionConfig, reasons: li
     return Alert("breaker_open", "error", message, _summary_advice(reasons, cfg, report.watermark_tokens), open_rows[0].index)
 
 
-def _overflow(rows: list[Row], report: Report, cfg: CompactionConfig) -> Alert | None:
+def _overflow(rows: Sequence[Row], report: Report, cfg: CompactionConfig) -> Alert | None:
     hit = [r for r in rows if r.overflowed]
     if not hit:
         return None
@@ -127,7 +131,7 @@ def _earlier(cfg: CompactionConfig) -> str:
     return f"Let the summary run before the window fills: raise watermark.safety_margin ({_n(wm.safety_margin)}), or raise the window."
 
 
-def _truncated(rows: list[Row], cfg: CompactionConfig) -> Alert | None:
+def _truncated(rows: Sequence[Row], cfg: CompactionConfig) -> Alert | None:
     cut = [r for r in rows if any(e.get("strategy") == "reactive" and e.get("success") for e in _events(r, "recovery"))]
     if not cut:
         return None
@@ -135,7 +139,7 @@ def _truncated(rows: list[Row], cfg: CompactionConfig) -> Alert | None:
     return Alert("recovery_truncated", "warning", message, _earlier(cfg), cut[0].index)
 
 
-def _no_summary(rows: list[Row], report: Report, cfg: CompactionConfig, reasons: list[str]) -> Alert | None:
+def _no_summary(rows: Sequence[Row], report: Report, cfg: CompactionConfig, reasons: list[str]) -> Alert | None:
     if not reasons:
         return None
     if any(e.get("success") and int(e.get("tokens_freed", 0)) > 0 for r in rows for e in _events(r, "summary")):

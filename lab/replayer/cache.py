@@ -21,8 +21,8 @@ The model, kept simple and stated so that numbers can be checked by hand:
   cache-read price + output x output price, all per million tokens (Anthropic
   prices a 5-minute write at 1.25x input and a read at 0.1x).
 
-A message's block counts are cached by object identity (messages are frozen
-and shared between requests), and the previous prompt's message totals are
+A message's total is the counter's, cached there by object identity (messages
+are frozen and shared between requests), and the previous prompt's message totals are
 kept as running sums: the messages two requests share as the same (or equal)
 objects are summed in one lookup, found by C-speed list comparison, and only
 from the first differing message on are blocks compared one by one. So
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from ..core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_text
 from .settings import CacheConfig, PricingConfig
 from ..core.tokens.base import IMAGE_TOKENS, TokenCounter
-from .support import ByIdentity, same_prefix, shared_by_identity
+from .identity_caches import same_prefix
 
 __all__ = ["CacheStep", "PromptCache", "request_cost", "wire_key"]
 
@@ -84,10 +84,6 @@ class CacheStep:
     # Tokens of the prefix shared with the previous request, cached or not.
     shared: int
 
-    @property
-    def hit_ratio(self) -> float:
-        return self.cached / self.sent if self.sent else 0.0
-
 
 def request_cost(step: CacheStep, output_tokens: int, pricing: PricingConfig) -> float:
     """Dollars for one request: input split three ways by the cache, plus output."""
@@ -100,39 +96,36 @@ def request_cost(step: CacheStep, output_tokens: int, pricing: PricingConfig) ->
 
 
 class _Blocks:
-    """Per-message wire keys and token counts, cached by identity."""
+    """Per-message wire keys and token counts.
 
-    max_entries = 200_000
+    A message's total is the counter's (the Compactor's counter keeps one per message object); its keys and
+    block counts are computed when asked, never kept: only the first message at which two successive prompts
+    part is compared block by block, one or two messages a request, and a cache of them per message held a
+    tuple of tuples of its texts for every message of the session (half of the file's size again).
+    """
 
-    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
+    def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        # shared: the counter's process-wide cache; keys and counts are pure per message and counter.
-        self._cache: ByIdentity[tuple[tuple[tuple, ...], tuple[int, ...], int]] = (
-            shared_by_identity(counter, "blocks") if shared else ByIdentity(self.max_entries)
-        )
 
     def of(self, message: Message) -> tuple[tuple[tuple, ...], tuple[int, ...], int]:
-        hit = self._cache.get(message)
-        if hit is not None:
-            return hit
         keys = tuple((message.role,) + wire_key(b) if j == 0 else wire_key(b) for j, b in enumerate(message.content))
         counts = [IMAGE_TOKENS if isinstance(b, ImageBlock) else self.counter.count_text(_text(b, k)) for b, k in zip(message.content, keys, strict=True)]
         total = self.counter.count_message(message)
         if counts:
             # Role markers and separators ride on the first block, so the blocks sum to the message.
             counts[0] += total - sum(counts)
-        return self._cache.put(message, (keys, tuple(counts), total))
+        return keys, tuple(counts), total
 
     def total(self, message: Message) -> int:
-        return self.of(message)[2]
+        return self.counter.count_message(message)
 
 
 class PromptCache:
     """One session's prompt cache: call ``step`` (or ``step_append``) once per request, in order."""
 
-    def __init__(self, settings: CacheConfig, counter: TokenCounter, *, incremental: bool = True, shared: bool = False) -> None:
+    def __init__(self, settings: CacheConfig, counter: TokenCounter, *, incremental: bool = True) -> None:
         self.settings = settings
-        self.blocks = _Blocks(counter, shared=shared)
+        self.blocks = _Blocks(counter)
         self.incremental = incremental
         self._prev: list[Message] = []
         # _prev_sums[i]: tokens of _prev[:i].

@@ -44,19 +44,29 @@ thin to rank configs by it.
 Cost: like recall's ``History``, the transcript's index (``ContentHistory``)
 depends on the transcript alone and is shared by every replay of it. It reads
 every message once. Copies are found by a rolling hash of ``MIN_SPAN``-character
-windows, computed by numpy over many texts at once: the sources' windows start
-their words, a response's are taken after every non-word character (a copy
-holds such a window whole unless it has no word start ``MIN_SPAN`` characters
-before its end: a copy of a lone token, a name, is the names score's), and a
-window found in an earlier source is grown to the whole run both texts share,
-from the first source showing it (a copy whose every window some other output
-showed first can be found cut short, or missed). Every message before the last
-response that needs something is then scanned once by one Aho-Corasick
-automaton over the items. Per replay only the requests that need something
-look at their context, only the messages a stage wrote (stubs, summaries) and
-spill files are scanned, and the context's items are a multiset kept over the
-prefix two successive contexts share. The bench prints what it adds to a
-first replay (``lab.bench.replay``, target x1.2).
+windows: the sources' windows start their words, a response's are taken after
+every non-word character (a copy holds such a window whole unless it has no
+word start ``MIN_SPAN`` characters before its end: a copy of a lone token, a
+name, is the names score's), and a window found in an earlier source is grown
+to the whole run both texts share, from the first source showing it (a copy
+whose every window some other output showed first can be found cut short, or
+missed). Every message before the last response that needs something is then
+scanned once for all the items. Per replay only the requests that need
+something look at their context, only the messages a stage wrote (stubs,
+summaries) and spill files are scanned, and the context's items are a multiset
+kept over the prefix two successive contexts share. The bench prints what it
+adds to a first replay (``lab.bench.replay``, target x1.2).
+
+The text work is in C (``_scan.c``, built at install where a compiler is
+found): ``normalise`` in one pass per text; the windows rolled once per text
+and matched through a bit map and a small hash table (``copies``); the run
+around a found window grown (``longest_run``); the items found by a table of
+their first characters rolled over each text (``items_table``, ``items_in``).
+Without the module, or with a build from before these, the same rules run in
+Python: numpy over many texts at once for the windows, an Aho-Corasick
+automaton for the items. The two give the same results
+(``tests/replayer/test_content_scan.py``); with the Python rules content recall
+adds about twice as much to a first replay.
 """
 
 from __future__ import annotations
@@ -67,7 +77,7 @@ from operator import itemgetter
 from typing import Any
 from collections import Counter
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import ahocorasick
 
@@ -80,7 +90,26 @@ from ..errors import StoreError
 from .mentions import COMMAND_KEYS, PATH_KEYS
 from .recall import spill_refs
 from .report import Row
-from .support import ByIdentity
+from .identity_caches import ByIdentity
+
+# The text scans in C (``_scan.c``, see "Cost" above), built at install where a compiler is found; without it, or
+# with a build from before these were added, the Python rules below serve alone, with the same results
+# (tests/replayer/test_content_scan.py holds the two to that).
+_normalise_c: Callable[[str], str] | None
+_items_table: Callable[[tuple[str, ...]], object] | None
+_items_in: Callable[[object, str], frozenset[int]] | None
+_windows_c: Callable[[Sequence[str], bool], tuple[bytes, bytes, bytes]] | None
+_copies_c: Callable[[Sequence[str], Sequence[int], Sequence[str]], list[tuple[int, int, int]]] | None
+_longest_run: Callable[[str, int, str, int, int], tuple[int, int]] | None
+try:
+    from ._scan import copies as _copies_c
+    from ._scan import items_in as _items_in
+    from ._scan import items_table as _items_table
+    from ._scan import longest_run as _longest_run
+    from ._scan import normalise as _normalise_c
+    from ._scan import windows as _windows_c
+except ImportError:
+    _normalise_c = _items_table = _items_in = _windows_c = _copies_c = _longest_run = None
 
 __all__ = [
     "MIN_LINE",
@@ -106,6 +135,7 @@ THIN = 30
 ANCHOR_KEYS = ("old_string", "old_str")
 WRITTEN_KEYS = ("content", "new_string", "new_str", "file_text")
 _PATCH_MARKS = ("*** Begin Patch", "*** Update File:", "*** Add File:")
+_PATH_KEYS = frozenset(PATH_KEYS)
 _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
 # Texts of one block are never matched across a block boundary: this is no whitespace, so it survives ``normalise``.
 _SEP = "\x00"
@@ -122,14 +152,22 @@ _NONE: frozenset[int] = frozenset()
 _VALUE = itemgetter(1)
 
 
+def _normalise_py(text: str) -> str:
+    return " ".join(text.split())
+
+
+# What every scan here calls: the C rule when it was built (one pass, no list of words), the Python one otherwise.
+_norm: Callable[[str], str] = _normalise_c if _normalise_c is not None else _normalise_py
+
+
 def normalise(text: str) -> str:
     """``text`` with every run of whitespace one space, and none at either end."""
-    return " ".join(text.split())
+    return _norm(text)
 
 
 def anchor_lines(text: str) -> list[str]:
     """The lines of an edit's old text worth counting: normalised, at least ``MIN_LINE`` characters."""
-    return [n for line in text.splitlines() if len(n := normalise(line)) >= MIN_LINE]
+    return [n for line in text.splitlines() if len(n := _norm(line)) >= MIN_LINE]
 
 
 def patch_lines(text: str) -> tuple[list[str], list[str]]:
@@ -240,7 +278,19 @@ _CHUNK = 1 << 17
 
 def _windows(texts: Sequence[str], anywhere: bool) -> tuple[Any, Any, Any]:
     """Every ``MIN_SPAN``-character window of ``texts`` that ``_starts`` allows and that lies inside its own text:
-    (the text's index, the window's position in it, its hash), in text order, positions ascending."""
+    (the text's index, the window's position in it, its hash), in text order, positions ascending.
+
+    In C (``_scan.windows``: one rolling pass per text) when it was built, by numpy over chunks otherwise."""
+    import numpy as np
+
+    if _windows_c is not None:
+        which, where, hashes = _windows_c(texts, anywhere)
+        return np.frombuffer(which, np.int64), np.frombuffer(where, np.int64), np.frombuffer(hashes, np.uint64)
+    return _windows_np(texts, anywhere)
+
+
+def _windows_np(texts: Sequence[str], anywhere: bool) -> tuple[Any, Any, Any]:
+    """``_windows`` by numpy: texts joined into chunks, each hashed by a few array passes."""
     import numpy as np
 
     which: list[Any] = []
@@ -281,7 +331,8 @@ def _breaks(anywhere: bool) -> Any:
 
 
 def _is_patch(text: str) -> bool:
-    return any(mark in text for mark in _PATCH_MARKS)
+    # Every mark starts "*** ": most strings hold none, and one search tells.
+    return "*** " in text and any(mark in text for mark in _PATCH_MARKS)
 
 
 def _strings(value: object, key: str | None, out: list[tuple[str | None, str, bool]], filed: bool = False) -> None:
@@ -293,9 +344,13 @@ def _strings(value: object, key: str | None, out: list[tuple[str | None, str, bo
     if isinstance(value, str):
         out.append((key, value, filed))
     elif isinstance(value, Mapping):
-        here = any(k in PATH_KEYS for k in value)
+        here = not _PATH_KEYS.isdisjoint(value)
         for k, v in value.items():
-            _strings(v, str(k), out, here)
+            # A string value, the most common, is taken here: one call fewer per string.
+            if isinstance(v, str):
+                out.append((str(k), v, here))
+            else:
+                _strings(v, str(k), out, here)
     elif isinstance(value, (list, tuple)):
         if key in COMMAND_KEYS and value and all(isinstance(v, str) for v in value):
             out.append((key, " ".join(value), filed))
@@ -330,36 +385,36 @@ def _parts(message: Message) -> _Parts:
     assistant = message.role == "assistant"
     for b in message.content:
         if isinstance(b, ToolResultBlock):
-            source.append(normalise(_stub_text(b)))
+            source.append(_norm(_stub_text(b)))
         elif isinstance(b, TextBlock):
-            n = normalise(b.text)
+            n = _norm(b.text)
             other.append(n)
             if assistant:
                 candidates.append(n)
         elif isinstance(b, ThinkingBlock):
-            other.append(normalise(b.thinking))
+            other.append(_norm(b.thinking))
         elif isinstance(b, ToolUseBlock):
             found: list[tuple[str | None, str, bool]] = []
             _strings(b.input, None, found)
             for key, s, filed in found:
                 if key in ANCHOR_KEYS:
                     anchors += anchor_lines(s)
-                    other.append(normalise(s))
+                    other.append(_norm(s))
                 elif _is_patch(s):
                     needs, adds = patch_lines(s)
-                    anchors += [n for line in needs if len(n := normalise(line)) >= MIN_LINE]
-                    added = normalise("\n".join(adds))
+                    anchors += [n for line in needs if len(n := _norm(line)) >= MIN_LINE]
+                    added = _norm("\n".join(adds))
                     source.append(added)
                     candidates.append(added)
-                    other.append(normalise(s))
+                    other.append(_norm(s))
                 elif key in WRITTEN_KEYS and (filed or key != "content"):
-                    n = normalise(s)
+                    n = _norm(s)
                     source.append(n)
                     candidates.append(n)
                 elif key in PATH_KEYS:
-                    other.append(normalise(s))
+                    other.append(_norm(s))
                 else:
-                    n = normalise(s)
+                    n = _norm(s)
                     candidates.append(n)
                     other.append(n)
     return _Parts(_SEP.join(filter(None, source)), _SEP.join(filter(None, other)), tuple(dict.fromkeys(anchors)),
@@ -380,22 +435,51 @@ def _grow(r: str, a: int, t: str, b: int, n: int) -> tuple[int, int]:
     return s, e
 
 
+def _longest_run_py(text: str, j: int, src: str, n: int) -> tuple[int, int]:
+    """The longest run ``text[s:e]`` shares with ``src`` around ``text[j:j+n]``, grown from each of the first ``_TRIES``
+    places ``src`` holds that window, as (s, e); (j, j) when it holds none (``_scan.longest_run`` in C)."""
+    w = text[j : j + n]
+    s, e = j, j
+    at = src.find(w)
+    for _ in range(_TRIES):
+        if at < 0:
+            break
+        a, b = _grow(text, j, src, at, n)
+        if b - a > e - s:
+            s, e = a, b
+        at = src.find(w, at + 1)
+    return s, e
+
+
 class _Copies:
     """Where each response's candidate texts copy a run of an earlier source (``ContentHistory``'s spans).
 
-    Windows are compared by a rolling hash, computed by numpy over many texts at once (``_windows``): the
-    responses' windows (after every non-word character) first, then the sources' (at word starts), of which
-    only those a response holds are kept, with the first message holding each. A response's window found in
-    a source before it is grown into the run the two texts share; a hash met by chance in another text is
-    caught there, when the window is not found in the text itself.
+    Windows are compared by a rolling hash (``_windows``): the responses' windows (after every non-word
+    character) first, then the sources' (at word starts), of which only those a response holds are kept, with
+    the first message holding each. A response's window found in a source before it is grown into the run the
+    two texts share; a hash met by chance in another text is caught there, when the window is not found in the
+    text itself. In C (``_scan.copies``) when it was built, by numpy over many texts at once otherwise.
     """
 
     def __init__(self, parts: Sequence[_Parts], starts: Sequence[int]) -> None:
-        import numpy as np
-
         self.parts = parts
         owners = [(i, k) for i, part in enumerate(parts) for k in range(len(part.candidates))]
         texts = [parts[i].candidates[k] for i, k in owners]
+        self.found: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        if _copies_c is not None:
+            # In C (``_scan.copies``): the same windows and hashes, matched by one hash table, no array passes.
+            if owners:
+                sources = [part.source for part in parts[: max(starts[i] for i, _ in owners)]]
+                for c, j, m in _copies_c(texts, [starts[i] for i, _ in owners], sources):
+                    self.found.setdefault(owners[c], []).append((j, m))
+            return
+        self._match(owners, texts, starts)
+
+    def _match(self, owners: Sequence[tuple[int, int]], texts: Sequence[str], starts: Sequence[int]) -> None:
+        """``found`` by numpy: the rule without the C module."""
+        import numpy as np
+
+        parts = self.parts
         # Every candidate window: its candidate (an index into ``owners``), its position there, its hash.
         which, where, hashes = _windows(texts, anywhere=True)
         # Sorted, duplicates left in: only looked up.
@@ -412,7 +496,6 @@ class _Copies:
         # The first message holding each window: ``unique`` gives each value's first index, and sources come in order.
         keys, first = np.unique(keys, return_index=True)
         holders = np.concatenate(held_by)[first] if len(keys) else np.empty(0, np.int64)
-        self.found: dict[tuple[int, int], list[tuple[int, int]]] = {}
         if not len(keys) or not len(hashes):
             return
         found, at = _lookup(keys, hashes)
@@ -435,16 +518,7 @@ class _Copies:
             src = self.parts[m].source
             # The first source holding the window: its longest run with the text, grown both ways from each place
             # the window occurs there (a grep output repeats a path on every line).
-            w = text[j : j + n]
-            s, e = j, j
-            at = src.find(w)
-            for _ in range(_TRIES):
-                if at < 0:
-                    break
-                a, b = _grow(text, j, src, at, n)
-                if b - a > e - s:
-                    s, e = a, b
-                at = src.find(w, at + 1)
+            s, e = _longest_run(text, j, src, n, _TRIES) if _longest_run is not None else _longest_run_py(text, j, src, n)
             span = text[s:e].strip(" " + _SEP)
             if len(span) >= n and " " in span and _SEP not in span:
                 found.append(span)
@@ -494,7 +568,9 @@ class ContentHistory:
                     # What the response's own anchors name is theirs: an edit's new text repeats its old lines.
                     if span not in covered:
                         spans.add(item(span))
-        self.automaton = self._automaton()
+        # The items' lookup: the C table when it was built, the Aho-Corasick automaton of the Python rule otherwise.
+        self._table = _items_table(tuple(self.items)) if _items_table is not None and _items_in is not None and self.items else None
+        self.automaton = self._automaton() if self._table is None else None
         self._texts: dict[str, frozenset[int]] = {}
         # Which items each raw message holds, by identity (``raw`` keeps every message alive), and where a
         # source first holds each item: an anchor is needed when that is before its response.
@@ -502,15 +578,19 @@ class ContentHistory:
         first: dict[int, int] = {}
         # Nothing needed anywhere (no item): no message is looked at again, so none is indexed. Nor is a message at
         # or after the last response that needs something: no context it can be in is asked about.
-        limit = max(self._anchors.keys() | self._spans.keys(), default=0) if self.automaton is not None else 0
+        limit = max(self._anchors.keys() | self._spans.keys(), default=0) if self.items else 0
+        hits = self.text_hits
         for i, (m, part) in enumerate(zip(self.raw[:limit], parts[:limit], strict=True)):
-            src = self.text_hits(part.source, keep=False) if part.source else _NONE
-            for x in src:
-                first.setdefault(x, i)
-            self._hits[id(m)] = src | self.text_hits(part.other, keep=False) if part.other else src
+            src = hits(part.source, keep=False) if part.source else _NONE
+            if src:
+                for x in src:
+                    first.setdefault(x, i)
+                self._hits[id(m)] = src | hits(part.other, keep=False) if part.other else src
+            else:
+                self._hits[id(m)] = hits(part.other, keep=False) if part.other else _NONE
         # What a replay's running state asks of a raw message, in one lookup: its items, for the sent ones that can
         # point to no spill file (no compacted result, not written by a pipeline).
-        self.entries: dict[int, frozenset[int]] = {id(m): self._hits[id(m)] for m in self.raw if id(m) in self._hits and is_sent(m) and not _may_point(m)}
+        self.entries: dict[int, frozenset[int]] = {id(m): self._hits[id(m)] for m in self.raw[:limit] if is_sent(m) and not _may_point(m)}
         self._needed: dict[int, tuple[int, ...]] = {}
         for p in sorted(set(self._anchors) | set(self._spans)):
             anchors = {x for x in self._anchors.get(p, ()) if first.get(x, p) < p}
@@ -532,20 +612,25 @@ class ContentHistory:
         """The items a normalised text holds. Kept by text (``keep``): a spill file or a stage's copy holds a text
         again, and the configs of one transcript write the same stubs. The build keeps none: the raw messages'
         items are kept by message, and their normalised texts would be a second copy of the transcript."""
-        if self.automaton is None or not text:
+        if not self.items or not text:
             return _NONE
         hit = self._texts.get(text) if keep else None
-        if hit is None:
+        if hit is not None:
+            return hit
+        if self._table is not None and _items_in is not None:
+            hit = _items_in(self._table, text) or _NONE
+        else:
+            assert self.automaton is not None
             items = self.items
             # The distinct values matched, collected in C (a common short line matches again and again); an item
             # longer than its key is checked whole.
             matched = set(map(_VALUE, self.automaton.iter(text)))
             found = {x for x in set().union(*matched) if len(items[x]) <= _KEY or items[x] in text} if matched else ()
             hit = frozenset(found) if found else _NONE
-            if keep:
-                if len(self._texts) >= MAX_TEXTS:
-                    self._texts.clear()
-                self._texts[text] = hit
+        if keep:
+            if len(self._texts) >= MAX_TEXTS:
+                self._texts.clear()
+            self._texts[text] = hit
         return hit
 
     def hits(self, message: Message) -> frozenset[int]:
@@ -553,7 +638,7 @@ class ContentHistory:
         hit = self._hits.get(id(message))
         if hit is not None:
             return hit
-        if self.automaton is None:
+        if not self.items:
             return _NONE
         part = _parts(message)
         return self.text_hits(part.source) | self.text_hits(part.other)
@@ -607,6 +692,10 @@ class ContentStep:
         }
 
 
+# What a request that needs nothing counts: one frozen step, shared (most requests need nothing).
+_NOTHING = ContentStep()
+
+
 def _may_point(message: Message) -> bool:
     return message.tag in _PIPELINE_TAGS or any(isinstance(b, ToolResultBlock) and b.compacted is not None for b in message.content)
 
@@ -657,7 +746,7 @@ class ContentRecall:
                     text = None
                 if text is not None:
                     tokens = self.counter.count_text(text) if self.counter is not None else len(text) // 4
-                    found = (self.history.text_hits(normalise(text)), tokens)
+                    found = (self.history.text_hits(_norm(text)), tokens)
             self._spilled[path] = found
         return self._spilled[path]
 
@@ -700,7 +789,7 @@ class ContentRecall:
             # Nothing to look up: the running state waits for the next request that needs something, which then
             # compares its context with the last one it saw (``same`` speaks of the previous request's).
             self._stale = True
-            return ContentStep()
+            return _NOTHING
         self._update(context, None if self._stale else same)
         self._stale = False
         added, removed = self._added.get, self._removed.get

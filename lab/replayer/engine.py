@@ -39,7 +39,7 @@ one.
 
 Counts come from the counter's caches (per block text, and per message object
 here and in the Compactor); a row sums cached counts, it never recounts text.
-Those per-message values (counts, composition, prompt-cache keys, dedup's
+Those per-message values (counts, composition, dedup's
 decoded calls, the retention targets) are pure functions of a frozen message
 and the counter or config, so they outlive a replay: a replay given no counter
 uses one shared instance per counter name, and the next replay of the same
@@ -86,22 +86,21 @@ from .cache import CacheStep, PromptCache, request_cost
 from .overhead import describe_fit, fit_usage
 from .prices import session_pricing, usage_cost
 from .recorded import RecordedMode, apply_recorded
+from .mentions import release_command_memos
 from .recall import Recall
 from .recall import totals as recall_totals
 from .content import ContentRecall, thin_note
 from .content import totals as content_totals
-from .report import Contexts, Report, Row, cost_check, recorded_totals
-from .resume import Checkpoint, Trace, clear_traces, find, interval_for, remember, resume_key
+from .report import Contexts, Report, Row, Rows, cost_check, recorded_totals
+from .resume import Checkpoint, Trace, clear_traces, find, interval_for, keep_trace, resume_key
 from .settings import PricingConfig, ReplaySettings, SettingsLike, resolve_settings
 from .retention import retention, shared_targets
-from .support import (
+from .identity_caches import MessageCounts, MessageParts, SentSums, shared_counter
+from .inputs import (
     EPOCH,
     ConfigLike,
-    MessageCounts,
-    MessageParts,
     RecordingSummarizer,
     ReplayClock,
-    SentSums,
     as_transcript,
     default_summarizer,
     first_request_in,
@@ -109,7 +108,6 @@ from .support import (
     request_points,
     resolve_config,
     sendable,
-    shared_counter,
     with_session_cwd,
     summary_numbers,
 )
@@ -129,7 +127,7 @@ Progress = Callable[[int, int], Any]
 class _Resumed(NamedTuple):
     """The request loop's variables where it starts (``_Run._resume``)."""
 
-    rows: list[Row]
+    rows: Rows
     contexts: Contexts
     context: list[Message]
     consumed: int
@@ -218,7 +216,7 @@ def replay(
     hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
     # Only the lab's own store and summarizer can be resumed: a caller's may hold state no checkpoint saw.
     traced = incremental and store is None and summarizer is None
-    key = resume_key(cfg, rs.model_dump_json(), counter, (anchor, recall, content, retention_each, hidden)) if traced else None
+    key = resume_key(cfg, rs.fingerprint, counter, (anchor, recall, content, retention_each, hidden)) if traced else None
     start = find(given, key, t.messages, cfg.watermark, cfg.window) if key is not None and resume else None
     if start is not None:
         store, state = start[1].store.fork(), start[1].state.fork()
@@ -234,7 +232,7 @@ def replay(
         run = _Run(t, cfg, rs, compactor, recorder, store, retention_each, progress, anchor, incremental, recall, hidden=hidden, content=recall and content)
         report = run.go(notes, trace, start)
     if trace is not None:
-        remember(given, trace)
+        keep_trace(given, trace)
     report.pricing_source = priced_by
     report.recorded_compactions_mode = rs.recorded_compactions
     report.recorded_compactions = len(found)
@@ -260,13 +258,13 @@ def _unseen_by_watermark(cfg: CompactionConfig, hidden: int) -> str | None:
 
 def clear_caches() -> None:
     """Forget everything replays share between them, so the next replay of any transcript starts cold: the
-    per-message counts, compositions, prompt-cache keys and decoded calls (``support.clear_shared``), the
+    per-message counts, compositions and decoded calls (``identity_caches.clear_shared``), the
     retention targets, recall's histories and mention memos, the traces replays resume from, and the repaired
     histories (``lab.core.repair``). Results never change; only the time does."""
     from .content import clear_cache as clear_content
     from .recall import clear_cache as clear_recall
     from .retention import clear_shared_targets
-    from .support import clear_shared
+    from .identity_caches import clear_shared
 
     clear_shared()
     clear_shared_targets()
@@ -295,8 +293,8 @@ class _Run:
         self.counts = MessageCounts(counter)
         # Shared by identity with the next replay of the same messages and counter (pure per message).
         self.parts = MessageParts(counter, shared=True)
-        self.cache = PromptCache(settings.cache, counter, incremental=incremental, shared=True)
-        self.raw_cache = PromptCache(settings.cache, counter, shared=True)
+        self.cache = PromptCache(settings.cache, counter, incremental=incremental)
+        self.raw_cache = PromptCache(settings.cache, counter)
         self.clock = ReplayClock.for_transcript(t, settings)
         self.goals = shared_targets(t.messages, t.meta.planted_facts)
         texts = user_texts(t.messages)
@@ -310,6 +308,8 @@ class _Run:
         self.compactions: dict[str, int] = {}
         self.recall = Recall(t.messages, store, compactor.state.spill_paths, incremental=incremental) if recall else None
         self.content = ContentRecall(t.messages, store, compactor.state.spill_paths, counter, incremental=incremental) if content else None
+        # The transcript's targets and recall index are built: what its commands name is read no more.
+        release_command_memos()
 
     def _hidden(self, which: str, expired: bool, pricing: PricingConfig) -> tuple[float, bool]:
         """The hidden prefix's dollars for one request and whether it was read from the cache: written when
@@ -381,7 +381,7 @@ class _Run:
         if trace is not None:
             trace.interval = interval_for(points)
         if start is None:
-            return _Resumed([], Contexts(), [], 0, 0, None, 0)
+            return _Resumed(Rows(), Contexts(), [], 0, 0, None, 0)
         base, at = start
         self.compactions = dict(at.compactions)
         self._hidden_written = dict(at.hidden_written)
@@ -396,7 +396,7 @@ class _Run:
         if self.progress is not None and at.k:
             self.progress(at.k, points)
         # The rows before the checkpoint are the base's, but for the one field the threshold decides.
-        rows = [r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in base.rows[: at.k]]
+        rows = Rows(r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in base.rows[: at.k])
         return _Resumed(rows, base.contexts.head(at.k), list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
 
     def go(self, notes: list[str], trace: Trace | None = None, start: tuple[Trace, Checkpoint] | None = None) -> Report:
@@ -533,15 +533,18 @@ class _Run:
             trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.results
         return self._report(rows, contexts, final, raw_tokens, notes)
 
-    def _report(self, rows: list[Row], contexts: Contexts, final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:
+    def _report(self, rows: Rows, contexts: Contexts, final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:
         cfg, t = self.cfg, self.t
         final_sent = sendable(final)
         kept = retention(final_sent, self.goals, upto=len(t.messages), store=self.store,
                          spill_paths=self.compactor.state.spill_paths, weights=self.settings.retention)
-        billed = [r for r in rows if not r.failed]
-        sent_total = sum(r.sent_tokens for r in billed)
-        raw_total = sum(r.raw_tokens for r in rows)
-        flags = [r.first_request_kept for r in rows if r.first_request_kept is not None]
+        # Column by column: a Row built per row and pass was most of this function's time and, held in a list, its memory.
+        col = rows.column
+        failed, sent, over = col("failed"), col("sent_tokens"), col("over_watermark")
+        billed = [not f for f in failed]
+        sent_total = sum(n for n, b in zip(sent, billed, strict=True) if b)
+        raw_total = sum(col("raw_tokens"))
+        flags = [f for f in col("first_request_kept") if f is not None]
         final_first = first_request_in(final_sent, self.first)
         if final_first is not None:
             flags.append(final_first)
@@ -551,35 +554,37 @@ class _Run:
             counter=self.compactor.counter.name,
             clock=self.clock.mode,
             rows=rows,
-            peak_sent=max((r.sent_tokens for r in rows), default=0),
+            peak_sent=max(sent, default=0),
             peak_raw=raw_tokens,
             requests=len(rows),
-            requests_over_watermark=sum(1 for r in rows if r.over_watermark),
-            breaker_open_over_watermark=sum(1 for r in rows if r.breaker_open and r.over_watermark),
+            requests_over_watermark=sum(over),
+            breaker_open_over_watermark=sum(1 for b, o in zip(col("breaker_open"), over, strict=True) if b and o),
             watermark_tokens=self.watermark,
             compactions_by_strategy=dict(sorted(self.compactions.items())),
             summary_calls=self.recorder.calls,
-            summary_cost=sum(r.summary_cost for r in rows),
-            invalid_requests=sum(1 for r in rows if not r.valid),
-            overflows=sum(1 for r in rows if r.overflowed),
-            recoveries=sum(1 for r in rows if r.recovered),
-            failures=sum(1 for r in rows if r.failed),
-            total_cost=sum(r.cost for r in rows),
-            total_cost_uncompacted=sum(r.cost_uncompacted for r in rows),
+            summary_cost=sum(col("summary_cost")),
+            invalid_requests=sum(1 for a, o in zip(col("valid_anthropic"), col("valid_openai"), strict=True) if not (a and o)),
+            overflows=sum(col("overflowed")),
+            recoveries=sum(col("recovered")),
+            failures=sum(failed),
+            total_cost=sum(col("cost")),
+            total_cost_uncompacted=sum(col("cost_uncompacted")),
             **recorded_totals(rows),
-            cache_hit_ratio=sum(r.cached_tokens for r in billed) / sent_total if sent_total else 0.0,
-            cache_hit_ratio_uncompacted=sum(r.raw_cached_tokens for r in rows) / raw_total if raw_total else 0.0,
+            cache_hit_ratio=sum(n for n, b in zip(col("cached_tokens"), billed, strict=True) if b) / sent_total if sent_total else 0.0,
+            cache_hit_ratio_uncompacted=sum(col("raw_cached_tokens")) / raw_total if raw_total else 0.0,
             first_request_kept=all(flags) if flags else None,
             retention=kept,
             retention_score=kept.score,
             **recall_totals(rows),  # type: ignore[arg-type]
-            **content_totals(rows),  # type: ignore[arg-type]
-            config=cfg.model_dump(mode="json"),
-            settings=self.settings.model_dump(mode="json"),
+            # The five fields it sums, not a Row per row and pass.
+            **content_totals(rows.fields("content_needed", "content_kept", "content_recoverable", "content_lost", "reread_tokens")),  # type: ignore[arg-type]
+            config=cfg.json_data(),
+            settings=self.settings.json_data(),
             meta={**t.meta.model_dump(mode="json"), "messages": len(t.messages)},
             notes=notes,
         )
         if self.content is not None and (line := thin_note(report.content_needed)) is not None:
             report.notes.append(line)
         report._attach(contexts, t.messages, final)
+        report.keep_config(cfg)
         return report

@@ -89,6 +89,7 @@ __all__ = [
     "kind",
     "is_multiword",
     "clear_cache",
+    "release_command_memos",
     "MAX_CACHED",
 ]
 
@@ -158,6 +159,18 @@ def clear_cache() -> None:
     _SHELL.clear()
     _ARGS.clear()
     _KIND.clear()
+
+
+def release_command_memos() -> None:
+    """Forget what each shell command names (``_SHELL``, ``_ARGS``), keeping the token memos.
+
+    They serve the two readers of a transcript's commands, retention's targets and recall's index, which
+    a replay builds first and shares with every later replay of the transcript; past that, no request
+    reads them again (a message a stage writes is looked up token by token), and on a session of many
+    short commands they held a tenth of the replay's memory to its end. Results never change.
+    """
+    _SHELL.clear()
+    _ARGS.clear()
 
 
 def tokens(text: str) -> set[str]:

@@ -61,10 +61,10 @@ from ..core.store import SpillStore
 from ..errors import StoreError
 from .mentions import Lookup, call_texts, is_multiword, kind, mentions_of, mentions_of_each, tokens_of
 from .mentions import clear_cache as clear_mention_cache
-from .report import LOST_TO, LostMention, Row
-from .support import ByIdentity
+from .report import LOST_TO, LostMention, Row, column
+from .identity_caches import ByIdentity
 
-__all__ = ["Anchored", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "response_mentions", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
+__all__ = ["Anchored", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
 
 # Lost mentions listed per row; the counts are exact regardless.
 MAX_LOST = 20
@@ -103,11 +103,6 @@ def scan(message: Message) -> tuple[set[str], set[str]]:
     named = mentions_of(said, calls, held) if said or calls else set()
     held |= named
     return named, held
-
-
-def response_mentions(messages: Iterable[Message]) -> set[str]:
-    """What assistant messages name in their text and tool calls (thinking left out)."""
-    return set().union(*(scan(m)[0] for m in messages if m.role == "assistant"))
 
 
 def message_mentions(message: Message) -> set[str]:
@@ -256,10 +251,14 @@ class History:
                 said.append((i, other))
                 read.append((texts, calls))
         named = mentions_of_each(read)
+        # Equal sets are one object: most messages hold none of the wanted mentions or the same few, and a
+        # frozenset costs 216 bytes however few it holds (a set per message was a third of the file's size).
+        self._canon: dict[frozenset[str], frozenset[str]] = {_NO_REFS: _NO_REFS}
+        same = self._same
         # Every mention any response names: the only strings worth indexing anywhere.
-        self.responses: list[frozenset[str]] = [frozenset()] * len(self.raw)
+        self.responses: list[frozenset[str]] = [_NO_REFS] * len(self.raw)
         for (i, _), (names, _) in zip(said, named, strict=True):
-            self.responses[i] = frozenset(names)
+            self.responses[i] = same(frozenset(names))
         self.wanted: frozenset[str] = frozenset().union(*self.responses)
         self.lookup = Lookup(self.wanted)
         self.multiword = sorted(w for w in self.wanted if is_multiword(w))
@@ -274,14 +273,14 @@ class History:
             hit = self.wanted.intersection(toks).union(names)
             for text in other:
                 hit |= self.text_hits(text)
-            hits.setdefault(id(self.raw[i]), hit)
+            hits.setdefault(id(self.raw[i]), same(hit))
         # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p"
         # are one lookup and one bisect.
         occurs: defaultdict[str, list[int]] = defaultdict(list)
         for i, m in enumerate(self.raw):
             known = hits.get(id(m))
             if known is None:
-                known = hits[id(m)] = self.compute_hits(m)
+                known = hits[id(m)] = same(self.compute_hits(m))
             for x in known:
                 occurs[x].append(i)
         self.occurs: dict[str, list[int]] = dict(occurs)
@@ -289,11 +288,20 @@ class History:
         lead = self.raw[: system_prompt_length(self.raw)]
         self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
-        self._needed: dict[tuple[int, int], tuple[str, ...]] = {}
+        # By ``point * (len(raw) + 1) + end``: one int per request, not a tuple of two.
+        self._needed: dict[int, tuple[str, ...]] = {}
         # What a replay's running state asks of a raw message, in one lookup: (its hits, the spill paths it
         # points to). Only for the sent ones that can point to none, whatever the replay has spilled: no
         # compacted result, not written by a pipeline (a re-imported lab session may hold such messages).
-        self.entries: dict[int, tuple[frozenset[str], frozenset[str]]] = {id(m): (hits[id(m)], _NO_REFS) for m in self.raw if is_sent(m) and not _may_point(m)}
+        # One entry per distinct set of hits, shared by the messages holding it.
+        pairs: dict[frozenset[str], tuple[frozenset[str], frozenset[str]]] = {}
+        self.entries: dict[int, tuple[frozenset[str], frozenset[str]]] = {
+            id(m): pairs.setdefault(hits[id(m)], (hits[id(m)], _NO_REFS)) for m in self.raw if is_sent(m) and not _may_point(m)
+        }
+
+    def _same(self, found: frozenset[str]) -> frozenset[str]:
+        """The one object holding the set ``found``."""
+        return self._canon.setdefault(found, found)
 
     def raw_hits(self, message: Message) -> frozenset[str] | None:
         """The wanted mentions a message of this raw history holds; None for any other message object."""
@@ -342,7 +350,7 @@ class History:
         if hit is None:
             if len(self._texts) >= MAX_TEXTS:
                 self._texts.clear()
-            hit = self._texts[text] = frozenset(self.lookup.held(text))
+            hit = self._texts[text] = self._same(frozenset(self.lookup.held(text)))
         return hit
 
     def used(self, point: int, end: int) -> set[str]:
@@ -354,7 +362,7 @@ class History:
 
         A transcript's alone, so kept for every replay of it.
         """
-        key = (point, end)
+        key = point * (len(self.raw) + 1) + end
         found = self._needed.get(key)
         if found is None:
             first = self._first.get
@@ -380,7 +388,7 @@ def clear_cache() -> None:
     """Forget every shared history and the mention memos (the bench measures a first replay this way).
 
     Only recall's own memory: the replay's shared counters and per-message caches
-    (``support.clear_shared``) and retention targets (``retention.clear_shared_targets``)
+    (``identity_caches.clear_shared``) and retention targets (``retention.clear_shared_targets``)
     stay, so a replay with recall and one without start from the same caches.
     """
     _HISTORIES.clear()
@@ -555,15 +563,15 @@ class _Multiset:
 
 def totals(rows: Sequence[Row]) -> dict[str, object]:
     """Report fields over all rows: summed counts, and micro-averaged shares (sum kept / sum needed)."""
-    needed = sum(r.needed_mentions for r in rows)
-    kept = sum(r.kept_mentions for r in rows)
-    recoverable = sum(r.recoverable_mentions for r in rows)
+    needed = sum(column(rows, "needed_mentions"))
+    kept = sum(column(rows, "kept_mentions"))
+    recoverable = sum(column(rows, "recoverable_mentions"))
     return {
         "needed_mentions": needed,
         "kept_mentions": kept,
         "recoverable_mentions": recoverable,
-        "lost_recorded": sum(r.lost_recorded for r in rows),
-        "lost_config": sum(r.lost_config for r in rows),
+        "lost_recorded": sum(column(rows, "lost_recorded")),
+        "lost_config": sum(column(rows, "lost_config")),
         "needed_later_recall": kept / needed if needed else None,
         "recoverable_share": recoverable / needed if needed else None,
     }

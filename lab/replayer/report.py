@@ -19,11 +19,17 @@ import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+import functools
+from collections import namedtuple
+from operator import itemgetter
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PrivateAttr, ValidationError
+from pydantic_core import core_schema
 
+from ..core.config import CompactionConfig
 from ..core.messages import Message, is_sent, shared_prefix
+from ..core.stats import PARTS
 from ..atomic import write_text_atomic
 from ..errors import LabError
 from .recorded import RecordedCompaction
@@ -31,7 +37,7 @@ from .recorded import RecordedCompaction
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Contexts", "Row", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO", "recorded_totals", "cost_check",
+__all__ = ["Contexts", "Row", "Rows", "RetentionItem", "RetentionPart", "Retention", "Report", "REPORT_VERSION", "LostMention", "LOST_TO", "column", "recorded_totals", "cost_check",
            "COMPACTION_KINDS", "STAGE_LABELS", "STRATEGY_KINDS", "compaction_kind", "describe_compactions", "invalid_reasons", "describe_invalid", "raw_peak_note"]
 
 REPORT_VERSION = 1
@@ -123,6 +129,18 @@ class Contexts(Sequence[tuple[Message, ...]]):
             yield tuple(msgs)
 
 
+class _Marker:
+    """A shared stand-in for an empty container in a packed row (``Rows``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -137,6 +155,14 @@ class RetentionItem(_Data):
     # For an item that is nowhere: one of LOST_TO, what removed it (None in reports made before it existed).
     lost_to: str | None = None
 
+    def model_post_init(self, context: Any, /) -> None:
+        # A report lists an item for every user message, path and removed output it scores, and pydantic's
+        # set of the fields given cost 216 bytes an item, more than the item: every item shares one (as rows do).
+        object.__setattr__(self, "__pydantic_fields_set__", _ITEM_FIELDS)
+
+
+_ITEM_FIELDS = set(RetentionItem.model_fields)
+
 
 # What removed a lost item: the original agent's own compaction recorded in the transcript, or the replayed config.
 LOST_TO = ("recorded compaction", "this config")
@@ -148,6 +174,13 @@ class LostMention(_Data):
     mention: str
     kind: str
     lost_to: str
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Every field is required, so every mention's set of fields given is this one (see ``RetentionItem``).
+        object.__setattr__(self, "__pydantic_fields_set__", _MENTION_FIELDS)
+
+
+_MENTION_FIELDS = set(LostMention.model_fields)
 
 
 class RetentionPart(_Data):
@@ -259,6 +292,157 @@ class Row(_Data):
 # Every Row's ``model_fields_set`` (see ``Row.model_post_init``).
 _ROW_FIELDS = set(Row.model_fields)
 
+# Row fields in declaration order: a packed row holds their values in this order.
+_ROW_NAMES = tuple(Row.model_fields)
+_row_values = itemgetter(*_ROW_NAMES)
+# Where the containers are: an empty one is packed as a shared marker, and made afresh for each Row built.
+_EMPTY_DICT, _EMPTY_LIST = _Marker("{}"), _Marker("[]")
+_CONTAINERS = tuple((i, info.default_factory) for i, info in enumerate(Row.model_fields.values()) if info.default_factory in (dict, list))
+_COMPOSITION = _ROW_NAMES.index("composition")
+_new, _set_dict = object.__new__, BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra, _set_private = BaseModel.__dict__["__pydantic_extra__"].__set__, BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+class _Parts(tuple):
+    """A composition in ``PARTS`` order, packed as its counts alone (a dict per row was 360 bytes)."""
+
+    __slots__ = ()
+
+
+def _pack(row: Row) -> tuple[Any, ...]:
+    values = list(_row_values(row.__dict__))
+    for i, factory in _CONTAINERS:
+        v = values[i]
+        if not v:
+            values[i] = _EMPTY_DICT if factory is dict else _EMPTY_LIST
+    parts = values[_COMPOSITION]
+    if type(parts) is dict and tuple(parts) == PARTS:
+        values[_COMPOSITION] = _Parts(parts.values())
+    return tuple(values)
+
+
+def _unpack(packed: tuple[Any, ...]) -> Row:
+    values = list(packed)
+    for i, factory in _CONTAINERS:
+        if type(values[i]) is _Marker:
+            values[i] = factory()
+    parts = values[_COMPOSITION]
+    if type(parts) is _Parts:
+        values[_COMPOSITION] = dict(zip(PARTS, parts, strict=True))
+    # Built as validation would build it from these values (they were a Row's): no second validation.
+    row = _new(Row)
+    _set_dict(row, dict(zip(_ROW_NAMES, values, strict=True)))
+    _set_fields_set(row, _ROW_FIELDS)
+    _set_extra(row, None)
+    _set_private(row, None)
+    return row
+
+
+class _FieldsView:
+    """``Rows.fields``: iterated as often as asked, each pass a named tuple per row."""
+
+    __slots__ = ("_packed", "_make", "_at")
+
+    def __init__(self, packed: list[tuple[Any, ...]], kind: Any, at: list[int]) -> None:
+        self._packed, self._make, self._at = packed, kind._make, at
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __iter__(self) -> Iterator[Any]:
+        at = self._at
+        pick = itemgetter(*at) if len(at) > 1 else (lambda p: (p[at[0]],))
+        return map(self._make, map(pick, self._packed))
+
+
+class Rows(Sequence[Row]):
+    """A report's rows, each packed as the tuple of its values; a ``Row`` is built when one is read.
+
+    Why: a replay keeps one row per request, and a pydantic Row is a dict of 55 fields beside its
+    values: 2 KB a row, the largest share of a replay's memory on a session of many tiny messages
+    (2.4x the file's size). Packed, a row is its values alone, with empty containers shared and the
+    composition as its counts. ``Report.rows`` is one: read it as a list of rows (index, slice,
+    iterate, compare with a list); ``column(name)`` reads one field of every row without building them.
+    A Row read from here is a copy: change a report's rows through ``append`` or a new ``Rows``.
+    """
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, rows: Iterable[Row] = ()) -> None:
+        self._packed: list[tuple[Any, ...]] = [_pack(r) for r in rows]
+
+    def append(self, row: Row) -> None:
+        self._packed.append(_pack(row))
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __getitem__(self, k: int | slice) -> Any:
+        if isinstance(k, slice):
+            out = Rows()
+            out._packed = self._packed[k]
+            return out
+        return _unpack(self._packed[k])
+
+    def __iter__(self) -> Iterator[Row]:
+        return map(_unpack, self._packed)
+
+    def column(self, name: str) -> list[Any]:
+        """Field ``name`` of every row, in order, as a Row would hold it (no Row built)."""
+        i = _ROW_NAMES.index(name)
+        factory = next((f for j, f in _CONTAINERS if j == i), None)
+        if factory is None:
+            return [p[i] for p in self._packed]
+        out = [factory() if type(p[i]) is _Marker else p[i] for p in self._packed]
+        if i == _COMPOSITION:
+            out = [dict(zip(PARTS, v, strict=True)) if type(v) is _Parts else v for v in out]
+        return out
+
+    def fields(self, *names: str) -> _FieldsView:
+        """The rows with only the plain fields ``names`` (no containers), each row a named tuple made as it is
+        read: for a caller that reads a few fields of every row, several times (a Row built per row and pass
+        cost a replay of 50,000 requests half a second)."""
+        at = [_ROW_NAMES.index(n) for n in names]
+        if any(i == j for i in at for j, _ in _CONTAINERS):
+            raise LabError(f"Rows.fields reads plain fields only, not {[n for n in names if _ROW_NAMES.index(n) in dict(_CONTAINERS)]}")
+        return _FieldsView(self._packed, _row_fields(names), at)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows):
+            return self._packed == other._packed
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Rows({list(self)!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        # Validated as a list of rows, then packed; serialized as that list, so a report's JSON is unchanged.
+        as_list = handler.generate_schema(list[Row])
+
+        def validate(value: Any, inner: core_schema.ValidatorFunctionWrapHandler) -> Rows:
+            return value if isinstance(value, Rows) else Rows(inner(value))
+
+        def serialize(value: Rows, inner: core_schema.SerializerFunctionWrapHandler) -> Any:
+            return inner(list(value))
+
+        return core_schema.no_info_wrap_validator_function(
+            validate, as_list, serialization=core_schema.wrap_serializer_function_ser_schema(serialize, schema=as_list)
+        )
+
+
+@functools.cache
+def _row_fields(names: tuple[str, ...]) -> type:
+    # One class per set of names, made once: a class is a reference cycle, and a replay must leave none behind
+    # for the collector (lab.core.gcpause runs replays with it paused).
+    return namedtuple("RowFields", names)
+
+
 # Row fields that are nested and stay out of the flat DataFrame view (their own columns are derived).
 _NESTED = ("events", "freed_by_stage", "composition", "problems", "retention", "lost_mentions")
 
@@ -272,7 +456,7 @@ class Report(_Data):
     counter: str = ""
     # "timestamps" or "simulated"
     clock: str = "simulated"
-    rows: list[Row] = Field(default_factory=list)
+    rows: Rows = Field(default_factory=Rows)
     peak_sent: int = 0
     peak_raw: int = 0
     requests: int = 0
@@ -339,6 +523,8 @@ class Report(_Data):
     _contexts: Contexts | None = PrivateAttr(default=None)
     _raw: Sequence[Message] | None = PrivateAttr(default=None)
     _final: tuple[Message, ...] | None = PrivateAttr(default=None)
+    # ``config`` as the typed value: the one the replay ran (``keep_config``), or parsed once from ``config``.
+    _config: CompactionConfig | None = PrivateAttr(default=None)
 
     @property
     def compactions_by_kind(self) -> dict[str, int]:
@@ -360,6 +546,22 @@ class Report(_Data):
         return isinstance(other, Report) and self.__dict__ == other.__dict__
 
     __hash__ = None  # type: ignore[assignment]
+
+    # -- the typed config -----------------------------------------------------
+
+    def keep_config(self, config: CompactionConfig) -> None:
+        """Keep the config the replay ran, whose dump ``config`` is, so ``compaction_config`` needs no parse."""
+        self._config = config
+
+    @property
+    def compaction_config(self) -> CompactionConfig:
+        """The config as a ``CompactionConfig``: the replay's own, or ``config`` validated once (a report read back).
+
+        Raises pydantic's ValidationError when ``config`` does not fit this version of the lab.
+        """
+        if self._config is None:
+            self._config = CompactionConfig.model_validate(self.config)
+        return self._config
 
     # -- contexts -------------------------------------------------------------
 
@@ -487,18 +689,25 @@ class Report(_Data):
             raise LabError(f"cannot write {target}: {e.strerror or e}") from None
 
 
+def column(rows: Sequence[Row], name: str) -> list[Any]:
+    """Field ``name`` of every row: ``Rows.column`` when the rows are packed, else read from each."""
+    return rows.column(name) if isinstance(rows, Rows) else [getattr(r, name) for r in rows]
+
+
 def recorded_totals(rows: Sequence[Row]) -> dict[str, Any]:
     """The report's recorded-bill fields over the requests whose response carries the agent's own cost: that
     cost summed, how many requests, these prices applied to the agent's recorded usage, and the lab's price
     for the same requests replayed uncompacted (what ``cost_check`` sets side by side)."""
-    billed = [r for r in rows if r.recorded_cost is not None]
+    recorded = column(rows, "recorded_cost")
+    billed = [i for i, c in enumerate(recorded) if c is not None]
     if not billed:
         return {"recorded_cost": None, "recorded_cost_requests": 0, "recorded_usage_cost": None, "recorded_cost_priced": None}
+    usage, priced = column(rows, "recorded_usage_cost"), column(rows, "cost_uncompacted")
     return {
-        "recorded_cost": sum(r.recorded_cost or 0.0 for r in billed),
+        "recorded_cost": sum(recorded[i] or 0.0 for i in billed),
         "recorded_cost_requests": len(billed),
-        "recorded_usage_cost": sum(r.recorded_usage_cost or 0.0 for r in billed),
-        "recorded_cost_priced": sum(r.cost_uncompacted for r in billed),
+        "recorded_usage_cost": sum(usage[i] or 0.0 for i in billed),
+        "recorded_cost_priced": sum(priced[i] for i in billed),
     }
 
 

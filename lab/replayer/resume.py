@@ -5,7 +5,8 @@ session every move replayed every request, although two configs that differ
 only in the watermark's threshold make the very same requests until the first
 one at which either config's gate says anything but "below".
 
-The argument, for configs ``A`` and ``B`` equal except in ``GATE_FIELDS``: those
+The argument, for configs ``A`` and ``B`` equal except in the gate's fields
+(``WatermarkConfig.GATE_FIELDS``, declared beside the model they belong to): those
 fields are read by one function, ``watermark.threshold``, and its result by the
 watermark gate alone (and by the replay's ``over_watermark`` row field, which a
 resumed replay recomputes). A gate that answers "below" writes no event and
@@ -28,7 +29,7 @@ what those structures' ``incremental=False`` references already guarantee.
 lets it skip the most requests; ``replay`` then starts at that checkpoint with
 the trace's rows before it (``over_watermark`` recomputed). Only replays whose
 every other input is the same are compatible: the transcript's own message
-objects, the config outside ``GATE_FIELDS``, the settings, the counter object,
+objects, the config outside the gate's fields (``CompactionConfig.gate_free_fingerprint``), the settings, the counter object,
 the lab's own spill store and rule-based summarizer (a caller's store or
 summarizer could hold state the trace never saw), and the replay's flags.
 A resumed report equals the full replay's field for field (tested on random
@@ -37,7 +38,6 @@ thresholds); ``clear_caches`` forgets the traces with the rest.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
@@ -49,13 +49,11 @@ from ..core.messages import Message, Usage
 from ..core.stages.watermark import WatermarkConfig, WatermarkDecision, exceeds, threshold
 from ..core.store import MemoryStore
 from .cache import PromptCache
-from .report import Contexts, Row
-from .support import ReplayClock
+from .report import Contexts, Rows
+from .inputs import ReplayClock
 
-__all__ = ["GATE_FIELDS", "MAX_TRACES", "CHECKPOINTS", "Checkpoint", "Trace", "divergence", "find", "interval_for", "remember", "resume_key", "clear_traces"]
+__all__ = ["MAX_TRACES", "CHECKPOINTS", "Checkpoint", "Trace", "divergence", "find", "interval_for", "keep_trace", "resume_key", "clear_traces"]
 
-# The watermark fields whose only effect is the auto threshold (``watermark.threshold``).
-GATE_FIELDS = ("ratio", "summary_reserve", "safety_margin", "min_window")
 # Traces kept per transcript (the last knob positions), and checkpoints per trace (their spacing follows). A trace
 # holds its replay's contexts, which outlive the report: few are kept, for the transcripts replayed last.
 MAX_TRACES = 2
@@ -96,7 +94,7 @@ class Trace:
     window: int
     interval: int
     gates: list[WatermarkDecision | None] = field(default_factory=list)
-    rows: list[Row] = field(default_factory=list)
+    rows: Rows = field(default_factory=Rows)
     contexts: Contexts = field(default_factory=Contexts)
     summaries: list[Any] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
@@ -107,12 +105,10 @@ def interval_for(requests: int) -> int:
     return max(_MIN_INTERVAL, -(-requests // CHECKPOINTS))
 
 
-def resume_key(cfg: CompactionConfig, settings_json: str, counter: object, flags: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Everything a compatible earlier replay must share: the config outside ``GATE_FIELDS``, the settings, the counter and the flags."""
-    dumped = cfg.model_dump(mode="json")
-    dumped["watermark"] = {k: v for k, v in dumped["watermark"].items() if k not in GATE_FIELDS}
+def resume_key(cfg: CompactionConfig, settings_key: str, counter: object, flags: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Everything a compatible earlier replay must share: the config outside the gate's fields, the settings, the counter and the flags."""
     # The counter object itself: compared by identity (or by value, for a counter that defines it), and kept alive.
-    return (json.dumps(dumped, sort_keys=True), settings_json, counter, flags)
+    return (cfg.gate_free_fingerprint, settings_key, counter, flags)
 
 
 def divergence(trace: Trace, watermark: WatermarkConfig, window: int) -> int:
@@ -149,7 +145,7 @@ def find(given: object, key: tuple[Any, ...], messages: Sequence[Message], water
     return best
 
 
-def remember(given: object, trace: Trace) -> None:
+def keep_trace(given: object, trace: Trace) -> None:
     """Keep the trace of a finished replay of ``given`` for later ones (the last ``MAX_TRACES`` per transcript)."""
     traces = _TRACES.get(id(given), list, holds=given)
     traces.append(trace)

@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from ..core.config import MOVED_SECTION, CompactionConfig, ConfigFormat, describe_error, dump_config, parse_config, read_config_data
+from ..core.frozen import FrozenModel, with_value
 from ..errors import ConfigError
 
 __all__ = [
@@ -48,8 +49,8 @@ DEFAULT_PRICE_ROW = "Claude Sonnet 4.6"
 MOVED_NOTE = f"replay settings moved out of the agent config: read from the file's '{MOVED_SECTION}' section"
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+class _Settings(FrozenModel):
+    """Frozen values, as the agent config is: one is shared by the app's state, its cache keys and the report."""
 
 
 # The fields of PricingConfig that are prices: naming any of them is choosing the prices.
@@ -142,19 +143,19 @@ def parse_settings(data: Any) -> ReplaySettings:
 
 
 def resolve_settings(settings: SettingsLike = None, recorded_compactions: str | None = None) -> ReplaySettings:
-    """A private copy of ``settings`` (None: the defaults), its recorded-compactions mode overridden when given."""
+    """``settings`` as a value (None: the defaults), its recorded-compactions mode overridden when given."""
     if settings is None:
         out = ReplaySettings()
     elif isinstance(settings, ReplaySettings):
-        out = settings.model_copy(deep=True)
+        out = settings  # frozen: shared, never changed
     elif isinstance(settings, Mapping):
         out = parse_settings(settings)
     else:
         raise ConfigError(f"settings must be ReplaySettings, a mapping or None, got {type(settings).__name__}")
-    if recorded_compactions is not None:
+    if recorded_compactions is not None and recorded_compactions != out.recorded_compactions:
         try:
-            out.recorded_compactions = recorded_compactions  # type: ignore[assignment]  # validated on assignment
-        except ValidationError:
+            out = with_value(out, "recorded_compactions", recorded_compactions)
+        except ConfigError:
             raise ConfigError(f"recorded_compactions must be 'undo' or 'keep', got {recorded_compactions!r}") from None
     return out
 

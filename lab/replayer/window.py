@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.config import CompactionConfig
+from ..core.config import CompactionConfig, with_value
 from ..core.messages import Message, Transcript
 from ..core.presets import preset
 from ..core.tokens.base import TokenCounter, get_counter
@@ -38,7 +38,7 @@ from .overhead import fit_usage
 from .recorded import RecordedMode, apply_recorded
 from .report import Report
 from .settings import ReplaySettings, resolve_settings
-from .support import as_transcript, request_points, sendable
+from .inputs import as_transcript, request_points, sendable
 
 __all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window"]
 
@@ -128,10 +128,10 @@ def propose_window(
     """
     from .engine import replay  # the engine imports this package's modules: imported when a proposal is made
 
-    cfg = preset(config) if isinstance(config, str) else (config.model_copy(deep=True) if config is not None else preset("minicode"))
+    cfg = preset(config) if isinstance(config, str) else (config if config is not None else preset("minicode"))
     count: TokenCounter | None = None
     if isinstance(counter, str):
-        cfg.counter = counter
+        cfg = with_value(cfg, "counter", counter)
         count = get_counter(counter)
     elif counter is not None:
         count = counter
@@ -141,7 +141,7 @@ def propose_window(
     if hidden is None:
         fit = fit_usage(t.messages, count if count is not None else get_counter(cfg.counter))
         hidden = rs.hidden_tokens or (max(0, fit.hidden_tokens) if fit is not None else 0)
-    rs.hidden_tokens, rs.hidden_from_usage = hidden, False
+    rs = with_value(rs, "hidden_tokens", hidden).model_copy(update={"hidden_from_usage": False})
     model_window = cfg.window
 
     def run(window: int) -> Report:

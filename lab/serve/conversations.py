@@ -17,7 +17,7 @@ one (the agent compacted or edited it) starts the conversation's Compactor
 over, counted as a reset.
 
 Bodies are converted with the lab's own importers and exporters
-(``lab.formats.anthropic``, ``openai_chat``, ``openai_responses``,
+(``lab.formats.claude.anthropic``, ``openai_chat``, ``openai_responses``,
 ``export``): what goes upstream is what ``lab replay`` would send for those
 messages. Only ``messages`` (the Responses API's ``input``) is rewritten;
 every other field of the agent's body (system, instructions, tools, model,
@@ -166,8 +166,8 @@ class _Items:
 def _import_responses(raw: list[Any]) -> tuple[list[Message], _Items]:
     """``from_items(raw).messages``, item by item, noting which items each message came from."""
     from ..core.messages import ImportNotes
-    from ..formats._build import HistoryBuilder, Loc
-    from ..formats.openai_responses import add_item
+    from ..formats.history_builder import HistoryBuilder, Loc
+    from ..formats.openai.openai_responses import add_item
 
     b = HistoryBuilder(ImportNotes())
     base = Loc(None, "$")
@@ -192,14 +192,14 @@ def _import_responses(raw: list[Any]) -> tuple[list[Message], _Items]:
 
 def _import(api: str, raw: list[Any]) -> list[Message]:
     if api == API_ANTHROPIC:
-        from ..formats.anthropic import request_to_transcript
+        from ..formats.claude.anthropic import request_to_transcript
 
         return list(request_to_transcript({"messages": raw}).messages)
     if api == API_RESPONSES:
-        from ..formats.openai_responses import from_items
+        from ..formats.openai.openai_responses import from_items
 
         return list(from_items(raw).messages)
-    from ..formats.openai_chat import from_messages
+    from ..formats.openai.openai_chat import from_messages
 
     return list(from_messages(raw).messages)
 
@@ -224,7 +224,7 @@ def _export(api: str, messages: Sequence[Message], mark_cache: bool) -> list[Any
     return list(to_openai(list(messages))["messages"])
 
 
-# Responses items that carry a tool's output, and the calls they answer (``lab.formats.openai_responses`` reads the same kinds).
+# Responses items that carry a tool's output, and the calls they answer (``lab.formats.openai.openai_responses`` reads the same kinds).
 _RESPONSES_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _RESPONSES_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "computer_call", "tool_search_call"}
 # The output item kind each call kind the exporter cannot spell (it writes function calls) is answered with.

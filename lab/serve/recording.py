@@ -2,7 +2,7 @@
 
 One file per conversation, ``<DIR>/<conversation hash>.jsonl``, so a recording
 folder is a folder of sessions for ``lab replay``, ``compare`` and ``sweep``
-(``lab.formats.http_log``): ``request`` is the body as the agent sent it,
+(``lab.formats.http.http_log``): ``request`` is the body as the agent sent it,
 ``upstream_request`` what went upstream, ``response`` the upstream's answer
 (a stream assembled into its unstreamed body), ``usage`` the upstream's usage.
 Headers are never written (they hold keys), nor the URL's query.

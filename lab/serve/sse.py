@@ -2,7 +2,7 @@
 
 The relay forwards upstream chunks as they arrive and keeps a copy; once the
 response ends, the copy is parsed here: a stream is assembled into the body the
-API would have sent unstreamed (``lab.formats.http_sse``), for the recording
+API would have sent unstreamed (``lab.formats.http.http_sse``), for the recording
 and for the usage ``/stats`` reads.
 """
 
@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from ..core.messages import ImportNotes
-from ..formats._build import Loc
-from ..formats.http_sse import assemble, stream_events
+from ..formats.history_builder import Loc
+from ..formats.http.http_sse import assemble, stream_events
 
 __all__ = ["read_copy", "usage_of"]
 

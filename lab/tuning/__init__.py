@@ -9,7 +9,6 @@
     result.export_chosen("chosen.toml")  # the best held-out trial (folds: on by default from 2 sessions)
 
     space        the search space, from a TOML file of config fields and their ranges or choices
-    objectives   what a trial is scored on, folded over the transcripts
     study        the Optuna NSGA-II search, resumable from an sqlite study file
     folds        which sessions each fold's search never sees, to score its front held out
     result       SweepResult: every trial, the Pareto front, export
@@ -40,10 +39,11 @@ _EXPORTS: dict[str, str] = {
     "load_space": "space",
     "EXAMPLE_SPACE": "space",
     "AUTO": "space",
-    "Objective": "objectives",
-    "OBJECTIVES": "objectives",
-    "DEFAULT_OBJECTIVES": "objectives",
-    "SCORES": "objectives",
+    # What a trial is scored on is an evaluation measure: it lives one floor down, re-exported here.
+    "Objective": "..evaluation.objectives",
+    "OBJECTIVES": "..evaluation.objectives",
+    "DEFAULT_OBJECTIVES": "..evaluation.objectives",
+    "SCORES": "..evaluation.objectives",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -54,7 +54,8 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'lab.tuning' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    target = module if module.startswith(".") else f".{module}"
+    value = getattr(importlib.import_module(target, __name__), name)
     globals()[name] = value
     return value
 

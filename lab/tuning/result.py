@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from ..atomic import write_table, write_text_atomic
 from ..core.config import CompactionConfig, dump_config, parse_config
 from ..errors import ConfigError, LabError
-from .objectives import OBJECTIVES, SCORES
+from ..evaluation.objectives import OBJECTIVES, SCORES
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -6,7 +6,7 @@ How a run goes, and why:
 
 - **Generations as grids.** Trials are asked one NSGA-II generation
   (``population`` trials) at a time and the whole generation is replayed in
-  one ``lab.replayer.runner.run_grid`` call, trials x transcripts, so processes
+  one ``lab.evaluation.run_grid`` call, trials x transcripts, so processes
   (or Ray, through ``ray=``) always have a full grid to share.
 - **Seeded, per trial.** The sampler is rebuilt before each trial is asked,
   seeded from ``seed`` and the trial's number. NSGA-II's own state
@@ -63,11 +63,12 @@ from ..core.config import CompactionConfig
 from ..core.messages import Transcript
 from ..errors import ConfigError, LabError, TranscriptError
 from ..replayer.explain import CONSTRAINTS, blocked, broken, broken_row, broken_text
-from ..replayer.runner import ProbeSpec, run_grid
+from ..evaluation.grid import run_grid
+from ..evaluation.scorers import ProbeSpec
 from ..replayer.settings import ReplaySettings, SettingsLike, load_split, resolve_settings
-from ..replayer.support import ConfigLike, resolve_config
+from ..replayer.inputs import ConfigLike, resolve_config
 from . import folds as fold_plan
-from .objectives import Objective, objectives as pick_objectives, scores as fold_scores, session_scores
+from ..evaluation.objectives import Objective, objectives as pick_objectives, scores as fold_scores, session_scores
 from .progress import ProgressCallback, StderrLine, SweepProgress
 from .result import SweepResult, non_dominated
 from .space import SearchSpace, load_space, parse_space
@@ -96,7 +97,7 @@ def _split(batch: Any) -> tuple[list[Transcript], list[str], list[str]]:
 
 def _read(source: TranscriptSource) -> Any:
     """Every item of ``source`` as a compare reads it (``read_batch``), Transcripts given as they are."""
-    from ..replayer.compare import Batch, read_batch
+    from ..evaluation.batch import Batch, read_batch
 
     items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
     batch = Batch()
@@ -210,7 +211,7 @@ def sweep(
     ``transcripts``: a file, a folder, Transcripts, or a list of them. ``base``: the config the
     space varies (a preset name, a config, a mapping or a config file). ``progress``: a callback
     taking a ``SweepProgress``, or True for a line on stderr. ``probe``: the models that answer and grade
-    probes (``lab.replayer.runner.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
+    probes (``lab.evaluation.ProbeSpec``); needed for the ``probe_score`` objective, and every trial then
     makes model calls. ``settings``: the ``ReplaySettings`` (or mapping) every trial is billed and timed with
     (default: what an old base config file carried under ``replay``, else the defaults). ``strict``: a
     transcript that cannot be read is a ``TranscriptError`` before any trial runs (else it is skipped, and said).

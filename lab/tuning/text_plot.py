@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
 from ..errors import ConfigError
-from .objectives import SCORES
+from ..evaluation.objectives import SCORES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import SweepResult

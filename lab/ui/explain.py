@@ -11,21 +11,26 @@ the terminal. Nothing here shows a raw mapping: a count is always said in words.
     overflow_text(report)        the overflows and failures in one sentence (None when there were none)
     prices_caption(report)       the row and prices a table of costs is in
     cost_caption(report)         the cost, the row and prices it was billed at, and why that row
+    cost_metric(col, report)     the cost as a metric, its saving as the delta, the prices and the bill check as its help
+    show_inactive(config)        what a config skips at its window by design, beside the numbers it explains
 """
 
 from __future__ import annotations
 
 from typing import Any
+from collections.abc import Mapping
 
 import streamlit as st
 
-from ..replayer.prices import cost_text, price_tag, pricing_rule
-from ..replayer.report import COMPACTION_KINDS, Report, describe_compactions, describe_invalid
+from ..core.config import CompactionConfig
+from ..core.diagnostics import inactive_by_design
+from ..replayer.prices import cost_text, describe_settings, price_tag, pricing_rule
+from ..replayer.report import COMPACTION_KINDS, Report, cost_check, describe_compactions, describe_invalid
 from ..replayer.settings import PricingConfig
-from .markdown import literal_markdown
+from ..views.markdown import literal_markdown
 
 __all__ = ["compactions_text", "compactions_help", "invalid_help", "show_invalid", "overflow_text", "cost_caption", "prices_caption",
-           "escape_dollars"]
+           "escape_dollars", "cost_metric", "show_inactive"]
 
 
 def escape_dollars(text: str) -> str:
@@ -91,3 +96,35 @@ def cost_caption(report: Report) -> str:
     rule = pricing_rule(report.pricing_source, report.meta.get("model"))
     return escape_dollars(f"Cost {cost_text(report.total_cost, report.settings)}, priced at {rule}; "
                           f"without compaction ${report.total_cost_uncompacted:,.4f}.")
+
+
+def cost_metric(col: Any, report: Report) -> None:
+    """The Timeline's cost metric in ``col``: the saving against no compaction as its delta, the prices and the bill check as its help."""
+    saved = report.total_cost_uncompacted - report.total_cost
+    cost_help = f"{price_tag(_pricing(report))}; without compaction ${report.total_cost_uncompacted:.4f}. {describe_settings(report.settings)}"
+    bill = cost_check(report)
+    if bill is not None:
+        cost_help += f" Check: {bill}."
+    cost_help = escape_dollars(cost_help)
+    if abs(saved) < 1e-9:
+        # Nothing compacted the bill: a green "-$0.0000" would claim a saving that is not there.
+        col.metric("Cost", f"${report.total_cost:.4f}", delta="no change", delta_color="off", delta_arrow="off", help=cost_help)
+    else:
+        # Streamlit reads the direction from a leading "-"; inverse colours make a saving green.
+        col.metric("Cost", f"${report.total_cost:.4f}", delta=f"{'-' if saved > 0 else '+'}${abs(saved):.4f} vs none",
+                   delta_color="inverse", help=cost_help)
+
+
+def show_inactive(config: CompactionConfig | Mapping[str, Any], where: Any = None, *, label: str | None = None) -> None:
+    """A caption per stage ``config`` switches off at its window on purpose (``lab.core.diagnostics.inactive_by_design``).
+
+    Issue 31: a smaller window giving a bigger peak reads as a bug unless the page says, next to the number, that the
+    preset skips auto-compaction there. ``config``: the config itself or a report's dump of it (``Report.config``).
+    ``where``: a Streamlit container (default: the page); ``label``: the config's name where a page shows several.
+    """
+    cfg = config if isinstance(config, CompactionConfig) else CompactionConfig.model_validate(config)
+    target = where if where is not None else st
+    # The notes are the lab's own words; a label may be the user's (a saved config's name), shown as written.
+    head = f"{literal_markdown(label)}: " if label else ""
+    for note in inactive_by_design(cfg):
+        target.caption(f"{head}Inactive by design: {note}.")

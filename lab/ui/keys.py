@@ -13,7 +13,8 @@ the state modules read a widget's value only when the page hands them its key.
 
 from __future__ import annotations
 
-import hashlib
+# The hash lives with the upload files it first keyed (lab.views, below this floor); the state modules reach it here.
+from ..views.files import digest
 
 __all__ = [
     "PREFIX",
@@ -56,7 +57,7 @@ CONFIG, PRESET, GEN, CFG_ERROR = PREFIX + "config", PREFIX + "preset", PREFIX + 
 REQUEST, REQUEST_URL = PREFIX + "request", PREFIX + "request_url"
 LLM, DIR, UPLOAD_ID, UPLOAD_ERROR = PREFIX + "llm", PREFIX + "dir", PREFIX + "upload_id", PREFIX + "upload_error"
 SAVED = PREFIX + "saved_configs"
-# The sessions of an upload that holds several (lab.ui.files.StoreSessions), and why the last pick failed.
+# The sessions of an upload that holds several (lab.views.files.StoreSessions), and why the last pick failed.
 SESSIONS, PICK_ERROR = PREFIX + "sessions", PREFIX + "session_pick_error"
 # The replay settings (prices, cache, retention weights, clock, recorded compactions): beside the config, not in it.
 SETTINGS = PREFIX + "replay_settings"
@@ -73,8 +74,3 @@ SWEEP_RESULT, SWEEP_PICKED = PREFIX + "sweep_result", PREFIX + "sweep_picked"
 LLM_RESULT, LLM_ERROR = PREFIX + "llm.result", PREFIX + "llm.error"
 PROBE_RESULT, PROBE_ERROR = PREFIX + "probe.result", PREFIX + "probe.error"
 
-
-def digest(data: bytes | str) -> str:
-    """sha256 hex of ``data`` (str as UTF-8): the content part of every cache key."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()

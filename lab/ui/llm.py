@@ -3,7 +3,7 @@
 The key is typed into a password field and kept in ``st.session_state``
 only, inside ``ProviderSettings`` as a ``SecretStr`` (never in a dump or a
 repr); it is not written to disk, not exported, not logged, and caches see
-only its hash (``state.summarizer_fingerprint``). Without a key the SDK
+only its hash (``summarizer_fingerprint``). Without a key the SDK
 reads ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``; a base URL alone is
 enough for a local OpenAI-compatible server.
 
@@ -28,8 +28,9 @@ from ..core.messages import Transcript
 from ..core.providers import DEFAULT_MODELS, KEY_ENV_VARS, ProviderSettings, settings_from_dict
 from ..core.summarizers.base import Summarizer
 from ..errors import LabError
-from . import keys, state
-from .summary import SummaryComparison, summarise_request
+from . import keys
+from .settings import get_config, set_llm_settings
+from ..views.summary import SummaryComparison, summarise_request
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
@@ -87,10 +88,10 @@ def make_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Sum
 def llm_panel() -> ProviderSettings | None:
     """Draw the panel; return the settings when an LLM is picked and can run, else None."""
     provider = st.radio("Summarizer", SUMMARIZERS, key=_PROVIDER, horizontal=True, persist_state="session", help="rules: offline and deterministic; anthropic / openai: an LLM writes the summary.")
-    cfg = state.get_config()
+    cfg = get_config()
     st.caption(f"The replay's compactions use summary.summarizer = {cfg.summary.summarizer} (Pipeline page).")
     if provider == "rules":
-        state.set_llm_settings(None)
+        set_llm_settings(None)
         st.info("Rule-based summaries need no provider. Pick anthropic or openai to compare an LLM summary with them.")
         return None
     env = KEY_ENV_VARS[provider]
@@ -99,16 +100,16 @@ def llm_panel() -> ProviderSettings | None:
     model = st.text_input("Model", key=_MODEL, persist_state="session", placeholder=DEFAULT_MODELS[provider], help="Empty: the provider's default model.")
     missing = missing_reason(provider, key, url)
     if missing:
-        state.set_llm_settings(None)
+        set_llm_settings(None)
         st.info(missing)
         return None
     try:
         settings = build_settings(provider, key, url, model)
     except LabError as e:
-        state.set_llm_settings(None)
+        set_llm_settings(None)
         st.error(str(e))
         return None
-    state.set_llm_settings(settings)
+    set_llm_settings(settings)
     source = key_source(provider, key, url)
     st.caption(f"Ready: {settings.describe()}; key: {source}.")
     return settings
@@ -147,8 +148,8 @@ def llm_summary_section(report: Report, k: int, transcript: Transcript, settings
                 assert settings is not None
                 comparison = summarise_request(
                     report.input_at(k),
-                    state.get_config(),
-                    make_summarizer(settings, state.get_config()),
+                    get_config(),
+                    make_summarizer(settings, get_config()),
                     tools=transcript.tools,
                     now=report.rows[k].time,
                 )

@@ -1,8 +1,10 @@
 """What every page shares to find its way: the selected request, page paths, the empty state, the sidebar.
 
-The selected request is shared by Timeline and Diff and mirrored in the URL
-(``?request=k``), so a link opens the same request; a click on a chart point
-selects its request once.
+The selected request is shared by Timeline, Diff, Summary and Export and
+mirrored in the URL (``?request=k``), so a link opens the same request; a
+click on a chart point selects its request once. ``request_picker`` is the
+plain number input the Summary and Export pages (and the probe panel) pick it
+with; nothing here puts transcript text in a widget label.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "select_from_click",
     "show_request",
     "request_picked",
+    "request_picker",
     "page_path",
     "require_transcript",
     "sidebar",
@@ -64,6 +67,15 @@ def show_request(widget_key: str, k: int) -> None:
 def request_picked(widget_key: str) -> None:
     """``on_change`` of a request picker: select the request the widget under ``widget_key`` now holds."""
     select_request(st.session_state[widget_key])
+
+
+def request_picker(n: int, key: str) -> int:
+    """A number input for the request, shared with the Timeline and Diff through ``selected_request``."""
+    current = min(selected_request(), n - 1)
+    k = int(st.number_input(f"Request (0 to {n - 1})", min_value=0, max_value=n - 1, value=current, step=1, key=key))
+    if k != selected_request():
+        select_request(k)
+    return k
 
 
 def select_from_click(points: list[dict[str, Any]], last: int, memo_key: str) -> bool:

@@ -1,7 +1,7 @@
 """The Summary page's "Probe this context" panel, and the state it keeps.
 
 It uses the LLM settings the app already holds in memory
-(``state.llm_settings()``, set by the LLM summary panel): the same key, base
+(``llm_settings()``, set by the LLM summary panel): the same key, base
 URL and model answer the probes, and a judge model may be named here. The
 result lives in ``st.session_state`` under this module's keys, tagged with
 the request, the config and a fingerprint of the settings (the key's hash
@@ -21,12 +21,15 @@ from ..core.providers import ProviderSettings
 from ..errors import LabError
 from ..probe import DIMENSIONS, PROBE_KINDS, ProbeReport, run_probes
 from ..probe.run import estimate
-from . import keys, state, views
+from . import keys
+from .navigation import request_picker
+from .settings import llm_settings
+from .transcript import transcript_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
 
-__all__ = ["RESULT", "ERROR", "result_key", "probe_result", "set_probe_result", "probe_error", "clear_probe_result",
+__all__ = ["RESULT", "ERROR", "result_key", "probe_result", "set_probe_result", "probe_error",
            "score_rows", "dimension_rows", "probe_panel"]
 
 # The panel's widget keys; its result is session state, named in ``keys``.
@@ -55,11 +58,6 @@ def set_probe_result(key: str, result: ProbeReport) -> None:
 def probe_error(key: str) -> str | None:
     found = st.session_state.get(ERROR)
     return found[1] if found is not None and found[0] == key else None
-
-
-def clear_probe_result() -> None:
-    st.session_state.pop(RESULT, None)
-    st.session_state.pop(ERROR, None)
 
 
 def _fmt(x: float | None) -> str:
@@ -100,7 +98,7 @@ def _show(result: ProbeReport) -> None:
 
 def probe_panel(report: Report, transcript: Transcript) -> None:
     """Pick a request, see the estimate, run the probes, see the scores per type and dimension."""
-    settings = state.llm_settings()
+    settings = llm_settings()
     if settings is None:
         st.info("Probes need a model: turn on \"Compare with an LLM summary\" above and pick anthropic or openai there "
                 "(its key, base URL and model are used here, in memory only).")
@@ -108,7 +106,7 @@ def probe_panel(report: Report, transcript: Transcript) -> None:
     if not report.rows:
         st.info("This transcript has no requests to probe.")
         return
-    k = views.request_picker(len(report.rows), key=_K + "request")
+    k = request_picker(len(report.rows), key=_K + "request")
     judge_model = st.text_input("Judge model", key=_K + "judge", placeholder=settings.resolved_model, help="Empty: the answering model grades too.").strip()
     limit = st.number_input("Max cost in dollars (0: no limit)", min_value=0.0, max_value=1000.0, value=1.0, step=0.5, key=_K + "max_cost")
     judge = settings.model_copy(update={"model": judge_model}) if judge_model else settings
@@ -125,7 +123,7 @@ def probe_panel(report: Report, transcript: Transcript) -> None:
         try:
             with st.spinner("Asking the probes and grading the answers..."):
                 result = run_probes(report, settings, judge=judge, at=[k], tools=transcript.tools, max_cost=limit or None,
-                                    session=state.transcript_label())
+                                    session=transcript_label())
         except LabError as e:
             st.session_state[ERROR] = (key, str(e))
         else:

@@ -1,8 +1,9 @@
 """Cached computations on the loaded transcript: its replay, its token stats, its proposed window, a compare table.
 
 Imports and stats are keyed on the transcript's content key; the replay on
-that key + the config's JSON + the replay settings' JSON + a fingerprint of the summarizer settings, so
-moving one slider re-runs only the replay. Those caches are shared by
+that key + the config's fingerprint + the replay settings' fingerprint + a fingerprint of the summarizer settings,
+so moving one slider re-runs only the replay. A fingerprint is computed once per (frozen) value, and the
+value itself rides along unhashed, so nothing is parsed back from JSON. Those caches are shared by
 browser sessions holding identical content, so replays spill into a memory
 store, never into one session's folder (which holds only uploads). Cached
 objects are shared between reruns and sessions: callers treat them as
@@ -19,14 +20,16 @@ from ..core.config import CompactionConfig
 from ..core.messages import Transcript
 from ..replayer.settings import ReplaySettings
 from . import keys
-from .settings import config_for_choice, get_config, get_preset_name, get_settings, llm_settings
+from .proposal import proposal_for
+from .settings import config_for_choice, get_config, get_settings, llm_settings
 from .transcript import get_transcript, transcript_key
 
 if TYPE_CHECKING:  # pragma: no cover
     # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
     from ..core.providers import ProviderSettings
     from ..core.stats import TranscriptStats
-    from ..replayer import CompareTable, Report
+    from ..evaluation import CompareTable
+    from ..replayer import Report
     from ..replayer.overhead import UsageFit
     from ..replayer.recorded import RecordedCompaction
     from ..replayer.window import WindowProposal
@@ -39,7 +42,6 @@ __all__ = [
     "get_compare",
     "get_recorded",
     "get_window_proposal",
-    "model_window",
     "get_usage_fit",
 ]
 
@@ -70,15 +72,14 @@ def _summarizer(config: CompactionConfig, settings: ProviderSettings | None) -> 
 
 
 @st.cache_resource(max_entries=12, show_spinner="Replaying the transcript under this config...")
-def _replay_cached(transcript_key: str, config_json: str, settings_json: str, summarizer_key: str, _transcript: Transcript,
-                   _summarizer: Any) -> Report:
+def _replay_cached(transcript_key: str, config_key: str, settings_key: str, summarizer_key: str, _transcript: Transcript,
+                   _config: CompactionConfig, _settings: ReplaySettings, _summarizer: Any) -> Report:
     # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
     # objects, whose content those strings already identify. Report objects are shared between
     # reruns (cache_resource does not copy), so callers treat them as read-only.
     from ..replayer import replay
 
-    return replay(_transcript, CompactionConfig.model_validate_json(config_json), settings=ReplaySettings.model_validate_json(settings_json),
-                  summarizer=_summarizer)
+    return replay(_transcript, _config, settings=_settings, summarizer=_summarizer)
 
 
 def get_report() -> Report | None:
@@ -89,14 +90,16 @@ def get_report() -> Report | None:
     transcript = get_transcript()
     if transcript is None:
         return None
-    cfg = get_config()
+    cfg, rs = get_config(), get_settings()
     settings = llm_settings()
     return _replay_cached(
         transcript_key() or "",
-        cfg.model_dump_json(),
-        get_settings().model_dump_json(),
+        cfg.fingerprint,
+        rs.fingerprint,
         summarizer_fingerprint(cfg, settings),
         transcript,
+        cfg,
+        rs,
         _summarizer(cfg, settings),
     )
 
@@ -122,15 +125,16 @@ def get_stats() -> TranscriptStats | None:
 
 
 @st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
-def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], settings_json: str, _transcript: Transcript) -> CompareTable:
-    from ..replayer import compare
+def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], settings_key: str, _transcript: Transcript,
+                    _configs: tuple[CompactionConfig, ...], _settings: ReplaySettings) -> CompareTable:
+    from ..evaluation import compare
 
-    return compare(_transcript, [(label, CompactionConfig.model_validate_json(js)) for label, js in labelled],
-                   settings=ReplaySettings.model_validate_json(settings_json))
+    # labelled: (label, fingerprint) pairs, the cache key; _configs: the values they identify, in the same order.
+    return compare(_transcript, [(label, cfg) for (label, _), cfg in zip(labelled, _configs, strict=True)], settings=_settings)
 
 
 def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | None:
-    """``lab.replayer.compare`` of the loaded transcript under the chosen configs, cached like get_report.
+    """``lab.evaluation.compare`` of the loaded transcript under the chosen configs, cached like get_report.
 
     ``uniform`` (the default): every config at the active config's window and counter; False: each at its own.
     Every row is billed and timed with the session's one replay settings.
@@ -138,37 +142,20 @@ def get_compare(choices: list[str], *, uniform: bool = True) -> CompareTable | N
     transcript = get_transcript()
     if transcript is None:
         return None
-    labelled = tuple((c, config_for_choice(c, uniform=uniform).model_dump_json()) for c in choices)
-    return _compare_cached(transcript_key() or "", labelled, get_settings().model_dump_json(), transcript)
+    configs = tuple(config_for_choice(c, uniform=uniform) for c in choices)
+    rs = get_settings()
+    labelled = tuple((c, cfg.fingerprint) for c, cfg in zip(choices, configs, strict=True))
+    return _compare_cached(transcript_key() or "", labelled, rs.fingerprint, transcript, configs, rs)
 
 
 # --- the proposed window -----------------------------------------------------------------------
-
-
-@st.cache_resource(max_entries=32, show_spinner="Measuring the window at which this session compacts...")
-def _proposal_cached(transcript_key: str, config_json: str, settings_json: str, _transcript: Transcript) -> WindowProposal:
-    from ..replayer.window import propose_window
-
-    return propose_window(_transcript, config=CompactionConfig.model_validate_json(config_json),
-                          settings=ReplaySettings.model_validate_json(settings_json))
-
-
-def model_window() -> int:
-    """The model's own window: the active preset's, before any window the session proposed."""
-    from ..core.presets import preset
-
-    return preset(get_preset_name()).window
 
 
 def get_window_proposal() -> WindowProposal | None:
     """The window proposed for the loaded session under the active config at the model's window, the
     hidden part counted (``lab.replayer.window``); None: nothing loaded."""
     transcript = get_transcript()
-    if transcript is None:
-        return None
-    cfg = get_config().model_copy(deep=True)
-    cfg.window = model_window()
-    return _proposal_cached(transcript_key() or "", cfg.model_dump_json(), get_settings().model_dump_json(), transcript)
+    return None if transcript is None else proposal_for(transcript, transcript_key() or "")
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -1,6 +1,6 @@
 """The Session page's sections: the three ways to load a session, and what the page says about the loaded one.
 
-    upload_tab / sample_tab / generate_tab   the loaders, each importing through ``state`` and rerunning on success
+    upload_tab / sample_tab / generate_tab   the loaders, each importing through ``transcript`` and rerunning on success
     session_picker(notes)        one session of an upload of several, or the info that the store held others
     window_proposal()            the window proposed on load, a button back to the model's window, one to apply it again
     usage_fit()                  what the recorded usage says the provider saw beyond the file
@@ -24,14 +24,28 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from ..core.config import with_value
 from ..errors import LabError
-from ..formats import archive
+from ..formats.containers import archive
 from ..formats.sanity import misread_warnings
 from ..generator import GeneratorConfig, parse_generator_config
 from ..replayer.overhead import describe_fit
-from . import state, widgets
-from .files import several_sessions
-from .markdown import literal_markdown
+from . import widgets
+from .replays import get_recorded, get_usage_fit, get_window_proposal
+from .settings import get_config, get_preset_name, get_settings, recorded_mode, set_config, set_recorded_mode, set_session_window
+from .transcript import (
+    accept_upload,
+    generate_session,
+    load_sample,
+    sample_files,
+    session_choices,
+    session_pick_error,
+    session_picked,
+    show_session,
+    upload_error,
+)
+from ..views.files import several_sessions
+from ..views.markdown import literal_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.messages import ImportNotes
@@ -82,18 +96,18 @@ def upload_tab() -> None:
     )
     if uploaded is not None:
         with st.spinner(f"Importing {uploaded.name}..."):
-            loaded = state.accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
+            loaded = accept_upload(uploaded.name, uploaded.getvalue(), uploaded.file_id)
         if loaded is not None:
             st.rerun()  # so the sidebar, drawn before this page, shows the new session
-    if state.upload_error():
-        st.error(state.upload_error())
+    if upload_error():
+        st.error(upload_error())
 
 
 def sample_tab() -> None:
-    name = st.selectbox("Sample session", state.sample_files(), key="session.sample")
+    name = st.selectbox("Sample session", sample_files(), key="session.sample")
     if st.button("Load sample", key="session.load_sample"):
         try:
-            state.load_sample(name)
+            load_sample(name)
             st.rerun()
         except LabError as e:
             st.error(str(e))
@@ -107,7 +121,7 @@ def generate_tab() -> None:
     if submitted:
         try:
             with st.spinner("Generating..."):
-                state.generate_session(parse_generator_config(values))
+                generate_session(parse_generator_config(values))
             st.rerun()
         except LabError as e:
             st.error(str(e))
@@ -117,11 +131,11 @@ def generate_tab() -> None:
 
 
 def session_picker(notes: ImportNotes) -> None:
-    choices = state.session_choices()
+    choices = session_choices()
     if choices is not None:
         # A file of several sessions: the picker lists every one (what the reader's warning named), as plain text.
-        state.show_session("session.pick")
-        st.selectbox("Session", choices.ids, format_func=choices.label, key="session.pick", on_change=state.session_picked,
+        show_session("session.pick")
+        st.selectbox("Session", choices.ids, format_func=choices.label, key="session.pick", on_change=session_picked,
                      args=("session.pick",), help="The sessions this file holds, newest first: title, id, messages, last update. "
                      "Another one replaces the transcript (its replays are its own); the config stays.")
         st.text(choices.describe())
@@ -129,8 +143,8 @@ def session_picker(notes: ImportNotes) -> None:
         # A store of many sessions gives its newest: said where it is seen (the text quotes titles, so escaped).
         for several in several_sessions(notes):
             st.info(literal_markdown(several))
-    if state.session_pick_error():
-        st.error(state.session_pick_error())
+    if session_pick_error():
+        st.error(session_pick_error())
 
 
 def window_line(proposal: WindowProposal, window: int, preset: str = "minicode") -> str:
@@ -145,31 +159,29 @@ def window_line(proposal: WindowProposal, window: int, preset: str = "minicode")
 
 def use_model_window(window: int) -> None:
     """Back to the model's own window: the session's proposal is no longer applied (a preset switch keeps it so)."""
-    state.set_session_window(None)
-    cfg = state.get_config()
+    set_session_window(None)
+    cfg = get_config()
     if cfg.window != window:
-        cfg = cfg.model_copy(deep=True)
-        cfg.window = window
-        state.set_config(cfg)
+        set_config(with_value(cfg, "window", window))
 
 
 def window_proposal() -> None:
     """The proposal was applied on load; it is shown again (with the current config) so the user knows why,
     with one click back to the model's own window, or to the proposal again."""
     try:
-        proposal = state.get_window_proposal()
+        proposal = get_window_proposal()
     except LabError as e:
         st.warning(f"No window proposed: {e}")
         return
     if proposal is None:  # nothing loaded: the page stops before this
         return
-    window = state.get_config().window
-    st.info(window_line(proposal, window, state.get_preset_name()))
+    window = get_config().window
+    st.info(window_line(proposal, window, get_preset_name()))
     if proposal.window is None:
         return
     if proposal.window != window:  # noqa: SIM102 - the outer test shows the button, the inner one reads its click
         if st.button(f"Use the proposed window ({proposal.window:,})", key="session.use_proposed_window"):
-            state.set_session_window(proposal.window)
+            set_session_window(proposal.window)
             st.rerun()
     if proposal.model_window != window:  # noqa: SIM102 - as above
         if st.button(f"Use the model's window ({proposal.model_window:,})", key="session.use_model_window",
@@ -193,10 +205,10 @@ def usage_fit() -> None:
 
     It counts against the real window, so it is said where the window is chosen.
     """
-    fit, settings = state.get_usage_fit(), state.get_settings()
+    fit, settings = get_usage_fit(), get_settings()
     # What the replays count now: the settings' own number, or the fit's when they take it from the usage.
     applied = settings.hidden_tokens or (max(0, fit.hidden_tokens) if settings.hidden_from_usage and fit is not None else 0)
-    notice = fit_notice(fit, state.get_config().window, applied=applied)
+    notice = fit_notice(fit, get_config().window, applied=applied)
     if notice is not None:
         said, loud = notice
         (st.warning if loud else st.caption)(said)
@@ -221,10 +233,10 @@ def recorded_line(recorded: list[RecordedCompaction], undo: bool) -> str:
 
 def recorded_compactions() -> None:
     """The agent's own compactions, when it recorded any: said, listed, and a toggle to undo or keep them."""
-    recorded = state.get_recorded()
+    recorded = get_recorded()
     if not recorded:
         return
-    undo = state.recorded_mode() == "undo"
+    undo = recorded_mode() == "undo"
     st.info(recorded_line(recorded, undo))
     for c in recorded:
         st.caption(c.describe())
@@ -235,7 +247,7 @@ def recorded_compactions() -> None:
         help="On: replay the raw history as if the agent had never compacted, so the config alone decides what is sent. "
         "Off: honour the agent's own compactions; everything before each is dropped whatever the config does.",
     ) != undo:
-        state.set_recorded_mode("keep" if undo else "undo")
+        set_recorded_mode("keep" if undo else "undo")
         st.rerun()
 
 

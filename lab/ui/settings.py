@@ -24,18 +24,19 @@ key (``replays.summarizer_fingerprint`` hashes it).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from ..core.config import CompactionConfig
+from ..core.config import CompactionConfig, with_value
 from ..core.presets import preset, preset_names
 from ..errors import ConfigError, LabError
 from ..replayer.prices import match_model, price_row, session_pricing
 from ..fields import SETTINGS_GROUP
 from ..replayer.settings import MOVED_SECTION, ReplaySettings, resolve_settings
 from . import keys
-from .export import restore_split
+from ..views.export import restore_split
 from .reload import as_current
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,11 +137,14 @@ def set_settings(settings: ReplaySettings, *, sync_widgets: bool = True) -> None
 
 def baseline_settings() -> ReplaySettings:
     """What the settings' ● marks compare with: the defaults, at the loaded session's prices."""
-    settings = ReplaySettings()
-    _apply_session_prices(settings)
     # The loaded session's window was proposed with its hidden tokens counted: counting them is its default.
-    settings.hidden_from_usage = bool(st.session_state.get(keys.SESSION_HIDDEN))
-    return settings
+    return _baseline(session_prices(), bool(st.session_state.get(keys.SESSION_HIDDEN)))
+
+
+@functools.lru_cache(maxsize=64)
+def _baseline(prices: str | None, hidden_from_usage: bool) -> ReplaySettings:
+    # Drawn on every rerun (the ● marks): one value per price row and hidden-token choice.
+    return _with_session_prices(ReplaySettings(), prices).model_copy(update={"hidden_from_usage": hidden_from_usage})
 
 
 def get_preset_name() -> str:
@@ -148,7 +152,7 @@ def get_preset_name() -> str:
 
 
 def set_preset(name: str) -> None:
-    """Switch to a preset: the config becomes a fresh copy of it (raises ConfigError if unknown).
+    """Switch to a preset: the config becomes that preset (raises ConfigError if unknown).
 
     The replay settings (prices, how the session's recorded compactions are replayed) are about the
     session, not the preset, so they stay; so does the window the loaded session proposed (the
@@ -166,11 +170,14 @@ def preset_picked(widget_key: str) -> None:
 
 def _preset_at_session(name: str) -> CompactionConfig:
     """The preset at the loaded session's window: what a switch applies and the ● marks compare with."""
+    return _preset_at(name, session_window())
+
+
+@functools.lru_cache(maxsize=64)
+def _preset_at(name: str, window: int | None) -> CompactionConfig:
+    # Drawn on every rerun (the ● marks): one value per preset and window, so its JSON form is made once.
     cfg = preset(name)
-    window = session_window()
-    if window is not None:
-        cfg.window = window
-    return cfg
+    return cfg if window is None or window == cfg.window else with_value(cfg, "window", window)
 
 
 def session_prices() -> str | None:
@@ -178,11 +185,12 @@ def session_prices() -> str | None:
     return st.session_state.get(keys.SESSION_PRICES)
 
 
-def _apply_session_prices(settings: ReplaySettings) -> None:
-    row = price_row(session_prices() or "")
-    if row is not None:
-        # Still following the session, as the defaults do: the baseline is the rule's answer, not a chosen row.
-        settings.pricing = row.pricing(settings.cache.ttl_seconds).model_copy(update={"follow_session": True})
+def _with_session_prices(settings: ReplaySettings, prices: str | None) -> ReplaySettings:
+    row = price_row(prices or "")
+    if row is None:
+        return settings
+    # Still following the session, as the defaults do: the baseline is the rule's answer, not a chosen row.
+    return settings.model_copy(update={"pricing": row.pricing(settings.cache.ttl_seconds).model_copy(update={"follow_session": True})})
 
 
 def _price_for_session(settings: ReplaySettings) -> ReplaySettings:
@@ -213,9 +221,7 @@ def set_session_window(window: int | None) -> None:
     st.session_state[keys.SESSION_WINDOW] = window
     cfg = get_config()
     if cfg.window != window:
-        cfg = cfg.model_copy(deep=True)
-        cfg.window = window
-        set_config(cfg)
+        set_config(with_value(cfg, "window", window))
 
 
 def recorded_mode() -> str:
@@ -295,11 +301,12 @@ def changed_fields() -> set[str]:
 
     The replay settings' paths start with ``replay.``, as their widgets' do, and compare with ``baseline_settings``.
     """
-    base = _flatten(_preset_at_session(get_preset_name()).model_dump(mode="json"))
-    now = _flatten(get_config().model_dump(mode="json"))
+    # json_data: each value's JSON form, made once per value (the active config's is its replay's cache key too).
+    base = _flatten(_preset_at_session(get_preset_name()).json_data())
+    now = _flatten(get_config().json_data())
     changed = {k for k in now if k != "label" and now[k] != base.get(k)}
-    base_s = _flatten(baseline_settings().model_dump(mode="json"))
-    now_s = _flatten(get_settings().model_dump(mode="json"))
+    base_s = _flatten(baseline_settings().json_data())
+    now_s = _flatten(get_settings().json_data())
     return changed | {f"{SETTINGS_GROUP}.{k}" for k in now_s if now_s[k] != base_s.get(k)}
 
 
@@ -317,7 +324,7 @@ def save_config(name: str, config: CompactionConfig | None = None) -> str:
     if not name:
         raise ConfigError("a saved config needs a name")
     saved = saved_configs()
-    saved[name] = (config or get_config()).model_copy(deep=True)
+    saved[name] = config or get_config()  # frozen: kept as it is
     return SAVED_PREFIX + name
 
 
@@ -337,13 +344,14 @@ def config_for_choice(choice: str, *, uniform: bool = False) -> CompactionConfig
         name = choice[len(SAVED_PREFIX):]
         if name not in saved_configs():
             raise ConfigError(f"no saved config named {name!r}")
-        cfg = saved_configs()[name].model_copy(deep=True)
+        cfg = saved_configs()[name]
     else:
         cfg = preset(choice)
     if uniform:
         # A smaller window wins "peak sent", and counters disagree by up to a quarter: neither is the config's doing.
         current = get_config()
-        cfg.window, cfg.counter = current.window, current.counter
+        # Both values are the active config's own, valid already.
+        cfg = cfg.model_copy(update={"window": current.window, "counter": current.counter})
     return cfg
 
 

@@ -6,7 +6,7 @@ file's bytes, ``g:`` + the hash of the generator's knobs, or ``t:`` + the
 hash of the transcript itself. Uploads are written under the browser
 session's private folder (``session_dir``), removed with the session; an
 uploaded archive of a session folder is unpacked there too, and read as
-that folder (``lab.ui.files.import_file``).
+that folder (``lab.views.files.import_file``).
 
 An upload that holds several sessions (a Goose or OpenCode store, an aider
 history, an OpenHands output.jsonl, or an archive of one) keeps their list
@@ -32,10 +32,11 @@ from ..core.messages import Transcript
 from ..corpus import corpus_dir, corpus_files
 from ..errors import LabError, TranscriptError
 from . import keys
+from .proposal import proposal_for
 from .reload import as_current
 from .settings import get_settings, set_session_window, set_settings
-from .files import SessionDir, StoreSessions, import_file, import_upload, read_stored_session, sanitize_name, save_upload, store_sessions, sweep_old_dirs, temp_root
-from .files import sample_files as _sample_files
+from ..views.files import SessionDir, StoreSessions, import_file, import_upload, read_stored_session, sanitize_name, save_upload, store_sessions, sweep_old_dirs, temp_root
+from ..views.files import sample_files as _sample_files
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..generator import GeneratorConfig
@@ -109,10 +110,9 @@ def set_transcript(transcript: Transcript, label: str, *, key: str | None = None
 
 
 def _apply_proposed_window() -> None:
-    from .replays import get_window_proposal  # replays reads this module, so it is imported late
-
+    transcript = get_transcript()
     try:
-        proposal = get_window_proposal()
+        proposal = proposal_for(transcript, transcript_key() or "") if transcript is not None else None
     except LabError:
         # A counter that cannot count here (the anthropic endpoint without a key): the config keeps
         # its window, and the Session page says why there is no proposal.
@@ -129,9 +129,7 @@ def _apply_proposed_window() -> None:
         # A previous session's proposal turned counting on: this one did not ask for it.
         count = settings.hidden_from_usage and not was
     if count != settings.hidden_from_usage:
-        settings = settings.model_copy(deep=True)
-        settings.hidden_from_usage = count
-        set_settings(settings)
+        set_settings(settings.model_copy(update={"hidden_from_usage": count}))
 
 
 def clear_transcript() -> None:

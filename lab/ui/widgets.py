@@ -160,30 +160,30 @@ def render_fields(
 
 def update_config(spec: FieldSpec, value: Any) -> None:
     """on_change callback of the config widgets: set one field of the session's config or replay settings, validated."""
-    from . import state
+    from .settings import get_config, get_settings, set_config, set_config_error, set_settings
+    from .transcript import get_transcript
 
     try:
         if spec.path == PRICE_ROW_PATH:
             # Picking a row fills in its four prices: the number widgets are rebuilt to show them.
-            rs = state.get_settings().model_copy(deep=True)
-            rs.pricing = with_row(rs.pricing, str(value), rs.cache.ttl_seconds)
-            state.set_settings(rs)
+            rs = get_settings()
+            set_settings(rs.model_copy(update={"pricing": with_row(rs.pricing, str(value), rs.cache.ttl_seconds)}))
             return
         if spec.path == FOLLOW_PATH and value:
             # Back to the session's own model: its row's prices at once, and the number widgets rebuilt to show them.
-            transcript = state.get_transcript()
-            rs = state.get_settings().model_copy(deep=True)
-            rs.pricing.follow_session = True
-            state.set_settings(session_pricing(rs, transcript.meta.model if transcript is not None else None)[0])
+            transcript = get_transcript()
+            rs = get_settings()
+            rs = rs.model_copy(update={"pricing": rs.pricing.model_copy(update={"follow_session": True})})
+            set_settings(session_pricing(rs, transcript.meta.model if transcript is not None else None)[0])
             return
-        cfg, rs = state.get_config(), state.get_settings()
+        cfg, rs = get_config(), get_settings()
         new_cfg, new_rs = run_with_value(cfg, rs, spec.path, value)
         if new_cfg is not cfg:
-            state.set_config(new_cfg, sync_widgets=False)
+            set_config(new_cfg, sync_widgets=False)
         if new_rs is not rs:
-            state.set_settings(new_rs, sync_widgets=False)
+            set_settings(new_rs, sync_widgets=False)
     except ConfigError as e:
-        state.set_config_error(str(e))
+        set_config_error(str(e))
 
 
 def _specs() -> list[FieldSpec]:

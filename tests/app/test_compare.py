@@ -253,9 +253,9 @@ class TestInvalidAndPricesExplained:
     """Issue 31 §2 and §6: the costs name their row and prices; invalid requests come with their reasons, per config."""
 
     def test_invalid_requests_are_explained_per_config_and_the_prices_named(self, app: AppTest, monkeypatch) -> None:  # noqa: ANN001
-        from lab.ui import state
+        from lab.ui import replays
 
-        real = state.get_compare
+        real = replays.get_compare
 
         def marked(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
             table = real(*args, **kwargs)
@@ -265,7 +265,7 @@ class TestInvalidAndPricesExplained:
             table.reports[label] = report.model_copy(update={"rows": rows, "invalid_requests": 1})
             return table
 
-        monkeypatch.setattr(state, "get_compare", marked)
+        monkeypatch.setattr(replays, "get_compare", marked)
         switch_to(app, "compare")
         warned = [w.value for w in app.warning if "invalid request" in w.value]
         assert len(warned) == 1 and "empty text block \\(Anthropic refuses it\\)\\: request 3;" in warned[0] and warned[0].startswith("current")

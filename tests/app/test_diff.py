@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 from lab.core import preset
 from lab.formats import load
 from lab.replayer import replay
-from lab.ui.diff import diff_context, event_requests
+from lab.views.diff import diff_context, event_requests
+from lab.core.config import with_values
 from tests.conftest import ROOT, SAMPLES
 
 TIMEOUT = 120
@@ -29,13 +30,14 @@ def _page(page: str, sample: str | None = None, config_json: str | None = None) 
     import streamlit as st
 
     from lab.core.config import CompactionConfig
-    from lab.ui import state
+    from lab.ui.settings import set_config
+    from lab.ui.transcript import get_transcript, load_sample
 
-    if sample is not None and state.get_transcript() is None:
-        state.load_sample(sample)
+    if sample is not None and get_transcript() is None:
+        load_sample(sample)
     if config_json is not None and not st.session_state.get("test.config_set"):
         st.session_state["test.config_set"] = True
-        state.set_config(CompactionConfig.model_validate_json(config_json))
+        set_config(CompactionConfig.model_validate_json(config_json))
     runpy.run_path(page, run_name="__main__")
 
 
@@ -120,9 +122,7 @@ class TestWithSample:
         assert at.number_input(key="lab.diff.request").value == 3
 
     def test_a_summary_is_shown_as_inserted(self) -> None:
-        cfg = preset("minicode")
-        cfg.window = 8000
-        cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000})
+        cfg = with_values(preset("minicode"), {"window": 8000, "summary.tail_min_tokens": 1000, "summary.tail_max_tokens": 3000})
         report = replay(load(SAMPLES / SMALL), cfg)
         k = next(r.index for r in report.rows if r.boundary_placed)
         at = page_test(SMALL, cfg.model_dump_json()).run()
@@ -158,10 +158,7 @@ class TestEscaping:
 
 
 def _summarising() -> Any:
-    cfg = preset("minicode")
-    cfg.window = 8000
-    cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000})
-    return cfg
+    return with_values(preset("minicode"), {"window": 8000, "summary.tail_min_tokens": 1000, "summary.tail_max_tokens": 3000})
 
 
 @pytest.fixture(scope="module")

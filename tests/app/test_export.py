@@ -16,7 +16,8 @@ from lab.errors import ConfigError
 from lab.formats import load
 from lab.replayer import Report, replay
 from lab.replayer.settings import ReplaySettings, load_settings
-from lab.ui import export
+from lab.views import export
+from lab.core.config import with_value, with_values
 from tests.builders import session
 from tests.conftest import ROOT, SAMPLES
 
@@ -30,10 +31,10 @@ KEY = "sk-ant-test-EXPORT-5b2e8c41-must-never-leak"
 def _page(page: str, sample: str | None = None) -> None:
     import runpy
 
-    from lab.ui import state
+    from lab.ui.transcript import get_transcript, load_sample
 
-    if sample is not None and state.get_transcript() is None:
-        state.load_sample(sample)
+    if sample is not None and get_transcript() is None:
+        load_sample(sample)
     runpy.run_path(page, run_name="__main__")
 
 
@@ -60,12 +61,13 @@ def _hostile_call_transcript() -> Any:
 def _orphan_page(page: str) -> None:
     import runpy
 
-    from lab.ui import state
+    from lab.ui.navigation import select_request
+    from lab.ui.transcript import get_transcript, set_transcript
     from tests.app.test_export import _hostile_call_transcript
 
-    if state.get_transcript() is None:
-        state.set_transcript(_hostile_call_transcript(), "orphan")
-        state.select_request(1)  # the request whose context holds the call
+    if get_transcript() is None:
+        set_transcript(_hostile_call_transcript(), "orphan")
+        select_request(1)  # the request whose context holds the call
     runpy.run_path(page, run_name="__main__")
 
 
@@ -101,9 +103,7 @@ def payloads(at: AppTest, seen: dict[str, tuple[str | None, bytes]]) -> dict[str
 class TestFiles:
     @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
     def test_config_round_trips_to_the_same_replay(self, fmt: str) -> None:
-        cfg = preset("minicode")
-        cfg.window = 9000
-        cfg.watermark = cfg.watermark.model_copy(update={"ratio": 0.7})
+        cfg = with_values(preset("minicode"), {"window": 9000, "watermark.ratio": 0.7})
         f = export.config_file(cfg, fmt)  # type: ignore[arg-type]
         assert f.name == f"compaction.{fmt}" and f.mime == export.CONFIG_FORMATS[fmt]
         back = load_config(f.data, fmt)  # type: ignore[arg-type]
@@ -208,8 +208,7 @@ class TestPage:
         assert r"gone\_\[x\]\(javascript\:1\)" in warning
 
     def test_restore_a_config_upload(self) -> None:
-        cfg = preset("mewcode")
-        cfg.window = 123_000
+        cfg = with_value(preset("mewcode"), "window", 123_000)
         at = page_test(SMALL).run()
         at.file_uploader(key="lab.export.upload").upload("mine.yaml", dump_config(cfg, "yaml").encode(), "application/x-yaml").run()
         assert not at.exception and not at.error
@@ -217,8 +216,7 @@ class TestPage:
         assert yaml.safe_load(at.session_state["lab.config"].model_dump_json()) == yaml.safe_load(cfg.model_dump_json())
 
     def test_an_old_config_upload_applies_both_halves_and_says_so(self) -> None:
-        cfg = preset("mewcode")
-        cfg.window = 123_000
+        cfg = with_value(preset("mewcode"), "window", 123_000)
         old = {**cfg.model_dump(mode="json"), "replay": {"seconds_per_request": 12.0, "pricing": {"input_per_mtok": 4.0}}}
         at = page_test(SMALL).run()
         at.file_uploader(key="lab.export.upload").upload("old.json", json.dumps(old).encode(), "application/json").run()
@@ -285,12 +283,12 @@ def _pasted_transcript(stray: str = "\ud800") -> Any:
 def _pasted_page(page: str) -> None:
     import runpy
 
-    from lab.ui import state
+    from lab.ui.transcript import get_transcript, set_transcript
     from tests.app.test_export import _pasted_transcript
 
-    if state.get_transcript() is None:
+    if get_transcript() is None:
         # The app's transcripts come through the readers, which have already replaced lone surrogates.
-        state.set_transcript(_pasted_transcript(stray=""), "pasted")
+        set_transcript(_pasted_transcript(stray=""), "pasted")
     runpy.run_path(page, run_name="__main__")
 
 
@@ -320,8 +318,7 @@ class TestLabel:
         assert export.export_label("minicode", []) == "minicode"
 
     def test_changed_values_are_said_in_the_label(self) -> None:
-        cfg = preset("minicode")
-        cfg.window, cfg.watermark.ratio, cfg.spill.threshold = 64_000, 0.7, 9000
+        cfg = with_values(preset("minicode"), {"window": 64_000, "watermark.ratio": 0.7, "spill.threshold": 9000})
         changed = export.changed_from(cfg, preset("minicode"))
         assert changed == ["spill.threshold", "watermark.ratio", "window"]
         assert export.export_label("minicode", changed) == "minicode, changed (3 values)"
@@ -339,8 +336,7 @@ class TestLabel:
     def test_the_page_labels_a_changed_config_and_takes_a_name(self, downloads: dict[str, tuple[str | None, bytes]]) -> None:
         at = page_test().run()
         assert json.loads(payloads(at, downloads)["lab.export.config.json"])["label"] == "minicode"
-        cfg = preset("minicode")
-        cfg.watermark.ratio = 0.7
+        cfg = with_value(preset("minicode"), "watermark.ratio", 0.7)
         at.session_state["lab.config"] = cfg
         at.run()
         assert not at.exception

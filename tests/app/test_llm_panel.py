@@ -11,7 +11,8 @@ from lab.core.providers import LOCAL_DUMMY_KEY, ProviderSettings
 from lab.core.summarizers.ptl import PTLRetrySummarizer
 from lab.errors import ConfigError
 from lab.ui import llm
-from lab.ui.state import summarizer_fingerprint
+from lab.ui.replays import summarizer_fingerprint
+from lab.core.config import with_value
 from tests.conftest import ROOT
 
 TIMEOUT = 60
@@ -69,8 +70,7 @@ class TestHelpers:
         assert s.inner.settings.secret() == LOCAL_DUMMY_KEY  # type: ignore[attr-defined]
 
     def test_cache_key_never_holds_the_key(self) -> None:
-        cfg = CompactionConfig()
-        cfg.summary = cfg.summary.model_copy(update={"summarizer": "anthropic"})
+        cfg = with_value(CompactionConfig(), "summary.summarizer", "anthropic")
         a = summarizer_fingerprint(cfg, llm.build_settings("anthropic", KEY))
         b = summarizer_fingerprint(cfg, llm.build_settings("anthropic", KEY + "2"))
         assert KEY not in a and a != b

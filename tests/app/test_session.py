@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from lab.core.providers import ProviderSettings
 from lab.core.presets import preset
-from lab.ui.state import STATS_COUNTERS, summarizer_fingerprint
+from lab.ui.replays import STATS_COUNTERS, summarizer_fingerprint
 from tests.app.conftest import TIMEOUT, load_sample, metrics, new_app, no_exception, widget_keys
 from tests.conftest import CORPUS_FILES, SAMPLES
 
@@ -117,10 +117,10 @@ class TestGenerator:
 def _show_session_dir() -> None:
     import streamlit as st
 
-    from lab.ui import state
+    from lab.ui.transcript import session_dir
 
-    st.text(str(state.session_dir()))
-    st.text(str(state.session_dir()))
+    st.text(str(session_dir()))
+    st.text(str(session_dir()))
 
 
 class TestIsolation:
@@ -156,7 +156,8 @@ def _stale_objects_script() -> None:
     from lab.core.config import CompactionConfig
     from lab.core.messages import Transcript
     from lab.generator import generate
-    from lab.ui import state
+    from lab.ui.settings import get_config
+    from lab.ui.transcript import get_transcript
 
     def twin(cls: type[BaseModel]) -> type[BaseModel]:
         # What a dev server's module reload leaves behind: same fields, a different class.
@@ -166,7 +167,7 @@ def _stale_objects_script() -> None:
         t = generate(requests=3)
         st.session_state["lab.transcript"] = twin(Transcript).model_validate(t.model_dump())
         st.session_state["lab.config"] = twin(CompactionConfig).model_validate(CompactionConfig(window=50_000).model_dump())
-    st.text(f"{type(state.get_transcript()) is Transcript} {type(state.get_config()) is CompactionConfig} {state.get_config().window}")
+    st.text(f"{type(get_transcript()) is Transcript} {type(get_config()) is CompactionConfig} {get_config().window}")
 
 
 def test_objects_from_a_reloaded_module_are_rebuilt() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from lab.ui import files
+from lab.views import files
 from tests.app.conftest import metrics, no_exception, switch_to
 from tests.app.test_session_stores import _session_folder, _upload, _zip_folder
 from tests.formats.test_goose_db import GooseDb, _conversation, _from_fixture, _m

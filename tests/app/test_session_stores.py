@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.formats import archive
-from lab.ui import files
-from lab.ui.markdown import literal_markdown
+from lab.formats.containers import archive
+from lab.views import files
+from lab.views.markdown import literal_markdown
 from tests.app.conftest import load_sample, metrics, no_exception, switch_to
 from tests.formats.test_goose_db import _conversation, _from_fixture
 from tests.formats.test_opencode_storage import DOC, _database, _other, _storage

@@ -14,8 +14,9 @@ from lab.formats import load
 from lab.replayer import replay
 from lab.testing.fake_provider import CANNED_SUMMARY, FakeProvider, serve
 from lab.replayer.report import LOST_TO
-from lab.ui.markdown import safe_markdown
-from lab.ui.summary import PART_LABELS, compaction_summaries, retention_table, summarise_request
+from lab.views.markdown import safe_markdown
+from lab.views.summary import PART_LABELS, compaction_summaries, retention_table, summarise_request
+from lab.core.config import with_values
 from tests.builders import call_and_result, system, user
 from tests.conftest import ROOT, SAMPLES
 
@@ -31,13 +32,14 @@ def _page(page: str, sample: str | None = None, config_json: str | None = None) 
     import streamlit as st
 
     from lab.core.config import CompactionConfig
-    from lab.ui import state
+    from lab.ui.settings import set_config
+    from lab.ui.transcript import get_transcript, load_sample
 
-    if sample is not None and state.get_transcript() is None:
-        state.load_sample(sample)
+    if sample is not None and get_transcript() is None:
+        load_sample(sample)
     if config_json is not None and not st.session_state.get("test.config_set"):
         st.session_state["test.config_set"] = True
-        state.set_config(CompactionConfig.model_validate_json(config_json))
+        set_config(CompactionConfig.model_validate_json(config_json))
     runpy.run_path(page, run_name="__main__")
 
 
@@ -48,10 +50,7 @@ def page_test(sample: str | None = None, config: CompactionConfig | None = None)
 
 def _summarising_config() -> CompactionConfig:
     """MiniCode with a window and tail small enough that the small sample gets summarised."""
-    cfg = preset("minicode")
-    cfg.window = 8000
-    cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000})
-    return cfg
+    return with_values(preset("minicode"), {"window": 8000, "summary.tail_min_tokens": 1000, "summary.tail_max_tokens": 3000})
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +74,7 @@ class TestData:
         assert first.title.startswith(f"request {first.request}: ")
 
     def test_attachment_is_split_off(self) -> None:
-        cfg = _summarising_config()
-        cfg.summary = cfg.summary.model_copy(update={"attachment_for_rules": True, "session_memory": False})
+        cfg = with_values(_summarising_config(), {"summary.attachment_for_rules": True, "summary.session_memory": False})
         items = compaction_summaries(replay(load(SAMPLES / SMALL), cfg))
         assert items and items[0].attachment.startswith("## Recovery attachment")
         assert "## Recovery attachment" not in items[0].text
@@ -123,8 +121,7 @@ class TestData:
         msgs = [system(), user("Please refactor the parser")]
         for i in range(8):
             msgs += call_and_result("Read", f"line {i}\n" * 300, file_path=f"f{i}.py")
-        cfg = preset("mewcode")
-        cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 500, "tail_min_messages": 2})
+        cfg = with_values(preset("mewcode"), {"summary.tail_min_tokens": 500, "summary.tail_min_messages": 2})
         out = summarise_request(msgs, cfg, Echo())
         assert out.llm is not None and out.llm.text == "echo"
         assert list(seen[0].messages) == list(out.removed) and out.removed[0] is msgs[1]
@@ -145,20 +142,21 @@ def _hostile_page(page: str, hostile: str) -> None:
     import runpy
 
     from lab.core import preset
+    from lab.core.config import with_values
     from lab.core.messages import Transcript
-    from lab.ui import state
+    from lab.ui.settings import set_config
+    from lab.ui.transcript import get_transcript, set_transcript
     from tests.builders import call_and_result, system, user
 
-    if state.get_transcript() is None:
+    if get_transcript() is None:
         msgs = [system(), user(hostile)]
         for i in range(12):
             msgs += call_and_result("Read", f"line {i}\n" * 400, file_path=f"src/f{i}.py")
         msgs.append(user("and now the tests"))
-        state.set_transcript(Transcript(messages=msgs), "hostile")
-        cfg = preset("minicode")
-        cfg.window = 8000
-        cfg.summary = cfg.summary.model_copy(update={"tail_min_tokens": 1000, "tail_max_tokens": 3000, "session_memory": False})
-        state.set_config(cfg)
+        set_transcript(Transcript(messages=msgs), "hostile")
+        cfg = with_values(preset("minicode"), {"window": 8000, "summary.tail_min_tokens": 1000, "summary.tail_max_tokens": 3000,
+                                               "summary.session_memory": False})
+        set_config(cfg)
     runpy.run_path(page, run_name="__main__")
 
 
@@ -275,12 +273,13 @@ def _timed_page(page: str, sample: str) -> None:
 
     import streamlit as st
 
-    from lab.ui import state
+    from lab.ui.replays import get_report
+    from lab.ui.transcript import get_transcript, load_sample
     from tests.app.test_summary import _page
 
-    if state.get_transcript() is None:
-        state.load_sample(sample)
-        state.get_report()
+    if get_transcript() is None:
+        load_sample(sample)
+        get_report()
         # The Session page (the default one) has imported pandas, which st.dataframe needs, before any visit here.
         import pandas  # noqa: F401
     t = time.perf_counter()

@@ -65,10 +65,10 @@ class TestSelection:
 def _click_script() -> None:
     import streamlit as st
 
-    from lab.ui import state
+    from lab.ui.navigation import select_from_click
 
     points = st.session_state.get("test.points", [])
-    st.text(str(state.select_from_click(points, 10, "test.memo")))
+    st.text(str(select_from_click(points, 10, "test.memo")))
     st.text(str(st.session_state.get("lab.request")))
 
 
@@ -113,11 +113,11 @@ def _no_requests_page(page: str) -> None:
     import runpy
 
     from lab.core.messages import Transcript
-    from lab.ui import state
+    from lab.ui.transcript import get_transcript, set_transcript
     from tests.builders import system, user
 
-    if state.get_transcript() is None:
-        state.set_transcript(Transcript(messages=[system(), user("<b>hi</b> **there**")]), "no-requests")
+    if get_transcript() is None:
+        set_transcript(Transcript(messages=[system(), user("<b>hi</b> **there**")]), "no-requests")
     runpy.run_path(page, run_name="__main__")
 
 
@@ -239,7 +239,7 @@ class TestOneCostEverywhere:
     """Issue 31 §2: the library, `lab replay` and the Timeline bill one replay alike, and name the same row."""
 
     def test_library_cli_and_timeline_give_the_same_cost_and_model(self, app: AppTest, tmp_path: Any, capsys: Any) -> None:
-        from lab.cli import main
+        from lab.cli.main import main
         from lab.core.config import dump_config
         from lab.replayer import replay
         from lab.replayer.prices import cost_text
@@ -286,7 +286,7 @@ class TestOneCostEverywhere:
 
 
 def _with_invalid(real: Any) -> Any:
-    """``state.get_report`` over the real replay, two of its requests marked invalid as a source with blank text makes them."""
+    """``lab.ui.replays.get_report`` over the real replay, two of its requests marked invalid as a source with blank text makes them."""
 
     def get_report() -> Any:
         report = real()
@@ -302,9 +302,9 @@ class TestInvalidExplained:
     """Issue 31 §6: the invalid count comes with its reasons and where, in the failures metric and a warning."""
 
     def test_the_timeline_shows_invalid_requests_with_their_reason(self, app: AppTest, monkeypatch: Any) -> None:
-        from lab.ui import state
+        from lab.ui import replays
 
-        monkeypatch.setattr(state, "get_report", _with_invalid(state.get_report))
+        monkeypatch.setattr(replays, "get_report", _with_invalid(replays.get_report))
         switch_to(app, "timeline")
         shown = next(m for m in app.metric if m.label == "Overflows / failures / invalid")
         assert shown.value.endswith(" / 2")

@@ -13,13 +13,14 @@ from lab.core.presets import preset
 from lab.core.stages.microcompact import MicrocompactConfig
 from lab.core.stages.recovery import RecoveryConfig
 from lab.core.stages.summary import SummaryConfig
-from lab.core.stages.watermark import WatermarkConfig
+from lab.core.stages.watermark import BreakerState, WatermarkConfig
 from lab.core.store import MemoryStore
 from lab.core.summarizers.base import SummaryRequest, SummaryResult
 from lab.core.summarizers.rules import RuleSummarizer
 from lab.core.tokens import MiniCodeCounter
 from lab.core.validate import anthropic_problems, openai_problems
 from lab.errors import PromptTooLongError, StageError, SummaryError, TranscriptError
+from lab.core.config import with_values
 from tests.builders import assistant, call_and_result, session, system, user
 
 REQUEST = "Please fix the failing test in app/models.py"
@@ -94,7 +95,7 @@ class TestProcessRequest:
         assert out.effective and out.boundary is not None and out.boundary.trigger == "auto"
         assert REQUEST in texts(out.messages)
         assert anthropic_problems(out.messages) == [] and openai_problems(out.messages) == []
-        assert c.state.breaker_failures == 0
+        assert c.breaker.failures == 0
 
     def test_the_outcome_carries_the_gates_decision(self) -> None:
         c = Compactor(small_window(spill={"enabled": False}))
@@ -142,42 +143,42 @@ class TestBreaker:
         msgs = session(8, 6000)
         for n in (1, 2, 3):
             out = c.process_request(msgs)
-            assert not out.success and c.state.breaker_failures == n
+            assert not out.success and c.breaker.failures == n
         out = c.process_request(msgs)
         assert [e.strategy for e in out.events] == ["breaker_open"]
         assert c.summarizer.calls == 3  # type: ignore[attr-defined]
-        assert c.state.breaker_failures == 3
+        assert c.breaker.failures == 3
 
     def test_manual_and_emergency_ignore_the_breaker_and_do_not_count(self) -> None:
         # MewCode's forced paths neither record a failure nor close the breaker.
         cfg = small_window(spill={"enabled": False}, watermark=WatermarkConfig(breaker_reset_on_forced=False))
-        c = Compactor(cfg, state=CompactorState(breaker_failures=3))
+        c = Compactor(cfg, state=CompactorState(stages={"watermark": BreakerState(3)}))
         msgs = session(8, 6000)
         manual = c.compact(msgs)
-        assert manual.effective and c.state.breaker_failures == 3
+        assert manual.effective and c.breaker.failures == 3
         rescued = c.recover(msgs, "prompt is too long: 9000 tokens > 8000 maximum")
-        assert rescued.effective and c.state.breaker_failures == 3
+        assert rescued.effective and c.breaker.failures == 3
 
     @pytest.mark.parametrize("path", ["manual", "recovery"])
     def test_a_successful_forced_compact_closes_the_breaker(self, path: str) -> None:
         # MiniCode's reactive recovery resets its breaker, and _on_success keeps it at zero.
-        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=3, breaker_failed_at=5.0))
+        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(stages={"watermark": BreakerState(3, 5.0)}))
         msgs = session(8, 6000)
         out = c.compact(msgs) if path == "manual" else c.recover(msgs, "prompt is too long: 9000 tokens > 8000 maximum")
-        assert out.effective and c.state.breaker_failures == 0 and c.state.breaker_failed_at is None
+        assert out.effective and c.breaker.failures == 0 and c.breaker.failed_at is None
 
     def test_a_failed_forced_compact_leaves_the_breaker_open(self) -> None:
         c = self.failing()
-        c.state.breaker_failures = 3
+        c.breaker.failures = 3
         out = c.compact(session(8, 6000))
-        assert not out.success and c.state.breaker_failures == 3
+        assert not out.success and c.breaker.failures == 3
 
     def test_the_breaker_closes_300_s_after_the_last_failure(self) -> None:
         c = self.failing()
         msgs = session(8, 6000)
         for now in (0.0, 10.0, 20.0):
             c.process_request(msgs, now=now)
-        assert c.state.breaker_failures == 3 and c.state.breaker_failed_at == 20.0
+        assert c.breaker.failures == 3 and c.breaker.failed_at == 20.0
         early = c.process_request(msgs, now=20.0 + 299)
         assert [e.strategy for e in early.events] == ["breaker_open"] and c.summarizer.calls == 3  # type: ignore[attr-defined]
         late = c.process_request(msgs, now=20.0 + 300)
@@ -185,7 +186,7 @@ class TestBreaker:
         assert trigger.success and "circuit breaker closed 300 s after the last failure" in trigger.detail
         assert c.summarizer.calls == 4  # type: ignore[attr-defined]
         # That attempt failed too: one failure, not a re-opened breaker.
-        assert c.state.breaker_failures == 1 and c.state.breaker_failed_at == 320.0
+        assert c.breaker.failures == 1 and c.breaker.failed_at == 320.0
 
     def test_no_cooldown_keeps_it_open(self) -> None:
         cfg = small_window(spill={"enabled": False}, microcompact=MicrocompactConfig(enabled=False), watermark=WatermarkConfig(breaker_cooldown_seconds=0))
@@ -198,12 +199,12 @@ class TestBreaker:
     def test_failed_manual_compaction_does_not_count(self) -> None:
         c = self.failing()
         out = c.compact(session(8, 6000))
-        assert not out.success and c.state.breaker_failures == 0
+        assert not out.success and c.breaker.failures == 0
 
     def test_a_success_resets_the_count(self) -> None:
-        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(breaker_failures=2))
+        c = Compactor(small_window(spill={"enabled": False}), state=CompactorState(stages={"watermark": BreakerState(2)}))
         c.process_request(session(8, 6000))
-        assert c.state.breaker_failures == 0
+        assert c.breaker.failures == 0
 
 
 class TestUsageAnchor:
@@ -264,13 +265,12 @@ class TestRecover:
     def test_next_request_resets_the_attempt_counter(self) -> None:
         c = Compactor(small_window(spill={"enabled": False}))
         out = c.recover(session(8, 6000), "prompt is too long")
-        assert c.state.recovery_attempts >= 1
+        assert c.recovery_attempts >= 1
         c.process_request(out.messages)
-        assert c.state.recovery_attempts == 0
+        assert c.recovery_attempts == 0
 
     def test_mewcode_emergency_retries_once(self) -> None:
-        config = preset("mewcode").model_copy(update={"window": 20_000})
-        config.summary.tail_min_tokens = 2_000
+        config = with_values(preset("mewcode"), {"window": 20_000, "summary.tail_min_tokens": 2_000})
         c = Compactor(config)
         msgs = session(8, 6000)
         out = c.recover(msgs, {"error": {"code": "context_length_exceeded"}})
@@ -295,6 +295,16 @@ class TestDispatch:
         compacted = {b.compacted for m in out.messages for b in m.content if isinstance(b, ToolResultBlock)}
         assert compacted == {None, "dedup", "spill"}
         assert set(out.freed_by_stage) == {"dedup", "spill"}
+
+
+class TestState:
+    def test_every_stage_keeps_typed_state_and_the_spill_paths_a_reader_holds_grow(self) -> None:
+        c = Compactor(CompactionConfig())
+        paths = c.state.spill_paths
+        out = c.process_request(session(n_reads=2, size=9000))
+        spilled = {b.tool_use_id: b.spill_path for m in out.messages for b in m.content if isinstance(b, ToolResultBlock) and b.compacted == "spill"}
+        assert spilled and dict(paths) == spilled
+        assert {"spill", "dedup", "microcompact", "watermark", "recovery"} <= set(c.state.stages)
 
 
 class TestFold:

@@ -16,13 +16,15 @@ SECRET = "sk-lab-test-never-leak-0001"
 
 
 def _config(fake: FakeProvider, kind: str = "openai", window: int = 6_000) -> CompactionConfig:
-    cfg = preset("mewcode").model_copy(update={"window": window})
-    cfg.watermark = cfg.watermark.model_copy(update={"min_window": 0, "summary_reserve": 500, "safety_margin": 500})
-    cfg.summary = cfg.summary.model_copy(
-        update={"summarizer": kind, "llm_model": "fake-model", "llm_base_url": fake.base_url(kind), "session_memory": False, "tail_min_tokens": 200, "attachment_files": 1, "attachment_file_tokens": 300}
-    )
-    cfg.spill = cfg.spill.model_copy(update={"enabled": False})
-    return cfg
+    cfg = preset("mewcode")
+    return cfg.model_copy(update={
+        "window": window,
+        "watermark": cfg.watermark.model_copy(update={"min_window": 0, "summary_reserve": 500, "safety_margin": 500}),
+        "summary": cfg.summary.model_copy(
+            update={"summarizer": kind, "llm_model": "fake-model", "llm_base_url": fake.base_url(kind), "session_memory": False, "tail_min_tokens": 200, "attachment_files": 1, "attachment_file_tokens": 300}
+        ),
+        "spill": cfg.spill.model_copy(update={"enabled": False}),
+    })
 
 
 def _compactor(fake: FakeProvider, kind: str = "openai", window: int = 6_000) -> Compactor:
@@ -66,7 +68,7 @@ class TestAutoPath:
         for _ in range(3):
             out = compactor.process_request(_history())
             assert not any(e.stage == "summary" and e.success for e in out.events)
-        assert compactor.state.breaker_failures >= 3
+        assert compactor.breaker.failures >= 3
         calls = len(fake_provider.generation_requests)
         compactor.process_request(_history())
         assert len(fake_provider.generation_requests) == calls, "auto path must stay off once the breaker is open"

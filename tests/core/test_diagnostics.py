@@ -10,6 +10,7 @@ import lab.core
 from lab.core.config import CompactionConfig, parse_config
 from lab.core.diagnostics import attachment_cap, config_warnings, first_trigger
 from lab.core.presets import preset, preset_names
+from lab.core.config import with_value
 
 
 def _with(name: str, window: int, **stages: dict[str, Any]) -> CompactionConfig:
@@ -196,18 +197,16 @@ class TestInactiveByDesign:
         from lab.core.presets import preset
 
         cfg = preset("mewcode")
-        cfg.window = cfg.watermark.min_window
+        cfg = with_value(cfg, "window", cfg.watermark.min_window)
         (note,) = inactive_by_design(cfg)
         assert note.startswith("auto-compaction skipped by design") and f"({cfg.watermark.min_window:,})" in note
-        cfg.window = 48_000
-        assert inactive_by_design(cfg) == []
+        assert inactive_by_design(with_value(cfg, "window", 48_000)) == []
 
     def test_stages_switched_off_are_said(self) -> None:
         from lab.core.diagnostics import inactive_by_design
         from lab.core.presets import preset
 
-        cfg = preset("minicode")
-        cfg.watermark.enabled = False
+        cfg = with_value(preset("minicode"), "watermark.enabled", False)
         assert "watermark is off" in inactive_by_design(cfg)[0]
-        cfg.summary.enabled = False
+        cfg = with_value(cfg, "summary.enabled", False)
         assert "summary stage is off" in inactive_by_design(cfg)[0]

@@ -10,6 +10,7 @@ from lab.core.gcpause import gc_paused
 from lab.core.presets import preset
 from lab.generator import generate
 from lab.replayer import replay
+from lab.core.config import with_value
 
 
 def test_paused_inside_restored_after_also_on_errors_and_nested() -> None:
@@ -39,8 +40,7 @@ def test_a_collector_switched_off_by_the_caller_stays_off() -> None:
 def test_a_replay_runs_paused_and_makes_no_garbage_cycles() -> None:
     # Why pausing is safe: nothing the replay drops waits for the collector.
     seen: list[bool] = []
-    cfg = preset("minicode")
-    cfg.window = 20_000
+    cfg = with_value(preset("minicode"), "window", 20_000)
     t = generate(requests=60, seed=3)
     gc.collect()
     report = replay(t, cfg, progress=lambda done, total: seen.append(gc.isenabled()))

@@ -27,13 +27,15 @@ from lab.core.events import CompactorState, StageContext
 import lab.core.incremental as incremental_module
 from lab.core.incremental import Journal, Memo, Rescan, common_prefix, remember
 from lab.core.messages import Message, ToolResultBlock, Transcript, Usage
-from lab.core.pipeline import build_stages
+from lab.core.pipeline import build_stages, decide, run_stage, view_for
+from lab.core.stages.contract import View
 from lab.core.presets import PRESETS, preset
 from lab.core.stages.microcompact import MicrocompactConfig
 from lab.core.store import MemoryStore
 from lab.core.summarizers.rules import RuleSummarizer
 from lab.core.tokens import MiniCodeCounter
 from lab.errors import PromptTooLongError, StageError, StoreError
+from lab.core.config import with_values
 from tests.builders import assistant, call_and_result, system, user
 
 FILE = "".join(f"def f{i}():\n    return {i}\n" for i in range(60))
@@ -49,10 +51,9 @@ class Step:
 
 
 def decisions(state: CompactorState) -> tuple[Any, ...]:
+    # Every stage's typed state (dataclasses compare by value), and the Compactor's own.
     return (
-        dict(state.spill_ledger), dict(state.spill_paths), set(state.dedup_seen), dict(state.dedup_index), dict(state.dedup_ledger),
-        state.microcompact_last_run, state.last_request_time, state.breaker_failures, state.anchor, state.anchor_messages,
-        state.recovery_attempts, state.first_request,
+        copy.deepcopy(state.stages), dict(state.claims), state.last_request_time, state.anchor, state.anchor_messages, state.first_request,
     )
 
 
@@ -151,8 +152,8 @@ class TestSameAsFromScratch:
     def test_dedup_spill_and_clearing_together(self, seed: int, requests: int, mode: str, keep: int, window: int, dispatch: bool) -> None:
         # Many re-reads, and a microcompact that keeps clearing what dedup indexed.
         transcript = generated(seed, requests, 1_500, 0.05, 0.8, 0.3)
-        config = preset("minicode").model_copy(update={"window": window})
-        config.microcompact = MicrocompactConfig(mode=mode, keep_recent=keep, interval_seconds=600, trigger_tokens=5_000)
+        config = preset("minicode").model_copy(update={
+            "window": window, "microcompact": MicrocompactConfig(mode=mode, keep_recent=keep, interval_seconds=600, trigger_tokens=5_000)})
         assert_same_run(config, transcript.messages, dispatch=dispatch, clock=False)
 
     @pytest.mark.parametrize(
@@ -294,32 +295,30 @@ class TestSettledPrefixIsNotRead:
         if name == "watermark":
             first = history
         else:
-            result = stage(history, StageContext(**base))  # type: ignore[arg-type]
+            result = run_stage(stage, history, StageContext(**base))  # type: ignore[arg-type]
             assert result.unchanged == len(history) and result.events == ()
             first = result.messages
         new = [*call_and_result("Read", FILE, tool_id="n1", file_path="src/new.py"), user("more")]
         spy = SpyList(first + new)
         ctx = StageContext(**base, settled=len(first), totals=_prefix_totals(first, counter))  # type: ignore[arg-type]
         if name == "watermark":
-            decision = stage.decide(spy, ctx)  # type: ignore[attr-defined]
+            gate = decide(stage, view_for(spy, ctx), ctx).gate
             out = first + new
-            assert decision.estimate == counter.count_messages(first + new)
+            assert gate.estimate == counter.count_messages(first + new)
         else:
-            out = stage(spy, ctx).messages
+            out = run_stage(stage, spy, ctx).messages
         assert not spy.iterated, f"{name} iterated the whole history"
         assert min(spy.read, default=len(first)) >= len(first), f"{name} read settled messages {sorted(spy.read)[:5]}"
         assert list.__eq__(out, first + new)
 
     def test_the_compactor_does_no_per_message_work_on_the_settled_prefix(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        config = preset("minicode").model_copy(update={"window": 200_000})
-        config.microcompact.mode = "always"
-        config.microcompact.keep_recent = 1000
+        config = with_values(preset("minicode"), {"window": 200_000, "microcompact.mode": "always", "microcompact.keep_recent": 1000})
         compactor = Compactor(config)
         history = quiet_history(30)
         out = compactor.process_request(history).messages
         out = compactor.process_request(out).messages
 
-        seen: dict[str, int] = {"boundary": 0, "spill": 0, "dedup": 0, "hash": 0}
+        seen: dict[str, int] = {"boundary": 0, "size": 0, "hash": 0}
 
         def spy(key: str, real: Any) -> Any:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -327,23 +326,23 @@ class TestSettledPrefixIsNotRead:
                 return real(*args, **kwargs)
             return wrapper
 
+        # Only public functions are watched: a message's boundary test, a result's size, a read's hash.
         monkeypatch.setattr(active_module, "is_boundary", spy("boundary", active_module.is_boundary))
-        monkeypatch.setattr(spill_module._Run, "message", spy("spill", spill_module._Run.message))
-        monkeypatch.setattr(dedup_module, "_invalidate", spy("dedup", dedup_module._invalidate))
+        monkeypatch.setattr(spill_module, "result_size", spy("size", spill_module.result_size))
         monkeypatch.setattr(dedup_module, "content_hash", spy("hash", dedup_module.content_hash))
         scanned: list[tuple[str, int, int]] = []
-        real_note = incremental_module._note
+        real_passes = incremental_module.run_passes
 
-        def note(memo: Memo, messages: list[Message], passes: Any) -> None:
+        def run_passes(memo: Memo, messages: list[Message], passes: Any) -> None:
             scanned.append((getattr(memo.owner, "name", "?"), memo.start, len(messages)))
-            real_note(memo, messages, passes)
+            real_passes(memo, messages, passes)
 
-        monkeypatch.setattr(incremental_module, "_note", note)
+        monkeypatch.setattr(incremental_module, "run_passes", run_passes)
         new = [*call_and_result("Read", FILE, tool_id="n1", file_path="src/new.py"), assistant("thinking"), user("next")]
         result = compactor.process_request(out + new)
         assert result.events == ()
-        # One look at each new message, one call and one read: nothing for the 120 settled messages.
-        assert seen == {"boundary": 4, "spill": 4, "dedup": 1, "hash": 1}
+        # One look at each new message, one new result and one read: nothing for the 120 settled messages.
+        assert seen == {"boundary": 4, "size": 1, "hash": 1}
         # Every stage's memo notes the four new messages only.
         assert scanned == [(name, len(out), len(out) + 4) for name in ("active", "spill", "dedup", "microcompact")]
 
@@ -413,19 +412,20 @@ class TestBuildingBlocks:
                     memo.marked("users").append(i)
 
         stage, msgs = Counting(), quiet_history(3)
-        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), memos={})
-        memo = remember(stage, msgs[:4], ctx, stage.note)
+        memos: dict[str, Memo] = {}
+        memo = remember(memos, stage.name, stage, msgs[:4], 0, [stage.note])
         assert (memo.start, memo.upto, stage.noted) == (0, 4, [0, 1, 2, 3])
         stage.noted.clear()
-        ctx.settled = 2
-        memo = remember(stage, msgs, ctx, stage.note)
+        memo = remember(memos, stage.name, stage, msgs, 2, [stage.note])
         # Positions 2 and 3 were noted again after the rollback; 0 and 1 never.
         assert memo.start == 2 and stage.noted == list(range(2, len(msgs)))
         assert memo.marked("users") == [i for i, m in enumerate(msgs) if m.role == "user"]
-        # Called on its own (no memos in the context), a stage notes everything and keeps nothing.
+        # Without memos (a stage on its own), everything is noted and nothing is kept.
         stage.noted.clear()
-        alone = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), settled=4)
-        assert remember(stage, msgs, alone, stage.note).start == 0 and stage.noted == list(range(len(msgs)))
+        assert remember(None, stage.name, stage, msgs, 4, [stage.note]).start == 0 and stage.noted == list(range(len(msgs)))
+        # A view without the Compactor's hook does the same.
+        stage.noted.clear()
+        assert View(msgs, MiniCodeCounter(), settled=4).note(stage.note).start == 0 and stage.noted == list(range(len(msgs)))
 
     def test_a_pass_that_asks_for_a_rescan_is_run_again_from_the_start_in_a_fresh_memo(self) -> None:
         class Picky:
@@ -437,12 +437,11 @@ class TestBuildingBlocks:
                 memo.marked("all").append(i)
 
         stage, msgs = Picky(), quiet_history(2)
-        ctx = StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), RuleSummarizer(), CompactorState(), memos={})
-        first = remember(stage, msgs[:3], ctx, stage.note)
-        ctx.settled = 3
-        again = remember(stage, msgs, ctx, stage.note)
+        memos: dict[str, Memo] = {}
+        first = remember(memos, stage.name, stage, msgs[:3], 0, [stage.note])
+        again = remember(memos, stage.name, stage, msgs, 3, [stage.note])
         assert again is not first and again.start == 0 and again.marked("all") == list(range(len(msgs)))
-        assert ctx.memos is not None and ctx.memos["picky"] is again
+        assert memos["picky"] is again
 
     def test_common_prefix_counts_identical_leading_items(self) -> None:
         a, b, c = system(), user("x"), user("y")
@@ -451,16 +450,16 @@ class TestBuildingBlocks:
         assert common_prefix([a, b, c], [a, b]) == 2
         assert common_prefix([], [a]) == 0
 
-    def test_context_tokens_reuse_the_prefix_totals(self) -> None:
+    def test_view_tokens_reuse_the_prefix_totals(self) -> None:
         counter = MiniCodeCounter()
         msgs = quiet_history(3)
         totals = _prefix_totals(msgs[:5], counter)
-        ctx = StageContext(CompactionConfig(), counter, MemoryStore(), RuleSummarizer(), CompactorState(), settled=5, totals=totals)
-        assert ctx.tokens(msgs) == counter.count_messages(msgs)
-        assert ctx.tokens(msgs, 2) == counter.count_messages(msgs[2:])
-        assert ctx.tokens(msgs, 7) == counter.count_messages(msgs[7:])
+        view = View(msgs, counter, settled=5, totals=totals)
+        assert view.tokens() == counter.count_messages(msgs)
+        assert view.tokens(start=2) == counter.count_messages(msgs[2:])
+        assert view.tokens(start=7) == counter.count_messages(msgs[7:])
         # The totals are never trusted beyond the settled prefix.
-        assert StageContext(CompactionConfig(), counter, MemoryStore(), RuleSummarizer(), CompactorState(), settled=9, totals=totals).tokens(msgs) == counter.count_messages(msgs)
+        assert View(msgs, counter, settled=9, totals=totals).tokens() == counter.count_messages(msgs)
 
 
 class TestFailures:
@@ -470,17 +469,17 @@ class TestFailures:
         fast, slow = Compactor(config), Compactor(config, incremental=False)
         out = fast.process_request(msgs).messages
         assert out == slow.process_request(msgs).messages
-        real = dedup_module.DedupStage.__call__
+        real = dedup_module.DedupStage.decide
 
-        def broken(self: Any, messages: Any, ctx: Any) -> Any:
-            real(self, messages, ctx)  # the cache moves on...
+        def broken(self: Any, view: Any, config: Any, state: Any) -> Any:
+            real(self, view, config, state)  # the memo moves on...
             raise RuntimeError("a bug")  # ...and the run dies
 
-        monkeypatch.setattr(dedup_module.DedupStage, "__call__", broken)
+        monkeypatch.setattr(dedup_module.DedupStage, "decide", broken)
         request = out + call_and_result("Read", FILE, tool_id="x1", file_path="src/x.py")
         with pytest.raises(RuntimeError):
             fast.process_request(request)
         assert "auto" not in fast.state.tracks
-        monkeypatch.setattr(dedup_module.DedupStage, "__call__", real)
+        monkeypatch.setattr(dedup_module.DedupStage, "decide", real)
         request = request + call_and_result("Read", FILE, tool_id="x2", file_path="src/x.py")
         assert fast.process_request(request) == slow.process_request(request)

@@ -31,7 +31,7 @@ from lab.core.compactor import Compactor
 from lab.core.config import CompactionConfig
 from lab.core.events import Event, StageContext
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, Transcript, Usage, message_text
-from lab.core.pipeline import CHEAP_STAGES, build_stages
+from lab.core.pipeline import CHEAP_STAGES, build_stages, decide, run_stage, view_for
 from lab.core.presets import PRESETS, preset
 from lab.core.summarizers.rules import user_texts
 from lab.core.validate import anthropic_problems, openai_problems
@@ -91,7 +91,7 @@ def _check_idempotent(compactor: Compactor, sent: list[Message], report: LoopRep
         state=copy.deepcopy(compactor.state), now=compactor.state.last_request_time or 0.0,
     )
     for stage in build_stages(compactor.config, CHEAP_STAGES):
-        again = stage(sent, dataclasses.replace(ctx, state=copy.deepcopy(ctx.state))).messages
+        again = run_stage(stage, sent, dataclasses.replace(ctx, state=copy.deepcopy(ctx.state))).messages
         if again != sent:
             report.fail(where, f"stage {stage.name} changed its own output")
 
@@ -239,13 +239,18 @@ def test_every_stage_is_pure_and_idempotent(msgs: list[Message], name: str, wind
         base = StageContext(config=config, counter=compactor.counter, store=compactor.store, summarizer=compactor.summarizer,
                             state=compactor.state, now=1_000_000.0 + 100_000)
         snapshot = copy.deepcopy(msgs)
-        first = stage(msgs, dataclasses.replace(base, state=copy.deepcopy(base.state)))
+        first = run_stage(stage, msgs, dataclasses.replace(base, state=copy.deepcopy(base.state)))
         assert msgs == snapshot, f"{stage.name} mutated its input"
+        # A decision only decides: the session state it was shown is left as it was.
+        shown = dataclasses.replace(base, state=copy.deepcopy(base.state))
+        before = copy.deepcopy(shown.state)
+        decide(stage, view_for(msgs, shown), shown)
+        assert shown.state == before and msgs == snapshot, f"{stage.name} changed what it was shown"
         if stage.name in ("watermark", "summary"):
             continue  # the gate changes nothing; a forced summary of a summary is a new summary by design
         state = copy.deepcopy(base.state)
-        once = stage(msgs, dataclasses.replace(base, state=state)).messages
-        twice = stage(once, dataclasses.replace(base, state=state)).messages
+        once = run_stage(stage, msgs, dataclasses.replace(base, state=state)).messages
+        twice = run_stage(stage, once, dataclasses.replace(base, state=state)).messages
         assert twice == once, f"{stage.name} is not idempotent"
         assert first.messages == once, f"{stage.name} is not deterministic"
 
@@ -256,7 +261,7 @@ def test_every_stage_is_pure_and_idempotent(msgs: list[Message], name: str, wind
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_invariants_on_the_corpus(path: Path) -> None:
-    from lab.formats import load  # the test may use the importers; the core never does
+    from lab.formats import load
 
     transcript = load(path)
     failures: list[str] = []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from lab.core.config import dump_config, load_config
 from lab.core.presets import PRESETS, preset, preset_description, preset_names
 from lab.core.stages.watermark import threshold
 from lab.errors import ConfigError
+from lab.core.config import with_value
 
 MODELLED = ["codex", "openhands-masking", "claude-code", "anthropic-context-editing"]
 
@@ -115,12 +117,14 @@ class TestAccess:
         with pytest.raises(ConfigError):
             preset_description("nope")
 
-    def test_preset_returns_an_independent_copy(self) -> None:
+    def test_a_preset_is_a_frozen_value_and_a_change_a_new_one(self) -> None:
         a = preset("minicode")
-        a.window = 16_000
-        a.dedup.read_tools.append("Cat")
-        assert PRESETS["minicode"].window == 200_000
-        assert "Cat" not in preset("minicode").dedup.read_tools
+        with pytest.raises(ValidationError, match="frozen"):
+            a.window = 16_000  # type: ignore[misc]
+        b = with_value(a, "window", 16_000)
+        assert b.window == 16_000 and PRESETS["minicode"].window == 200_000
+        # The sections the change did not cross are shared, not copied.
+        assert b.dedup is a.dedup and b.fingerprint != a.fingerprint
 
     def test_design_presets_have_no_disclaimer(self) -> None:
         for name in ("minicode", "mewcode"):
@@ -164,6 +168,5 @@ class TestLab:
     def test_no_setting_is_inert_at_common_windows(self, window: int) -> None:
         from lab.core.diagnostics import config_warnings
 
-        cfg = preset("lab")
-        cfg.window = window
+        cfg = with_value(preset("lab"), "window", window)
         assert config_warnings(cfg) == []

@@ -24,9 +24,10 @@ import pytest
 import lab
 from lab.core.messages import ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import agent_sdk, detect, load
+from lab.formats.claude import agent_sdk
+from lab.formats import detect, load
 from lab.formats.export import to_anthropic
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agent_sdk"
@@ -348,7 +349,7 @@ def test_garbage_raises_a_transcript_error(tmp_path: Path, content: str) -> None
 def test_a_lone_result_record_is_claimed_and_refused_with_a_hint(tmp_path: Path) -> None:
     p = tmp_path / "out.json"
     p.write_text(json.dumps(RECORDS[-1]), encoding="utf-8")
-    assert agent_sdk.sniff(make_probe(p)) == 50
+    assert agent_sdk.sniff(read_file_head(p)) == 50
     with pytest.raises(TranscriptError, match="stream-json"):
         load(p, format="claude_agent_sdk")
 
@@ -358,7 +359,7 @@ def test_a_lone_result_record_is_claimed_and_refused_with_a_hint(tmp_path: Path)
 
 @pytest.mark.parametrize("path", [STREAM, DUMPS, SAMPLE], ids=["stream", "dataclasses", "sample"])
 def test_detection_picks_the_agent_sdk_over_claude_code_and_anthropic(path: Path) -> None:
-    assert agent_sdk.sniff(make_probe(path)) == 97
+    assert agent_sdk.sniff(read_file_head(path)) == 97
     assert detect(path) == "claude_agent_sdk"
 
 
@@ -367,12 +368,12 @@ def test_a_large_document_is_detected_from_its_head(tmp_path: Path) -> None:
     p = tmp_path / "big.json"
     p.write_text(json.dumps([RECORDS[0], *filler]), encoding="utf-8")
     assert p.stat().st_size > 1024 * 1024
-    assert agent_sdk.sniff(make_probe(p)) == 92
+    assert agent_sdk.sniff(read_file_head(p)) == 92
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed_and_refused_when_forced(path: Path) -> None:
-    assert agent_sdk.sniff(make_probe(path)) == 0
+    assert agent_sdk.sniff(read_file_head(path)) == 0
     with pytest.raises(TranscriptError):
         load(path, format="claude_agent_sdk")
 
@@ -381,7 +382,7 @@ def test_corpus_files_are_not_claimed_and_refused_when_forced(path: Path) -> Non
 def test_other_samples_are_not_claimed_and_refused_when_forced(path: Path) -> None:
     if path == SAMPLE:
         return
-    assert agent_sdk.sniff(make_probe(path)) == 0
+    assert agent_sdk.sniff(read_file_head(path)) == 0
     with pytest.raises(TranscriptError):
         load(path, format="claude_agent_sdk")
 

@@ -1,4 +1,4 @@
-"""OpenAI Agents SDK session databases (``lab.formats.agents_sdk_db``), built with the tables ``SQLiteSession`` creates."""
+"""OpenAI Agents SDK session databases (``lab.formats.openai.agents_sdk_db``), built with the tables ``SQLiteSession`` creates."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from lab.core.messages import ToolResultBlock, ToolUseBlock, message_text
 from lab.errors import TranscriptError
-from lab.formats import agents_sdk_db, detect, load, sessions
+from lab.formats.openai import agents_sdk_db
+from lab.formats import detect, load, sessions
 
 # As agents/memory/sqlite_session.py creates them.
 _SCHEMA = """
@@ -83,6 +84,6 @@ def test_another_sqlite_file_is_not_claimed(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE agent_messages (id INTEGER, body TEXT)")
     conn.close()
-    from lab.formats.jsonio import make_probe
+    from lab.formats.jsonio import read_file_head
 
-    assert agents_sdk_db.sniff(make_probe(path)) == 0
+    assert agents_sdk_db.sniff(read_file_head(path)) == 0

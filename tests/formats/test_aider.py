@@ -10,13 +10,14 @@ import pytest
 import lab
 from lab.core.messages import TextBlock, ToolResultBlock, ToolUseBlock, Transcript, message_text, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import aider, detect, load
-from lab.formats.aider_chat import parse_chat_history
-from lab.formats.aider_edits import Edit, split_edits
+from lab.formats.editors import aider
+from lab.formats import detect, load
+from lab.formats.editors.aider_chat import parse_chat_history
+from lab.formats.editors.aider_edits import Edit, split_edits
 from lab.formats.detect import scores
 from lab.formats.sanity import misread_warnings
 from lab.formats.export import to_anthropic, to_openai
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "aider"
@@ -244,7 +245,7 @@ def test_detection_claims_only_aider_files(tmp_path: Path) -> None:
     assert detect(CHAT) == "aider"
     for name in ("notes.md", "plain.txt"):
         p = _write(tmp_path, "# My notes\n\n#### a heading\n\n> a quote\n", name)
-        assert scores(make_probe(p))["aider"] == 0
+        assert scores(read_file_head(p))["aider"] == 0
 
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "README.md" and not p.name.startswith("aider"))
@@ -252,7 +253,7 @@ SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES + CORPUS_FILES, ids=[p.name for p in SAMPLE_FILES] + [corpus_id(p) for p in CORPUS_FILES])
 def test_other_files_are_not_claimed(path: Path) -> None:
-    assert scores(make_probe(path))["aider"] == 0
+    assert scores(read_file_head(path))["aider"] == 0
 
 
 @pytest.mark.parametrize("path", [CHAT, LLM, SAMPLES / "aider-sample.aider.chat.history.md"], ids=["chat", "llm", "sample"])
@@ -314,8 +315,8 @@ def test_any_line_ending_reads_the_same(tmp_path: Path, newline: str) -> None:
 
 
 def test_a_folder_walk_claims_an_aider_history_and_leaves_notes_out(tmp_path: Path) -> None:
-    from lab.formats.session_folder import is_note_file
-    from lab.replayer.compare import folder_files
+    from lab.formats.containers.session_folder import is_note_file
+    from lab.evaluation.batch import folder_files
 
     shutil.copy(ARCHITECT, tmp_path / "chat.md")
     (tmp_path / "notes.md").write_text("# My notes\n\nnothing here\n", encoding="utf-8")

@@ -11,8 +11,9 @@ import pytest
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import anthropic, detect, load
-from lab.formats.anthropic import base64_size, request_to_transcript
+from lab.formats.claude import anthropic
+from lab.formats import detect, load
+from lab.formats.claude.anthropic import base64_size, request_to_transcript
 from lab.formats.export import to_anthropic
 
 

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.errors import TranscriptError
-from lab.formats import archive, load
+from lab.formats.containers import archive
+from lab.formats import load
 from tests.formats.test_opencode_storage import DOC, _other, _storage
 from tests.formats.test_openhands_v1 import TestConversationFolder
 

@@ -1,4 +1,4 @@
-"""AutoGen AgentChat saved state and message lists (``lab.formats.autogen``), from fixtures of ``save_state()``'s shapes."""
+"""AutoGen AgentChat saved state and message lists (``lab.formats.shell_agents.autogen``), from fixtures of ``save_state()``'s shapes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import autogen, detect, load
+from lab.formats.shell_agents import autogen
+from lab.formats import detect, load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "autogen"
 AGENT = FIXTURES / "agent_state.json"

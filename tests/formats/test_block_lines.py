@@ -22,9 +22,10 @@ import lab
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock
 from lab.core.validate import anthropic_problems, openai_problems
 from lab.errors import TranscriptError
-from lab.formats import anthropic, block_lines, detect, load
+from lab.formats.claude import anthropic, block_lines
+from lab.formats import detect, load
 from lab.formats.detect import scores
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.builders import message_shapes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "block_lines"
@@ -88,10 +89,10 @@ def test_the_first_record_keeps_its_timestamp_and_nothing_is_lost(path: Path) ->
 
 def test_the_flat_export_is_detected_as_its_own_format() -> None:
     assert detect(FLAT) == "block_lines"
-    ranked = scores(make_probe(FLAT))
+    ranked = scores(read_file_head(FLAT))
     assert ranked["block_lines"] > max(s for n, s in ranked.items() if n != "block_lines")
     # The sanitised session is message lines: block_lines does not claim it.
-    assert scores(make_probe(SANITISED))["block_lines"] == 0
+    assert scores(read_file_head(SANITISED))["block_lines"] == 0
     assert detect(SANITISED) == "anthropic"
 
 
@@ -159,7 +160,7 @@ def test_a_cut_off_last_line_is_a_warning(tmp_path: Path) -> None:
     ids=["chat-lines", "anthropic-lines", "claude-code"],
 )
 def test_other_jsonl_is_not_claimed(tmp_path: Path, records: list[Any]) -> None:
-    assert block_lines.sniff(make_probe(_write(tmp_path / "o.jsonl", records))) == 0
+    assert block_lines.sniff(read_file_head(_write(tmp_path / "o.jsonl", records))) == 0
 
 
 def test_tool_records_holding_block_lists_are_flat_blocks_too(tmp_path: Path) -> None:

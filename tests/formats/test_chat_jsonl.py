@@ -13,13 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import anthropic, detect, load, openai_chat
+from lab.formats.claude import anthropic
+from lab.formats import detect, load
+from lab.formats.openai import openai_chat
 from lab.formats.detect import scores
 from lab.formats.export import to_anthropic, to_openai
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from lab.formats.message_lines import line_scores, message_of
 from tests.builders import assistant, call_and_result, session, system, user
 from tests.conftest import ROOT
@@ -232,7 +234,7 @@ def test_other_lines_are_skipped_and_counted(tmp_path: Path) -> None:
 
 def test_mostly_other_records_is_only_a_weak_claim(tmp_path: Path) -> None:
     p = _write(tmp_path / "events.jsonl", [{"event": f"e{i}"} for i in range(5)] + [{"role": "user", "content": "hi"}])
-    assert scores(make_probe(p))["openai_chat"] == 20
+    assert scores(read_file_head(p))["openai_chat"] == 20
     assert [m.role for m in load(p).messages] == ["user"]
 
 
@@ -302,7 +304,7 @@ def test_anthropic_request_logs_stay_request_logs(tmp_path: Path) -> None:
     response = {"id": "msg_r", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "yo"}]}
     for name, log in {"bodies": [request, response], "pairs": [{"request": request, "response": response}, {"event": "ping"}]}.items():
         p = _write(tmp_path / f"{name}.jsonl", log)
-        assert line_scores(make_probe(p).records) == {"openai_chat": 0, "anthropic": 0}
+        assert line_scores(read_file_head(p).records) == {"openai_chat": 0, "anthropic": 0}
         assert detect(p) == "anthropic"
         t = load(p)
         assert [m.id for m in t.messages] == ["m0", "msg_r"], name
@@ -324,7 +326,7 @@ def test_responses_items_stay_responses(tmp_path: Path) -> None:
 
 def test_chat_traits_win_over_responses_for_type_message_lines(tmp_path: Path) -> None:
     p = _write(tmp_path / "typed.jsonl", [_wrap_typed(m) for m in OPENAI_LINES])
-    ranked = scores(make_probe(p))
+    ranked = scores(read_file_head(p))
     assert ranked["openai_chat"] > ranked["openai_responses"] > 0
 
 
@@ -337,13 +339,13 @@ def test_codex_and_openhands_records_are_not_messages(tmp_path: Path) -> None:
     event = {"id": 1, "source": "user", "action": "message", "message": "hi", "args": {"content": "hi"}}
     openhands = [{"instance_id": "i", "history": [event]}, {"instance_id": "j", "history": [event]}]
     p = _write(tmp_path / "output.jsonl", openhands)
-    assert line_scores(make_probe(p).records) == {"openai_chat": 0, "anthropic": 0}
+    assert line_scores(read_file_head(p).records) == {"openai_chat": 0, "anthropic": 0}
     assert detect(p) == "openhands"
 
 
 def test_lines_mixing_both_apis_are_claimed_by_neither(tmp_path: Path) -> None:
     p = _write(tmp_path / "mixed.jsonl", [OPENAI_LINES[2], ANTHROPIC_LINES[1]])
-    assert line_scores(make_probe(p).records) == {"openai_chat": 0, "anthropic": 0}
+    assert line_scores(read_file_head(p).records) == {"openai_chat": 0, "anthropic": 0}
 
 
 def test_message_of_recognises_only_chat_roles() -> None:

@@ -18,8 +18,9 @@ import lab
 from lab.core.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import claude_code, claude_code_entry, claude_code_import, dump
-from lab.formats.claude_code_entry import Entry, UsageCounts, entry_of
+from lab.formats.claude import claude_code, claude_code_entry, claude_code_import
+from lab.formats import dump
+from lab.formats.claude.claude_code_entry import Entry, UsageCounts, entry_of
 from tests.conftest import corpus_path
 
 GRPC = corpus_path("claude-code/enterprisebench-grpc-metadata-mcp-native.jsonl")

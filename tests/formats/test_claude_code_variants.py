@@ -54,7 +54,8 @@ from hypothesis import strategies as st
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, Transcript, tool_pairs
 from lab.core.summarizers.rules import first_user_request
 from lab.core.validate import anthropic_problems
-from lab.formats import claude_code, claude_code_import, detect, dump
+from lab.formats.claude import claude_code, claude_code_import
+from lab.formats import detect, dump
 from tests.builders import message_shapes
 from tests.conftest import corpus_path
 

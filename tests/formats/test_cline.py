@@ -11,10 +11,11 @@ import pytest
 import lab
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, message_text, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import cline, detect, load
+from lab.formats.editors import cline
+from lab.formats import detect, load
 from lab.formats.detect import scores
 from lab.formats.export import to_anthropic
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cline"
@@ -181,11 +182,11 @@ def test_a_bad_history_in_a_folder_raises(tmp_path: Path) -> None:
 def test_other_json_lists_are_not_claimed(tmp_path: Path, doc: list[object]) -> None:
     p = tmp_path / "x.json"
     p.write_text(json.dumps(doc), encoding="utf-8")
-    assert scores(make_probe(p))["cline"] == 0
+    assert scores(read_file_head(p))["cline"] == 0
 
 
 def test_the_api_history_file_stays_anthropic() -> None:
-    assert scores(make_probe(TASK / "api_conversation_history.json"))["cline"] == 0
+    assert scores(read_file_head(TASK / "api_conversation_history.json"))["cline"] == 0
 
 
 SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "README.md" and not p.name.startswith("cline"))
@@ -193,7 +194,7 @@ SAMPLE_FILES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES + CORPUS_FILES, ids=[p.name for p in SAMPLE_FILES] + [corpus_id(p) for p in CORPUS_FILES])
 def test_other_files_are_not_claimed(path: Path) -> None:
-    assert scores(make_probe(path))["cline"] == 0
+    assert scores(read_file_head(path))["cline"] == 0
 
 
 # --- replay and export ----------------------------------------------------------------------

@@ -38,9 +38,9 @@ from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBl
 from lab.core.summarizers.rules import first_user_request
 from lab.errors import TranscriptError
 from lab.formats import detect, load
-from lab.formats import openai_responses as resp
-from lab.formats.codex import is_injected_context, read_rollout
-from lab.formats.jsonio import make_probe
+from lab.formats.openai import openai_responses as resp
+from lab.formats.openai.codex import is_injected_context, read_rollout
+from lab.formats.jsonio import read_file_head
 
 TS = "2025-10-01T12:00:00.000Z"
 ENV = "<environment_context>\n  <cwd>/repo</cwd>\n  <approval_policy>on-request</approval_policy>\n  <shell>zsh</shell>\n</environment_context>"
@@ -412,7 +412,7 @@ class TestVersions:
             {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "x"}},
         ]
         path = _write(tmp_path, recs)
-        assert resp.sniff(make_probe(path)) == 85 and detect(path) == "openai_responses"
+        assert resp.sniff(read_file_head(path)) == 85 and detect(path) == "openai_responses"
         t = load(path)
         assert t.meta.session_id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e" and t.meta.title == "Codex CLI rollout"
         assert [m.role for m in t.messages] == ["system", "user", "assistant", "user"]
@@ -438,9 +438,9 @@ class TestVersions:
     def test_typescript_rollout_detected_from_the_head_alone(self, tmp_path: Path) -> None:
         items = [{"type": "function_call", "call_id": f"c{i}", "name": "shell", "arguments": "{}"} for i in range(3)]
         head = json.dumps({"session": {"id": "x", "timestamp": TS}, "items": items}, indent=2)
-        from lab.formats.registry import Probe
+        from lab.formats.registry import FileHead
 
-        assert resp.sniff(Probe(path=Path("r.json"), head=head, shape="json", records=None, document=None)) == 90
+        assert resp.sniff(FileHead(path=Path("r.json"), head=head, shape="json", records=None, document=None)) == 90
 
     def test_read_rollout_is_importable_from_both_modules(self, tmp_path: Path) -> None:
         path = _write(tmp_path, [meta(), msg("user", "q")])

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 import zstandard
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.errors import TranscriptError
-from lab.formats import archive, compressed, load
-from lab.ui import files
+from lab.formats.containers import archive, compressed
+from lab.formats import load
+from lab.views import files
 from tests.formats.test_claude_code import _result, _use, _user
 from tests.formats.test_codex_rollouts import call, meta, msg, output
 from tests.formats.test_openhands_v1 import TestConversationFolder

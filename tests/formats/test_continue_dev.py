@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 
 import lab
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import continue_dev, detect, load
-from lab.formats.jsonio import make_probe
+from lab.formats.editors import continue_dev
+from lab.formats import detect, load
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
@@ -361,14 +362,14 @@ def test_degenerate_documents_are_refused_clearly(tmp_path: Path, doc: Any, word
 
 @pytest.mark.parametrize("path", [AGENT, LEGACY], ids=["agent", "legacy"])
 def test_detection_picks_continue_and_other_formats_refuse_it(path: Path) -> None:
-    assert detect(path) == "continue" and continue_dev.sniff(make_probe(path)) == 96
+    assert detect(path) == "continue" and continue_dev.sniff(read_file_head(path)) == 96
     assert _forced_results(path) == []
 
 
 def test_a_session_too_large_to_probe_is_known_by_its_head(tmp_path: Path) -> None:
     big = [_item("user", "x" * 2000), _item("assistant", "y" * 2000)] * 2500
     p = _session(tmp_path, big)
-    probe = make_probe(p)
+    probe = read_file_head(p)
     assert probe.document is None and continue_dev.sniff(probe) == 85 and detect(p) == "continue"
 
 
@@ -377,19 +378,19 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert continue_dev.sniff(make_probe(path)) == 0
+    assert continue_dev.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert continue_dev.sniff(make_probe(path)) == 0
+    assert continue_dev.sniff(read_file_head(path)) == 0
 
 
 def test_a_swe_agent_history_is_not_claimed(tmp_path: Path) -> None:
     # SWE-agent trajectories hold a "history" too, of bare chat messages.
     p = tmp_path / "run.traj"
     p.write_text(json.dumps({"history": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}], "info": {}}), encoding="utf-8")
-    assert continue_dev.sniff(make_probe(p)) == 0
+    assert continue_dev.sniff(read_file_head(p)) == 0
 
 
 # --- replay and export -------------------------------------------------------------------------

@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 import lab
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import copilot_chat, detect, load
-from lab.formats.jsonio import make_probe
+from lab.formats.editors import copilot_chat
+from lab.formats import detect, load
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
@@ -404,7 +405,7 @@ def test_a_log_line_that_is_no_json_is_a_transcript_error(tmp_path: Path) -> Non
 
 def test_a_new_empty_session_is_detected_and_refused_clearly(tmp_path: Path) -> None:
     p = _session(tmp_path, [])
-    assert copilot_chat.sniff(make_probe(p)) == 90 and detect(p) == "copilot_chat"
+    assert copilot_chat.sniff(read_file_head(p)) == 90 and detect(p) == "copilot_chat"
     with pytest.raises(TranscriptError) as err:
         load(p)
     assert "no request yet" in err.value.reason and err.value.where == "$.requests"
@@ -438,7 +439,7 @@ def test_entries_that_are_no_request_are_counted(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", [CHAT, AGENT], ids=["chat-json", "agent-jsonl"])
 def test_detection_picks_copilot_chat_and_other_formats_refuse_it(path: Path) -> None:
-    assert detect(path) == "copilot_chat" and copilot_chat.sniff(make_probe(path)) == 96
+    assert detect(path) == "copilot_chat" and copilot_chat.sniff(read_file_head(path)) == 96
     assert _forced_results(path) == []
 
 
@@ -446,14 +447,14 @@ def test_a_session_too_large_to_probe_is_known_by_its_head(tmp_path: Path) -> No
     big = [_req(f"r{i}", "x" * 2000, response=["y" * 2000]) for i in range(600)]
     p = tmp_path / "big.json"
     p.write_text(json.dumps({"version": 3, "requesterUsername": "me", "responderUsername": "GitHub Copilot", "requests": big, "sessionId": "s"}, indent=2), encoding="utf-8")
-    probe = make_probe(p)
+    probe = read_file_head(p)
     assert probe.document is None and copilot_chat.sniff(probe) == 85 and detect(p) == "copilot_chat"
 
     # A log whose first line (the state it was compacted to) is longer than the probe's line cap:
     # still JSONL, its first record read whole, as another line follows it (jsonio._long_first_line).
     huge = big * 4
     log = _log(tmp_path, [{"kind": 0, "v": {"version": 3, "responderUsername": "GitHub Copilot", "sessionId": "s", "requests": huge}}, {"kind": 1, "k": ["customTitle"], "v": "t"}])
-    probe = make_probe(log)
+    probe = read_file_head(log)
     assert probe.shape == "jsonl" and probe.first_value() is not None and copilot_chat.sniff(probe) > 0 and detect(log) == "copilot_chat"
     assert len(load(log).messages) == 2 * len(huge)
 
@@ -463,19 +464,19 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert copilot_chat.sniff(make_probe(path)) == 0
+    assert copilot_chat.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert copilot_chat.sniff(make_probe(path)) == 0
+    assert copilot_chat.sniff(read_file_head(path)) == 0
 
 
 def test_a_har_like_document_with_requests_is_not_claimed(tmp_path: Path) -> None:
     # Other logs hold "requests" too, of HTTP requests with no requestId and message.
     p = tmp_path / "log.json"
     p.write_text(json.dumps({"version": "1.2", "requests": [{"url": "https://api", "method": "POST", "body": "{}"}]}), encoding="utf-8")
-    assert copilot_chat.sniff(make_probe(p)) == 0
+    assert copilot_chat.sniff(read_file_head(p)) == 0
 
 
 # --- replay and export -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI session events (``lab.formats.copilot_cli``), from the fixture built to the SDKs' event shapes."""
+"""GitHub Copilot CLI session events (``lab.formats.editors.copilot_cli``), from the fixture built to the SDKs' event shapes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import copilot_cli, detect, load
+from lab.formats.editors import copilot_cli
+from lab.formats import detect, load
 from lab.formats.export import to_anthropic
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded, find_recorded
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copilot_cli" / "events.jsonl"
@@ -134,4 +135,4 @@ class TestEdges:
     def test_a_file_of_bare_user_messages_is_not_copilot(self, tmp_path: Path) -> None:
         # Dotted types alone are Managed Agents' shape too: Copilot needs one of its own types.
         path = _write(tmp_path, [{"type": "user.message", "data": {"content": "hi"}, "id": "1"}] * 3)
-        assert copilot_cli.sniff(make_probe(path)) == 0
+        assert copilot_cli.sniff(read_file_head(path)) == 0

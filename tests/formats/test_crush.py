@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import FORMATS, crush, detect, goose_db, load, sessions
+from lab.formats import FORMATS, detect, load, sessions
+from lab.formats.databases import crush, goose_db
 from lab.formats.detect import scores
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_goose_db import GooseDb, _conversation
@@ -371,8 +372,8 @@ def test_a_database_without_crush_s_tables_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize("schema", list(SCHEMAS))
 def test_crush_s_database_is_crush_s_not_goose_s(tmp_path: Path, schema: str) -> None:
     db = _agent_session(_db(tmp_path, schema))
-    assert crush.sniff(make_probe(db.path)) == 100
-    assert goose_db.sniff(make_probe(db.path)) < 100
+    assert crush.sniff(read_file_head(db.path)) == 100
+    assert goose_db.sniff(read_file_head(db.path)) < 100
     assert detect(db.path) == "crush"
 
 
@@ -386,27 +387,27 @@ def test_a_goose_database_stays_goose_s(tmp_path: Path) -> None:
     db = GooseDb(tmp_path / "sessions.db")
     db.session("20260101_1", name="goose")
     _conversation(db, "20260101_1", "hi")
-    assert crush.sniff(make_probe(db.path)) == 0
+    assert crush.sniff(read_file_head(db.path)) == 0
     assert detect(db.path) == "goose_db" and load(db.path).meta.source_format == "goose_db"
 
 
 def test_an_opencode_database_stays_opencode_s(tmp_path: Path) -> None:
     p = opencode_database(tmp_path / "opencode.db", [opencode_session("ses_1", 1767261600000)])
-    assert crush.sniff(make_probe(p)) == 0
+    assert crush.sniff(read_file_head(p)) == 0
     assert load(p).meta.source_format == "opencode"
 
 
 def test_other_sqlite_files_are_not_claimed(tmp_path: Path) -> None:
     p = tmp_path / "other.db"
     sqlite3.connect(p).execute("CREATE TABLE t (x)").connection.close()
-    assert crush.sniff(make_probe(p)) == 0
+    assert crush.sniff(read_file_head(p)) == 0
     not_sqlite = tmp_path / "crush.db"
     not_sqlite.write_text("SQLite? no", encoding="utf-8")
-    assert crush.sniff(make_probe(not_sqlite)) == 0
+    assert crush.sniff(read_file_head(not_sqlite)) == 0
 
 
 def test_only_crush_claims_the_database_with_full_confidence(tmp_path: Path) -> None:
-    ranked = scores(make_probe(_agent_session(_db(tmp_path)).path))
+    ranked = scores(read_file_head(_agent_session(_db(tmp_path)).path))
     assert [n for n, s in ranked.items() if s == 100] == ["crush"] and "crush" in FORMATS
 
 
@@ -415,12 +416,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert crush.sniff(make_probe(path)) == 0
+    assert crush.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert crush.sniff(make_probe(path)) == 0
+    assert crush.sniff(read_file_head(path)) == 0
 
 
 # --- safety ---------------------------------------------------------------------------------------------

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import cursor, detect, load, sessions
+from lab.formats.databases import cursor
+from lab.formats import detect, load, sessions
 from lab.formats.detect import scores
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
 from tests.formats.readonly import assert_reads_leave_untouched
@@ -394,7 +395,7 @@ def test_workspace_composers_inline_are_read_and_heads_point_at_the_global_file(
 
 def test_only_cursor_claims_its_files(tmp_path: Path) -> None:
     for db in (_two(tmp_path), _workspace(tmp_path)):
-        ranked = {n: s for n, s in scores(make_probe(db.path)).items() if s}
+        ranked = {n: s for n, s in scores(read_file_head(db.path)).items() if s}
         assert ranked == {"cursor": 100, "goose_db": 40}
 
 
@@ -406,19 +407,19 @@ def test_an_unrelated_sqlite_file_is_not_claimed(tmp_path: Path) -> None:
         conn.execute(_TABLE.format("ItemTable"))
         conn.execute("INSERT INTO ItemTable VALUES ('workbench.sideBar.position', '0')")
     conn.close()
-    assert cursor.sniff(make_probe(other)) == 0
+    assert cursor.sniff(read_file_head(other)) == 0
     with pytest.raises(TranscriptError, match="not Cursor's"):
         cursor.read_db(other)
     text = tmp_path / "state.vscdb"
     text.write_text("not a database", encoding="utf-8")
-    assert cursor.sniff(make_probe(text)) == 0
+    assert cursor.sniff(read_file_head(text)) == 0
     with pytest.raises(TranscriptError, match="not a SQLite database"):
         cursor.read_db(text)
 
 
 def test_a_cursor_file_without_chats_is_claimed_and_says_so(tmp_path: Path) -> None:
     db = CursorDb(tmp_path / "state.vscdb")
-    assert cursor.sniff(make_probe(db.path)) == 60
+    assert cursor.sniff(read_file_head(db.path)) == 60
     with pytest.raises(TranscriptError, match="without any chat or composer session"):
         load(db.path)
 
@@ -432,12 +433,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert cursor.sniff(make_probe(path)) == 0
+    assert cursor.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert cursor.sniff(make_probe(path)) == 0
+    assert cursor.sniff(read_file_head(path)) == 0
 
 
 # --- read-only ---------------------------------------------------------------------------------------

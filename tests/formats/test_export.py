@@ -672,7 +672,7 @@ def test_aborted_calls_export_answered_by_default() -> None:
 
 from lab.core.messages import is_sent  # noqa: E402
 from lab.formats.export import to_responses  # noqa: E402
-from lab.formats.openai_responses import from_document  # noqa: E402
+from lab.formats.openai.openai_responses import from_document  # noqa: E402
 
 
 def _said(msgs: list[Message]) -> list[tuple[Any, ...]]:

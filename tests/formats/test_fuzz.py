@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from lab.core.messages import Transcript
 from lab.errors import TranscriptError
-from lab.formats import anthropic, claude_code, labjson, load
+from lab.formats.claude import anthropic, claude_code
+from lab.formats import labjson, load
 from tests.conftest import corpus_path
 
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -41,30 +41,14 @@ from hypothesis import strategies as st
 
 from lab.core.messages import Transcript
 from lab.errors import TranscriptError
-from lab.formats import (
-    agent_sdk,
-    aider,
-    anthropic,
-    cline,
-    continue_dev,
-    copilot_chat,
-    autogen,
-    copilot_cli,
-    pydantic_ai,
-    qwen_code,
-    gemini,
-    goose,
-    http_log,
-    langchain,
-    managed_agents,
-    minicode,
-    openai_chat,
-    openai_responses,
-    opencode,
-    openhands,
-    openhands_v1,
-)
-from lab.formats.codex import read_rollout
+from lab.formats.claude import agent_sdk, anthropic, managed_agents
+from lab.formats.editors import aider, cline, continue_dev, copilot_chat, copilot_cli, qwen_code, gemini
+from lab.formats.shell_agents import autogen, pydantic_ai, langchain, minicode
+from lab.formats.databases import goose, opencode
+from lab.formats.http import http_log
+from lab.formats.openai import openai_chat, openai_responses
+from lab.formats.openhands import openhands, openhands_v1
+from lab.formats.openai.codex import read_rollout
 from lab.formats.sanity import check
 from tests.conftest import SAMPLES, corpus_glob, corpus_id
 from tests.formats.test_cursor import kv_seeds as cursor_kv_seeds

@@ -46,10 +46,11 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, dump, gemini, load
+from lab.formats import detect, dump, load
+from lab.formats.editors import gemini
 from lab.formats.export import to_anthropic, to_openai
 from lab.formats.tool_results import anthropic_tool_id, openai_tool_id
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, ROOT, corpus_id
 
 PNG = base64.b64encode(b"\x89PNG" + b"\0" * 296).decode()  # 300 bytes once decoded
@@ -452,7 +453,7 @@ class TestErrors:
 
 
 def _head_only(path: Path) -> Any:
-    return replace(make_probe(path), records=None, document=None)
+    return replace(read_file_head(path), records=None, document=None)
 
 
 class TestDetection:
@@ -472,7 +473,7 @@ class TestDetection:
     def test_shapes_are_claimed_whole_and_from_the_head(self, tmp_path: Path, doc: Any) -> None:
         p = _write(tmp_path, doc, indent=2)
         assert detect(p) == "gemini"
-        assert gemini.sniff(make_probe(p)) == 95
+        assert gemini.sniff(read_file_head(p)) == 95
         assert gemini.sniff(_head_only(p)) >= 85
         # Too large to parse while probing, the head alone must still pick Gemini.
         from lab.formats.detect import scores
@@ -486,7 +487,7 @@ class TestDetection:
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_does_not_claim_corpus_files(self, path: Path) -> None:
-        assert gemini.sniff(make_probe(path)) == 0
+        assert gemini.sniff(read_file_head(path)) == 0
         assert gemini.sniff(_head_only(path)) == 0
 
     @pytest.mark.parametrize(
@@ -502,7 +503,7 @@ class TestDetection:
         ids=["openai-body", "anthropic-list", "claude-code-entry", "contents-of-numbers", "swe-agent", "no-project-hash"],
     )
     def test_foreign_shapes_are_not_claimed(self, tmp_path: Path, doc: Any) -> None:
-        assert gemini.sniff(make_probe(_write(tmp_path, doc))) == 0
+        assert gemini.sniff(read_file_head(_write(tmp_path, doc))) == 0
 
     def test_the_lab_json_is_not_claimed(self, tmp_path: Path, body: Transcript) -> None:
         p = _write(tmp_path, dump(body), "lab.json")

@@ -22,11 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lab
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, goose, load
-from lab.formats.jsonio import make_probe
+from lab.formats import detect, load
+from lab.formats.databases import goose
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
@@ -213,12 +214,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert goose.sniff(make_probe(path)) == 0
+    assert goose.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert goose.sniff(make_probe(path)) == 0
+    assert goose.sniff(read_file_head(path)) == 0
 
 
 # --- round trip -------------------------------------------------------------------------------------
@@ -279,4 +280,4 @@ def test_an_export_written_on_one_line_is_read_as_the_export(tmp_path: Path) -> 
 def test_content_whose_type_is_not_text_is_not_claimed(tmp_path: Path) -> None:
     # The sniffer looked a list-valued content type up in a set: TypeError, which detection logs as a "no".
     records = [_m("user", [{"type": ["text"], "text": "hi"}]), _m("assistant", [{"type": {"t": 1}, "text": "ok"}])]
-    assert goose.sniff(make_probe(_jsonl(tmp_path, records))) == 0
+    assert goose.sniff(read_file_head(_jsonl(tmp_path, records))) == 0

@@ -21,11 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import FORMATS, detect, goose_db, load
-from lab.formats.jsonio import make_probe
+from lab.formats import FORMATS, detect, load
+from lab.formats.databases import goose_db
+from lab.formats.jsonio import read_file_head
 from lab.formats.detect import scores
 from tests.formats.test_wrong_format import _forced_results
 from tests.formats.readonly import assert_reads_leave_untouched, file_digest
@@ -276,13 +277,14 @@ def test_an_unknown_or_empty_session_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_list_sessions_newest_first(tmp_path: Path) -> None:
     listed = goose_db.list_sessions(_three(tmp_path).path)
-    assert [(s.id, s.name, s.message_count, s.session_type) for s in listed] == [
-        ("20260103_1", "empty", 0, "user"),
-        ("20260102_2", "subagent", 2, "sub_agent"),
-        ("20260102_1", "newest user session", 2, "user"),
-        ("20260101_1", "old one", 2, "user"),
+    # One SessionInfo for every store (lab.formats.databases.sqlite_store): a user session has no kind.
+    assert [(s.id, s.title, s.messages, s.kind, s.format) for s in listed] == [
+        ("20260103_1", "empty", 0, None, "goose_db"),
+        ("20260102_2", "subagent", 2, "sub_agent", "goose_db"),
+        ("20260102_1", "newest user session", 2, None, "goose_db"),
+        ("20260101_1", "old one", 2, None, "goose_db"),
     ]
-    assert listed[0].updated_at == "2026-01-03 09:00:00"
+    assert listed[0].updated == "2026-01-03T09:00:00+00:00"
 
 
 def test_update_times_in_both_of_goose_s_formats_compare_as_times(tmp_path: Path) -> None:
@@ -411,7 +413,7 @@ def test_binary_files_are_refused_clearly(tmp_path: Path, content: bytes) -> Non
 
 def test_only_goose_db_claims_the_database(tmp_path: Path) -> None:
     db, _ = _from_fixture(tmp_path)
-    claimed = {n: s for n, s in scores(make_probe(db.path)).items() if s}
+    claimed = {n: s for n, s in scores(read_file_head(db.path)).items() if s}
     assert claimed == {"goose_db": 100}
 
 

@@ -24,9 +24,10 @@ import pytest
 import lab
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, dump, http_log, load
+from lab.formats import detect, dump, load
+from lab.formats.http import http_log
 from lab.formats.detect import scores
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages?beta=true"
@@ -473,7 +474,7 @@ def test_detection_picks_http_log_for_every_fixture(tmp_path: Path) -> None:
     }
     for name, log in logs.items():
         p = _write(tmp_path, log, f"{name}.jsonl")
-        ranked = scores(make_probe(p))
+        ranked = scores(read_file_head(p))
         assert detect(p) == "http_log", (name, ranked)
         assert sorted(ranked.values())[-2] < ranked["http_log"], name
     big = tmp_path / "big.json"
@@ -484,7 +485,7 @@ def test_detection_picks_http_log_for_every_fixture(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", CORPUS_FILES + sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "README.md" and "claude-trace" not in p.name), ids=lambda p: corpus_id(p) if p in CORPUS_FILES else p.name)
 def test_does_not_claim_other_files(path: Path) -> None:
-    assert http_log.sniff(make_probe(path)) == 0
+    assert http_log.sniff(read_file_head(path)) == 0
 
 
 def test_sample_session_imports_and_replays() -> None:

@@ -25,7 +25,7 @@ from lab.formats.jsonio import (
     iter_jsonl_lines,
     iter_log_lines,
     leading_char,
-    make_probe,
+    read_file_head,
     read_json,
     repair_note,
     repairs,
@@ -156,27 +156,27 @@ def test_read_json_empty_and_latin1(tmp_path: Path) -> None:
 
 def test_probe_of_jsonl(tmp_path: Path) -> None:
     lines = [json.dumps({"i": i}) for i in range(30)]
-    probe = make_probe(_write(tmp_path / "a.jsonl", "\n".join(lines) + "\n"))
+    probe = read_file_head(_write(tmp_path / "a.jsonl", "\n".join(lines) + "\n"))
     assert probe.shape == "jsonl"
     assert probe.records == [{"i": i} for i in range(20)]
     assert probe.document is None
 
 
 def test_probe_of_a_small_document(tmp_path: Path) -> None:
-    probe = make_probe(_write(tmp_path / "a.json", json.dumps({"messages": []}, indent=2)))
+    probe = read_file_head(_write(tmp_path / "a.json", json.dumps({"messages": []}, indent=2)))
     assert probe.shape == "json"
     assert probe.document == {"messages": []}
 
 
 def test_probe_of_a_one_line_object_offers_it_as_a_record_too(tmp_path: Path) -> None:
-    probe = make_probe(_write(tmp_path / "a.jsonl", '{"type": "user"}\n'))
+    probe = read_file_head(_write(tmp_path / "a.jsonl", '{"type": "user"}\n'))
     assert probe.shape == "json"
     assert probe.records == [{"type": "user"}]
 
 
 def test_probe_of_a_big_document_reads_only_the_head(tmp_path: Path) -> None:
     doc = {"items": ["x" * 1000 for _ in range(3000)]}
-    probe = make_probe(_write(tmp_path / "a.json", json.dumps(doc, indent=1)))
+    probe = read_file_head(_write(tmp_path / "a.json", json.dumps(doc, indent=1)))
     assert probe.shape == "json"
     assert probe.document is None
     assert len(probe.head.encode("utf-8")) <= HEAD_BYTES
@@ -184,15 +184,15 @@ def test_probe_of_a_big_document_reads_only_the_head(tmp_path: Path) -> None:
 
 def test_probe_of_jsonl_whose_first_line_is_longer_than_the_head(tmp_path: Path) -> None:
     big = json.dumps({"type": "user", "text": "y" * (2 * HEAD_BYTES)})
-    probe = make_probe(_write(tmp_path / "a.jsonl", big + "\n" + '{"type": "assistant"}\n'))
+    probe = read_file_head(_write(tmp_path / "a.jsonl", big + "\n" + '{"type": "assistant"}\n'))
     assert probe.shape == "jsonl"
     assert probe.records is not None and [r["type"] for r in probe.records] == ["user", "assistant"]
 
 
 def test_probe_of_text_and_of_an_empty_file(tmp_path: Path) -> None:
-    assert make_probe(_write(tmp_path / "a.txt", "hello world\n")).shape == "unknown"
+    assert read_file_head(_write(tmp_path / "a.txt", "hello world\n")).shape == "unknown"
     with pytest.raises(TranscriptError, match="empty file"):
-        make_probe(_write(tmp_path / "b.json", ""))
+        read_file_head(_write(tmp_path / "b.json", ""))
 
 
 # --- the fast path reads what the stripped line says --------------------------------
@@ -240,7 +240,7 @@ def test_crlf_lines_read_like_lf_lines(tmp_path: Path) -> None:
 )
 def test_leading_char_is_the_probe_heads_first_character(tmp_path: Path, data: bytes, char: str) -> None:
     p = _write(tmp_path / "f.json", data)
-    assert leading_char(p) == char == make_probe(p).head.lstrip()[:1]
+    assert leading_char(p) == char == read_file_head(p).head.lstrip()[:1]
 
 
 def test_leading_char_of_an_empty_or_missing_file(tmp_path: Path) -> None:
@@ -546,7 +546,7 @@ _CHAT = '{"role": "user", "content": "caf\u00e9 \U0001f600"}\r\n{"role": "assist
 def test_utf16_files_are_named_as_such_by_the_readers(tmp_path: Path, codec: str, bom: bytes, named: str) -> None:
     p = _write(tmp_path / "a.jsonl", bom + _CHAT.encode(codec))
     assert utf16_of(p.read_bytes()) == named
-    for read in (make_probe, lambda q: list(iter_jsonl(q)), read_json):
+    for read in (read_file_head, lambda q: list(iter_jsonl(q)), read_json):
         with pytest.raises(TranscriptError, match=re.escape(f"is {named} text, not UTF-8")) as err:
             read(p)
         assert "iconv" in (err.value.expected or "")
@@ -578,7 +578,7 @@ def test_a_bom_before_jsonl_is_skipped_by_every_reader(tmp_path: Path) -> None:
 
     p = _write(tmp_path / "a.jsonl", b'\xef\xbb\xbf{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "yo"}\n')
     assert is_jsonl(p)
-    assert make_probe(p).shape == "jsonl"
+    assert read_file_head(p).shape == "jsonl"
     assert [m.role for m in load(p).messages] == ["user", "assistant"]
 
 
@@ -590,7 +590,7 @@ def test_a_first_line_longer_than_the_probe_cap_is_still_jsonl(tmp_path: Path, m
     monkeypatch.setattr(jsonio, "_SCAN_CHUNK", 256)
     big = json.dumps({"role": "user", "content": "x" * 5000})
     p = _write(tmp_path / "a.jsonl", big + "\n" + '{"role": "assistant", "content": "ok"}\n')
-    probe = make_probe(p)
+    probe = read_file_head(p)
     assert probe.shape == "jsonl" and probe.records is not None and probe.records[0]["content"] == "x" * 5000
     assert is_jsonl(p)
     t = load(p)
@@ -598,7 +598,7 @@ def test_a_first_line_longer_than_the_probe_cap_is_still_jsonl(tmp_path: Path, m
     # One long line alone stays a document, scanned but not parsed as JSONL.
     single = _write(tmp_path / "b.json", big)
     assert not is_jsonl(single)
-    assert make_probe(single).shape == "json"
+    assert read_file_head(single).shape == "json"
 
 
 def test_utf16_of_leaves_utf8_and_binary_alone() -> None:

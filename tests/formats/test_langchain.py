@@ -41,7 +41,8 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, langchain, load
+from lab.formats import detect, load
+from lab.formats.shell_agents import langchain
 from tests.conftest import ROOT
 
 
@@ -309,7 +310,7 @@ def test_arbitrary_json_raises_only_transcript_errors(tmp_path: Path, doc: Any, 
 def test_detection_needs_langchain_markers(tmp_path: Path) -> None:
     probe_scores = {}
     from lab.formats.detect import scores
-    from lab.formats.jsonio import make_probe
+    from lab.formats.jsonio import read_file_head
 
     for name, doc in {
         "chat": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
@@ -317,7 +318,7 @@ def test_detection_needs_langchain_markers(tmp_path: Path) -> None:
         "type-data-no-content": [{"type": "system", "data": {"subtype": "init"}}],
         "other-constructor": [{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"], "kwargs": {"page_content": "x"}}],
     }.items():
-        probe_scores[name] = scores(make_probe(_write(tmp_path / f"{name}.json", doc)))["langchain"]
+        probe_scores[name] = scores(read_file_head(_write(tmp_path / f"{name}.json", doc)))["langchain"]
     assert probe_scores == dict.fromkeys(probe_scores, 0)
 
 

@@ -23,9 +23,11 @@ import pytest
 import lab
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, load, managed_agents, openai_chat
+from lab.formats import detect, load
+from lab.formats.claude import managed_agents
+from lab.formats.openai import openai_chat
 from lab.formats.export import to_anthropic, to_openai
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
 FIXTURES = Path(__file__).parent / "fixtures" / "managed_agents"
@@ -300,7 +302,7 @@ def test_a_tool_use_without_a_name_is_kept_as_an_unnamed_call_naming_its_line(tm
 
 @pytest.mark.parametrize("kind", CONTAINERS)
 def test_detection_picks_managed_agents_over_openai_chat(kind: str) -> None:
-    probe = make_probe(CONTAINERS[kind])
+    probe = read_file_head(CONTAINERS[kind])
     assert detect(CONTAINERS[kind]) == "managed_agents"
     assert managed_agents.sniff(probe) > openai_chat.sniff(probe)
 
@@ -311,7 +313,7 @@ def test_a_wrapped_json_list_is_not_read_as_system_messages(tmp_path: Path) -> N
     records = [{"role": role.get(e["type"].split(".")[0], "system"), "kind": e["type"], "time": e["processed_at"], "raw": e} for e in EVENTS]
     p = tmp_path / "wrapped.json"
     p.write_text(json.dumps(records), encoding="utf-8")
-    assert openai_chat.sniff(make_probe(p)) == 0  # a role without content is no Chat message (see its sniffer)
+    assert openai_chat.sniff(read_file_head(p)) == 0  # a role without content is no Chat message (see its sniffer)
     assert detect(p) == "managed_agents"
     assert _shape(load(p)) == SHAPE
 
@@ -321,12 +323,12 @@ def test_a_large_document_is_detected_from_its_head(tmp_path: Path) -> None:
     p = tmp_path / "big.json"
     p.write_text(json.dumps([EVENTS[0], EVENTS[1], *filler]), encoding="utf-8")
     assert p.stat().st_size > 1024 * 1024
-    assert managed_agents.sniff(make_probe(p)) == 92
+    assert managed_agents.sniff(read_file_head(p)) == 92
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert managed_agents.sniff(make_probe(path)) == 0
+    assert managed_agents.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "README.md"), ids=lambda p: p.name)
@@ -334,7 +336,7 @@ def test_other_samples_are_not_claimed_and_refused_when_forced(path: Path) -> No
     if path.name.startswith("managed-agents-"):
         assert detect(path) == "managed_agents"
         return
-    assert managed_agents.sniff(make_probe(path)) == 0
+    assert managed_agents.sniff(read_file_head(path)) == 0
     with pytest.raises(TranscriptError):
         load(path, format="managed_agents")
 

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from lab.core.messages import Boundary, ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import minicode
-from lab.formats.jsonio import make_probe
-from lab.formats.minicode import from_minicode, to_minicode
-from lab.formats.registry import Probe
+from lab.formats.shell_agents import minicode
+from lab.formats.jsonio import read_file_head
+from lab.formats.shell_agents.minicode import from_minicode, to_minicode
+from lab.formats.registry import FileHead
 from tests.builders import assistant, call_and_result, session, system, tool_call, tool_result, ts, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -173,8 +173,8 @@ class TestErrors:
 
 
 class TestSniff:
-    def _probe(self, doc: Any, *, as_head: bool = False) -> Probe:
-        return Probe(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=None if as_head else doc)
+    def _probe(self, doc: Any, *, as_head: bool = False) -> FileHead:
+        return FileHead(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=None if as_head else doc)
 
     def test_scores(self) -> None:
         assert minicode.sniff(self._probe(SESSION)) == 95
@@ -185,8 +185,8 @@ class TestSniff:
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_does_not_claim_corpus_files(self, path: Path) -> None:
-        assert minicode.sniff(make_probe(path)) == 0
-        assert minicode.sniff(replace(make_probe(path), records=None, document=None)) == 0
+        assert minicode.sniff(read_file_head(path)) == 0
+        assert minicode.sniff(replace(read_file_head(path), records=None, document=None)) == 0
 
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import openai_chat
-from lab.formats.jsonio import make_probe
-from lab.formats.registry import Probe
+from lab.formats.openai import openai_chat
+from lab.formats.jsonio import read_file_head
+from lab.formats.registry import FileHead
 from tests.conftest import CORPUS_FILES, corpus_file, corpus_glob, corpus_id
 
 CHAT_FILES = corpus_glob("openai-chat/*")
@@ -94,16 +94,16 @@ class TestCorpus:
 
     @pytest.mark.parametrize("path", CHAT_FILES, ids=corpus_id)
     def test_detected_as_openai_chat(self, path: Path) -> None:
-        assert openai_chat.sniff(make_probe(path)) == 95
+        assert openai_chat.sniff(read_file_head(path)) == 95
 
     @pytest.mark.parametrize("path", OTHER_FILES, ids=corpus_id)
     def test_does_not_claim_other_formats(self, path: Path) -> None:
-        assert openai_chat.sniff(make_probe(path)) == 0
+        assert openai_chat.sniff(read_file_head(path)) == 0
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_head_only_sniff_agrees(self, path: Path) -> None:
         # Documents over the probe's size limit are sniffed from their first 64 KiB alone.
-        head_only = replace(make_probe(path), records=None, document=None)
+        head_only = replace(read_file_head(path), records=None, document=None)
         assert openai_chat.sniff(head_only) == (95 if path in CHAT_FILES else 0)
 
     def test_text_command_trajectory_models_commands_as_tool_calls(self) -> None:
@@ -229,9 +229,9 @@ class TestErrors:
             openai_chat.from_document({"prompt": "hi"})
 
 
-def _probe(doc: Any, *, as_head: bool = False) -> Probe:
+def _probe(doc: Any, *, as_head: bool = False) -> FileHead:
     text = json.dumps(doc)
-    return Probe(path=Path("x.json"), head=text, shape="json", records=None, document=None if as_head else doc)
+    return FileHead(path=Path("x.json"), head=text, shape="json", records=None, document=None if as_head else doc)
 
 
 class TestSniff:
@@ -258,7 +258,7 @@ class TestSniff:
 
     def test_plain_user_assistant_body_goes_to_anthropic(self) -> None:
         # Valid for both APIs: the Anthropic importer scores such a body higher (40 vs 30).
-        from lab.formats import anthropic
+        from lab.formats.claude import anthropic
 
         probe = _probe({"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]})
         assert anthropic.sniff(probe) > openai_chat.sniff(probe) > 0

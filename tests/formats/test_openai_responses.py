@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, message_text, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import openai_responses as resp
-from lab.formats.codex import is_injected_context
-from lab.formats.jsonio import make_probe
-from lab.formats.registry import Probe
+from lab.formats.openai import openai_responses as resp
+from lab.formats.openai.codex import is_injected_context
+from lab.formats.jsonio import read_file_head
+from lab.formats.registry import FileHead
 from tests.conftest import CORPUS_FILES, corpus_file, corpus_glob, corpus_id
 
 CODEX_FILES = corpus_glob("codex/*.jsonl")
@@ -98,15 +98,15 @@ class TestCorpus:
 
     @pytest.mark.parametrize("path", CODEX_FILES, ids=corpus_id)
     def test_detected(self, path: Path) -> None:
-        assert resp.sniff(make_probe(path)) == 95
+        assert resp.sniff(read_file_head(path)) == 95
 
     @pytest.mark.parametrize("path", OTHER_FILES, ids=corpus_id)
     def test_does_not_claim_other_formats(self, path: Path) -> None:
-        assert resp.sniff(make_probe(path)) == 0
+        assert resp.sniff(read_file_head(path)) == 0
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_head_only_sniff_agrees(self, path: Path) -> None:
-        head_only = replace(make_probe(path), records=None, document=None)
+        head_only = replace(read_file_head(path), records=None, document=None)
         assert resp.sniff(head_only) == (95 if path in CODEX_FILES else 0)
 
 
@@ -170,7 +170,7 @@ class TestRollout:
             _out("c1"),
         ]
         path = _jsonl(tmp_path, recs)
-        assert resp.sniff(make_probe(path)) == 85
+        assert resp.sniff(read_file_head(path)) == 85
         t = resp.read(path)
         assert [m.role for m in t.messages] == ["system", "user", "assistant", "user"]
         assert t.meta.session_id == "old-1" and tool_pairs(t.messages) == {"c1": (2, 3)}
@@ -242,8 +242,8 @@ class TestErrors:
 
 
 class TestSniff:
-    def _probe(self, doc: Any, *, as_head: bool = False) -> Probe:
-        return Probe(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=None if as_head else doc)
+    def _probe(self, doc: Any, *, as_head: bool = False) -> FileHead:
+        return FileHead(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=None if as_head else doc)
 
     @pytest.mark.parametrize("as_head", [False, True], ids=["document", "head"])
     def test_scores(self, as_head: bool) -> None:
@@ -253,7 +253,7 @@ class TestSniff:
 
     def test_jsonl_of_other_records_is_not_claimed(self, tmp_path: Path) -> None:
         path = _jsonl(tmp_path, [{"type": "user", "message": {"role": "user", "content": "x"}, "uuid": "1"}, {"type": "assistant", "uuid": "2"}])
-        assert resp.sniff(make_probe(path)) == 0
+        assert resp.sniff(read_file_head(path)) == 0
 
 
 _KEYS = st.sampled_from(

@@ -20,12 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lab
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, load, opencode
+from lab.formats import detect, load
+from lab.formats.databases import opencode
 from lab.formats.export import to_anthropic
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
@@ -212,7 +213,7 @@ def test_a_large_export_is_detected_from_its_head(tmp_path: Path) -> None:
     # Pretty-printed, as ``opencode export`` writes it: too large to parse whole for detection.
     p = _write(tmp_path, {"info": {"id": "ses_x"}, "messages": [*DOC["messages"], *filler]}, indent=2)
     assert p.stat().st_size > 1024 * 1024
-    assert opencode.sniff(make_probe(p)) == 85 and detect(p) == "opencode"
+    assert opencode.sniff(read_file_head(p)) == 85 and detect(p) == "opencode"
 
 
 # Forced on the bare list, the Gemini reader meets {info, parts} items without a role: not Gemini Content.
@@ -226,12 +227,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert opencode.sniff(make_probe(path)) == 0
+    assert opencode.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert opencode.sniff(make_probe(path)) == 0
+    assert opencode.sniff(read_file_head(path)) == 0
 
 
 # --- round trip -------------------------------------------------------------------------------------

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import load, opencode, opencode_storage
+from lab.formats import load
+from lab.formats.databases import opencode, opencode_storage
 from lab.replayer.recorded import apply_recorded
 
 EXPORT = Path(__file__).parent / "fixtures" / "opencode" / "session.export.json"

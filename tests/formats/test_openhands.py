@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, message_text, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import openhands
-from lab.formats.jsonio import make_probe
-from lab.formats.registry import Probe
+from lab.formats.openhands import openhands
+from lab.formats.jsonio import read_file_head
+from lab.formats.registry import FileHead
 from tests.conftest import CORPUS_FILES, corpus_id, corpus_path
 
 OH_FILE = corpus_path("openhands/openhands-v0-ponyc-output.jsonl")
@@ -119,15 +119,15 @@ class TestCorpus:
         assert len(ids) == len(set(ids))
 
     def test_detected(self) -> None:
-        assert openhands.sniff(make_probe(OH_FILE)) == 95
+        assert openhands.sniff(read_file_head(OH_FILE)) == 95
 
     @pytest.mark.parametrize("path", OTHER_FILES, ids=corpus_id)
     def test_does_not_claim_other_formats(self, path: Path) -> None:
-        assert openhands.sniff(make_probe(path)) == 0
+        assert openhands.sniff(read_file_head(path)) == 0
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_head_only_sniff_agrees(self, path: Path) -> None:
-        head_only = replace(make_probe(path), records=None, document=None)
+        head_only = replace(read_file_head(path), records=None, document=None)
         assert openhands.sniff(head_only) == (95 if path == OH_FILE else 0)
 
 
@@ -269,8 +269,8 @@ class TestErrors:
 
 class TestSniff:
     def test_bare_event_list_and_foreign_shapes(self) -> None:
-        def probe(doc: Any) -> Probe:
-            return Probe(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=doc)
+        def probe(doc: Any) -> FileHead:
+            return FileHead(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=doc)
 
         assert openhands.sniff(probe(EVENTS)) == 95
         assert openhands.sniff(probe({"history": [{"role": "user", "content": "x"}]})) == 0

@@ -23,10 +23,11 @@ from hypothesis import strategies as st
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import detect, dump, load, openhands, openhands_v1
-from lab.formats.jsonio import make_probe
-from lab.formats.openhands import CONDENSATION_STRATEGY
-from lab.formats.registry import Probe
+from lab.formats import detect, dump, load
+from lab.formats.openhands import openhands, openhands_v1
+from lab.formats.jsonio import read_file_head
+from lab.formats.openhands.openhands import CONDENSATION_STRATEGY
+from lab.formats.registry import FileHead
 from tests.conftest import CORPUS_FILES, corpus_id
 
 TS = "2025-11-05T10:00:00.123456"
@@ -301,8 +302,8 @@ class TestErrors:
 
 
 class TestDetection:
-    def _probe(self, doc: Any) -> Probe:
-        return Probe(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=doc)
+    def _probe(self, doc: Any) -> FileHead:
+        return FileHead(path=Path("x.json"), head=json.dumps(doc), shape="json", records=None, document=doc)
 
     def test_v0_and_v1_do_not_claim_each_other(self) -> None:
         from tests.formats.test_openhands import EVENTS as V0_EVENTS
@@ -313,7 +314,7 @@ class TestDetection:
         assert openhands_v1.sniff(self._probe({"history": V0_EVENTS})) == 0
 
     def test_head_only_probe_of_a_large_document(self, tmp_path: Path) -> None:
-        probe = replace(make_probe(_write(tmp_path, "x.json", EVENTS)), records=None, document=None)
+        probe = replace(read_file_head(_write(tmp_path, "x.json", EVENTS)), records=None, document=None)
         assert openhands_v1.sniff(probe) == 90
         assert openhands.sniff(probe) == 0
 
@@ -321,11 +322,11 @@ class TestDetection:
         text = json.dumps(EVENTS[1:2])
         head = text[: text.index("You are") + 3]
         assert '"kind"' not in head
-        assert openhands_v1.sniff(Probe(path=Path("x.json"), head=head, shape="json", records=None, document=None)) == 85
+        assert openhands_v1.sniff(FileHead(path=Path("x.json"), head=head, shape="json", records=None, document=None)) == 85
 
     @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
     def test_does_not_claim_corpus_files(self, path: Path) -> None:
-        probe = make_probe(path)
+        probe = read_file_head(path)
         assert openhands_v1.sniff(probe) == 0
         assert openhands_v1.sniff(replace(probe, records=None, document=None)) == 0
 
@@ -419,7 +420,7 @@ class TestConversationFolder:
 def test_an_event_whose_kind_is_not_text_is_not_claimed(tmp_path: Path) -> None:
     # The sniffer looked a list-valued kind up in a set: TypeError, which detection logs as a "no".
     events = [{**EVENTS[1], "kind": ["SystemPromptEvent"]}, *EVENTS[2:]]
-    assert openhands_v1.sniff(make_probe(_write(tmp_path, "events.json", events))) == 0
+    assert openhands_v1.sniff(read_file_head(_write(tmp_path, "events.json", events))) == 0
 
 
 # --- shapes of the current SDK (audit against OpenHands/software-agent-sdk) -------------------------
@@ -493,7 +494,7 @@ class TestCurrentSdkShapes:
     )
     def test_newer_event_kinds_are_counted_and_identify_v1(self, kind: str) -> None:
         events = [_ev("w1", kind, "environment", message="x"), EVENTS[1], EVENTS[2]]
-        assert openhands_v1.sniff(Probe(path=Path("x.json"), head=json.dumps(events), shape="json", records=None, document=events)) == 95
+        assert openhands_v1.sniff(FileHead(path=Path("x.json"), head=json.dumps(events), shape="json", records=None, document=events)) == 95
         t = openhands_v1.from_events(events)
         assert t.notes.skipped == {kind: 1} and [m.role for m in t.messages] == ["system", "user"]
 

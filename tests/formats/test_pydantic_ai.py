@@ -1,4 +1,4 @@
-"""Pydantic AI message histories (``lab.formats.pydantic_ai``), from a fixture written to ``pydantic_ai.messages``' shapes."""
+"""Pydantic AI message histories (``lab.formats.shell_agents.pydantic_ai``), from a fixture written to ``pydantic_ai.messages``' shapes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from lab.core.messages import TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, message_text
 from lab.core.validate import anthropic_problems
 from lab.errors import TranscriptError
-from lab.formats import detect, load, pydantic_ai
+from lab.formats import detect, load
+from lab.formats.shell_agents import pydantic_ai
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pydantic_ai" / "history.json"
 

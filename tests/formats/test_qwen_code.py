@@ -19,9 +19,11 @@ import pytest
 
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, message_text, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import claude_code, detect, load, qwen_code
-from lab.formats.jsonio import make_probe
-from lab.formats.registry import Probe
+from lab.formats.claude import claude_code
+from lab.formats import detect, load
+from lab.formats.editors import qwen_code
+from lab.formats.jsonio import read_file_head
+from lab.formats.registry import FileHead
 from lab.replayer.recorded import apply_recorded
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 
@@ -69,7 +71,7 @@ def _result(uuid: str, parent: str, cid: str, response: dict[str, Any], name: st
 
 
 def test_the_session_is_detected_as_qwen_code_and_claude_code_gives_it_up() -> None:
-    probe = make_probe(SESSION)
+    probe = read_file_head(SESSION)
     assert detect(SESSION) == "qwen_code"
     assert qwen_code.sniff(probe) == 97
     assert claude_code.sniff(probe) == 0
@@ -81,7 +83,7 @@ _CLAUDE_SAMPLES = sorted(SAMPLES.glob("*claude-code*.jsonl"))
 @pytest.mark.parametrize("path", _CLAUDE_SAMPLES, ids=lambda p: p.name)
 def test_claude_code_samples_stay_claude_code(path: Path) -> None:
     assert detect(path) == "claude_code"
-    assert qwen_code.sniff(make_probe(path)) == 0
+    assert qwen_code.sniff(read_file_head(path)) == 0
 
 
 def test_claude_code_entries_with_a_qwen_like_envelope_are_not_claimed(tmp_path: Path) -> None:
@@ -90,17 +92,17 @@ def test_claude_code_entries_with_a_qwen_like_envelope_are_not_claimed(tmp_path:
         {"uuid": "u2", "parentUuid": "u1", "sessionId": "s", "type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}},
     ]
     p = _write(tmp_path, entries)
-    assert qwen_code.sniff(make_probe(p)) == 0
+    assert qwen_code.sniff(read_file_head(p)) == 0
     assert detect(p) == "claude_code"
 
 
 def test_a_head_of_only_system_records_and_a_huge_first_line() -> None:
     system = _rec("x", None, "system", subtype="session_source", systemPayload={"sourceType": "cli"})
-    only_system = Probe(path=SESSION, head="", shape="jsonl", records=[system, system], document=None)
+    only_system = FileHead(path=SESSION, head="", shape="jsonl", records=[system, system], document=None)
     assert qwen_code.sniff(only_system) == 90
-    huge = Probe(path=SESSION, head=SESSION.read_text(encoding="utf-8")[:3000], shape="json", records=None, document=None)
+    huge = FileHead(path=SESSION, head=SESSION.read_text(encoding="utf-8")[:3000], shape="json", records=None, document=None)
     assert qwen_code.sniff(huge) == 75
-    claude_head = Probe(path=SESSION, head='{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}', shape="json", records=None, document=None)
+    claude_head = FileHead(path=SESSION, head='{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}', shape="json", records=None, document=None)
     assert qwen_code.sniff(claude_head) == 0
 
 
@@ -109,12 +111,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert qwen_code.sniff(make_probe(path)) == 0
+    assert qwen_code.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert qwen_code.sniff(make_probe(path)) == 0
+    assert qwen_code.sniff(read_file_head(path)) == 0
 
 
 # --- mapping ------------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lab.errors import TranscriptError
-from lab.formats import load, session_folder, sessions
+from lab.formats import FORMATS, load, session_choice, sessions
+from lab.formats.containers import session_folder
 
 ROOT = Path(__file__).parents[2]
 SAMPLES = ROOT / "sample_sessions"
@@ -204,14 +205,15 @@ def test_a_file_of_several_sessions_is_listed_and_read_session_by_session(tmp_pa
 
     import dataclasses
 
-    from lab.formats import session_choice
 
     (tmp_path / "evals").mkdir()
     _output(tmp_path / "evals", [_record("a-1", "fix a"), _record("b-2", "fix b")])
     shutil.copyfile(SAMPLES / "claude-code-compacted.jsonl", tmp_path / "cc.jsonl")
+    fmt = FORMATS["openhands"]
     reader = session_choice.READERS["openhands"]
     calls: list[Path] = []
-    monkeypatch.setitem(session_choice.READERS, "openhands", dataclasses.replace(reader, list=lambda p: calls.append(p) or reader.list(p)))
+    counted = dataclasses.replace(reader, list=lambda p: calls.append(p) or reader.list(p))
+    monkeypatch.setitem(FORMATS, "openhands", dataclasses.replace(fmt, sessions=counted))
     listed = {s.id: s for s in session_folder.listing(tmp_path).sessions}
     # The output is read through once to list its sessions, not once to find it holds several and again to list them.
     assert len(calls) == 1

@@ -18,7 +18,7 @@ import pytest
 
 from lab.core.messages import ImportNotes, Transcript, message_text
 from lab.errors import TranscriptError
-from lab.formats import SessionInfo, load, session_choice, sessions
+from lab.formats import SessionInfo, load, session_choice, session_pick, sessions
 from tests.formats.test_goose_db import GooseDb, _conversation, _three
 from tests.formats.test_opencode_storage import DOC, SID, _database, _other, _storage
 from tests.conftest import corpus_path
@@ -280,7 +280,7 @@ class TestOneSessionFormats:
         assert load(EXPORT, session=only.id).messages == t.messages
 
     def test_the_cli_lists_a_one_session_file(self, capsys: pytest.CaptureFixture[str]) -> None:
-        from lab.cli import main
+        from lab.cli.main import main
 
         assert main(["sessions", str(EXPORT)]) == 0
         out, err = capsys.readouterr()
@@ -323,13 +323,13 @@ class TestPickSession:
     """The one default-and-warning rule of the session databases (Goose, Crush, Cursor)."""
 
     @staticmethod
-    def _pick(candidates: list[session_choice.Candidate], session_id: str | None = None) -> tuple[int, list[str]]:
+    def _pick(candidates: list[session_pick.Candidate], session_id: str | None = None) -> tuple[int, list[str]]:
         notes = ImportNotes()
-        k = session_choice.pick_session(candidates, session_id, file="f.db", store="Test database", noun="Test session", module="goose_db", notes=notes)
+        k = session_pick.pick_session(candidates, session_id, file="f.db", store="Test database", noun="Test session", module="goose_db", notes=notes)
         return k, notes.warnings
 
     def test_the_newest_listed_session_with_messages_and_a_warning(self) -> None:
-        c = session_choice.Candidate
+        c = session_pick.Candidate
         k, warnings = self._pick([c("empty", 0), c("sub", 3, listed=False), c("main", 2, "Main"), c("a", 1), c("b", 1), c("z", 1)])
         assert k == 2 and len(warnings) == 1
         w = warnings[0]
@@ -338,11 +338,11 @@ class TestPickSession:
         assert "sub (3 messages, sub-agent or hidden), a (1 messages), b (1 messages), ..." in w and "z (" not in w
 
     def test_only_unlisted_sessions_have_messages_so_one_of_them_is_read(self) -> None:
-        k, warnings = self._pick([session_choice.Candidate("sub", 3, listed=False)])
+        k, warnings = self._pick([session_pick.Candidate("sub", 3, listed=False)])
         assert k == 0 and warnings == []
 
     def test_by_id_and_its_errors(self) -> None:
-        c = session_choice.Candidate
+        c = session_pick.Candidate
         assert self._pick([c("a", 1), c("b", 0), c("sub", 2, listed=False)], "sub") == (2, [])
         with pytest.raises(TranscriptError, match="Test session 'b' has no messages"):
             self._pick([c("a", 1), c("b", 0)], "b")

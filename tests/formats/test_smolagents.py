@@ -1,4 +1,4 @@
-"""smolagents' ``tool-call`` / ``tool-response`` roles in a chat history (``lab.formats.smolagents``, read by ``openai_chat``)."""
+"""smolagents' ``tool-call`` / ``tool-response`` roles in a chat history (``lab.formats.shell_agents.smolagents``, read by ``openai_chat``)."""
 
 from __future__ import annotations
 

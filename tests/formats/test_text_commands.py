@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Transcript, tool_pairs
 from lab.core.stats import transcript_stats
 from lab.errors import TranscriptError
-from lab.formats import openai_chat, text_commands
+from lab.formats.openai import openai_chat
+from lab.formats import text_commands
 from lab.formats.export import to_anthropic, to_openai
 from tests.conftest import corpus_path
 

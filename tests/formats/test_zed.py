@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 import zstandard
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.messages import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, Transcript, Usage, tool_pairs
 from lab.errors import TranscriptError
-from lab.formats import FORMATS, detect, load, sessions, zed
+from lab.formats import FORMATS, detect, load, sessions
+from lab.formats.databases import zed
 from lab.formats.detect import scores
-from lab.formats.jsonio import make_probe
+from lab.formats.jsonio import read_file_head
 from tests.conftest import CORPUS_FILES, SAMPLES, corpus_id
 from tests.formats.test_wrong_format import _forced_results
 from tests.formats.readonly import assert_reads_leave_untouched
@@ -334,7 +335,7 @@ def test_a_threads_table_missing_zed_columns_is_a_clear_error(tmp_path: Path) ->
     conn.close()
     with pytest.raises(TranscriptError, match="no column data_type, data"):
         zed.read_db(p)
-    assert zed.sniff(make_probe(p)) == 0
+    assert zed.sniff(read_file_head(p)) == 0
 
 
 # --- agent2 mapping ----------------------------------------------------------------------------------
@@ -607,7 +608,7 @@ def test_a_database_zed_is_writing_reads_what_it_committed(tmp_path: Path) -> No
 def test_a_zed_database_is_detected_and_not_stolen(tmp_path: Path) -> None:
     db = _tool_db(tmp_path)
     assert detect(db.path) == "zed"
-    claimed = {n: s for n, s in scores(make_probe(db.path)).items() if s > 0}
+    claimed = {n: s for n, s in scores(read_file_head(db.path)).items() if s > 0}
     # goose_db answers any SQLite file with 40 so that reading it says what is missing.
     assert claimed == {"zed": 100, "goose_db": 40}
 
@@ -625,9 +626,9 @@ def test_other_sqlite_files_are_not_claimed(tmp_path: Path) -> None:
             conn.execute(sql)
         conn.commit()
         conn.close()
-        assert zed.sniff(make_probe(p)) == 0, name
+        assert zed.sniff(read_file_head(p)) == 0, name
     (tmp_path / "threads.json").write_text(json.dumps(_chat("x", "y")), encoding="utf-8")
-    assert zed.sniff(make_probe(tmp_path / "threads.json")) == 0
+    assert zed.sniff(read_file_head(tmp_path / "threads.json")) == 0
 
 
 def test_every_other_format_forced_on_a_zed_database_fails_clearly(tmp_path: Path) -> None:
@@ -639,12 +640,12 @@ _SAMPLES = sorted(p for p in SAMPLES.iterdir() if p.is_file() and p.name != "REA
 
 @pytest.mark.parametrize("path", _SAMPLES, ids=lambda p: p.name)
 def test_samples_are_not_claimed(path: Path) -> None:
-    assert zed.sniff(make_probe(path)) == 0
+    assert zed.sniff(read_file_head(path)) == 0
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_files_are_not_claimed(path: Path) -> None:
-    assert zed.sniff(make_probe(path)) == 0
+    assert zed.sniff(read_file_head(path)) == 0
 
 
 def test_the_format_is_registered() -> None:

@@ -12,6 +12,7 @@ from lab.generator import generate
 from lab.core.stages.watermark import WatermarkConfig
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Transcript
 from lab.notebook import Explorer, explore, notable
+from lab.core.config import with_value
 from tests.conftest import SAMPLES
 
 WINDOW = 64_000
@@ -88,12 +89,11 @@ class TestReplayOnChange:
         assert ex.controls.widgets["window"].value == 1000
         assert ex.config.window == ex.report.window == 1000
 
-    def test_config_exports_and_is_a_copy(self, ex: Explorer) -> None:
+    def test_config_exports_and_is_a_value(self, ex: Explorer) -> None:
         ex.set("window", 48_000)
         assert '"window": 48000' in lab.dump_config(ex.config)
-        cfg = ex.config
-        cfg.window = 100_000
-        assert ex.config.window == 48_000
+        changed = with_value(ex.config, "window", 100_000)
+        assert changed.window == 100_000 and ex.config.window == 48_000
 
     def test_replay_settings_are_controls_beside_the_config(self, session: Transcript) -> None:
         ex = explore(session, "minicode", settings={"pricing": {"input_per_mtok": 1.0}}, window=WINDOW)

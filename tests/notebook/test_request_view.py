@@ -10,7 +10,7 @@ import lab
 from lab.generator import generate
 from lab.notebook.request_view import MAX_ROWS, events_html, request_html
 from lab.replayer.report import Report, Row
-from lab.ui.diff import diff_context
+from lab.views.diff import diff_context
 
 HOSTILE = "<b onmouseover=alert(1)>bold</b>"
 

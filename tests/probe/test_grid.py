@@ -8,12 +8,12 @@ from statistics import mean
 import pytest
 from pydantic import SecretStr
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.core.presets import preset
 from lab.core.providers import ProviderSettings
 from lab.errors import ConfigError
 from lab.formats import dump
-from lab.replayer.runner import ProbeSpec, run_grid
+from lab.evaluation import ProbeSpec, run_grid
 from lab.testing.fake_provider import FakeProvider
 from tests.probe.sessions import GRADES, MODELS, calc_transcript, script
 

@@ -9,6 +9,7 @@ from lab.replayer.settings import CacheConfig, PricingConfig, ReplaySettings
 from lab.core.tokens import MiniCodeCounter
 from lab.replayer import PromptCache, replay, request_cost
 from lab.replayer.cache import CacheStep
+from lab.core.config import with_value
 from tests.builders import assistant, session, system, user
 
 
@@ -57,8 +58,7 @@ class TestHandBuiltThreeRequests:
         assert report.cache_hit_ratio_uncompacted == pytest.approx(report.cache_hit_ratio)
 
     def test_a_one_hour_ttl_keeps_the_third_request_warm(self) -> None:
-        s = ReplaySettings()
-        s.cache.ttl_seconds = 3600
+        s = with_value(ReplaySettings(), "cache.ttl_seconds", 3600)
         row = replay(self._transcript(), "minicode", settings=s).rows[2]
         assert (row.cached_tokens, row.cache_write_tokens) == (1416, 308)
 

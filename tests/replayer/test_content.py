@@ -14,10 +14,12 @@ from lab.core.presets import preset
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import get_counter
 from lab.generator import generate_planted
-from lab.replayer import compare, replay
+from lab.evaluation import compare
+from lab.replayer import replay
 from lab.replayer.content import THIN, ContentHistory, ContentRecall, anchor_lines, normalise, patch_lines, thin_note
 from lab.replayer.content import totals as content_totals
-from lab.tuning.objectives import OBJECTIVES, direction
+from lab.evaluation.objectives import OBJECTIVES, direction
+from lab.core.config import with_value, with_values
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 
 CODE = (
@@ -236,9 +238,7 @@ class TestTotals:
 
 def _no_compaction() -> CompactionConfig:
     cfg = CompactionConfig(window=2_000_000)
-    for stage in ("spill", "dedup", "microcompact", "watermark", "summary"):
-        getattr(cfg, stage).enabled = False
-    return cfg
+    return with_values(cfg, {f"{stage}.enabled": False for stage in ("spill", "dedup", "microcompact", "watermark", "summary")})
 
 
 class TestGenerated:
@@ -285,8 +285,7 @@ def _index_pair(transcript: object, window: int) -> tuple[object, object]:
     # lab-lean: the lab's stub and names index, spilling over 5,000 characters, so the index has outputs to list.
     cfg = preset("lab-lean")
     assert cfg.spill.index_chars > 0
-    off = cfg.model_copy(deep=True)
-    off.spill.index_chars = 0
+    off = with_value(cfg, "spill.index_chars", 0)
     return replay(transcript, cfg, window=window), replay(transcript, off, window=window)  # type: ignore[arg-type]
 
 

@@ -105,7 +105,7 @@ def test_anchored_finds_what_a_scan_of_every_string_finds(seed: int) -> None:
 
 def test_kept_is_a_prefix_every_update_since_kept() -> None:
     from lab.core.tokens import get_counter
-    from lab.replayer.support import MessageCounts, MessageParts, SentSums
+    from lab.replayer.identity_caches import MessageCounts, MessageParts, SentSums
 
     counter = get_counter("minicode")
     sums = SentSums(MessageCounts(counter), MessageParts(counter), None)
@@ -136,7 +136,7 @@ def test_the_compactor_keeps_its_promise_of_unchanged_messages() -> None:
     from lab.core.compactor import Compactor
     from lab.core.presets import preset
     from lab.core.tokens import get_counter
-    from lab.replayer.support import request_points
+    from lab.replayer.inputs import request_points
     from tests.builders import session
 
     raw = session(n_reads=30, size=3_000)

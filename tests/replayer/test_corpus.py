@@ -11,7 +11,7 @@ import pytest
 from lab.core.presets import PRESETS
 from lab.core.messages import Transcript
 from lab.replayer import replay, request_points
-from lab.replayer.compare import read_batch
+from lab.evaluation.batch import read_batch
 from tests.conftest import CORPUS_FILES, corpus_id
 
 

@@ -14,30 +14,20 @@ from lab.core.presets import PRESETS, preset
 from lab.core.summarizers.base import SummaryRequest, SummaryResult
 from lab.errors import ConfigError, PromptTooLongError, TranscriptError
 from lab.replayer import EPOCH, prompt_too_long_error, replay, request_points
+from lab.core.config import with_value, with_values
 from tests.builders import assistant, call_and_result, session, system, user
 
 
 def summarising(window: int = 8000) -> CompactionConfig:
     """MiniCode with a small window and a tail small enough that the auto summary has work to do."""
-    c = preset("minicode")
-    c.window = window
-    c.summary.tail_min_tokens = 500
-    c.summary.tail_max_tokens = 2000
-    c.summary.tail_min_messages = 2
-    c.summary.session_memory = False
-    return c
+    return with_values(preset("minicode"), {"window": window, "summary.tail_min_tokens": 500, "summary.tail_max_tokens": 2000,
+                                            "summary.tail_min_messages": 2, "summary.session_memory": False})
 
 
 def growing(window: int = 4000, *, recovery: bool = True) -> CompactionConfig:
     """Nothing compacts before a request, so the history overflows the window and recovery must act."""
-    c = preset("minicode")
-    c.window = window
-    c.spill.enabled = False
-    c.dedup.enabled = False
-    c.microcompact.enabled = False
-    c.watermark.enabled = False
-    c.recovery.enabled = recovery
-    return c
+    return with_values(preset("minicode"), {"window": window, "spill.enabled": False, "dedup.enabled": False, "microcompact.enabled": False,
+                                            "watermark.enabled": False, "recovery.enabled": recovery})
 
 
 class TestRequestPoints:
@@ -87,7 +77,7 @@ class TestRows:
         assert ("summary", "full", True) in stages and ("watermark", "threshold", True) in stages
         assert row.freed_by_stage["summary"] == row.tokens_before - row.sent_tokens
         assert report.compactions_by_strategy == {"full": 1}
-        assert all(not r.events for r in report.rows if r is not row)
+        assert all(not r.events for r in report.rows if r.index != row.index)
 
     def test_spill_event_lands_on_the_row_where_the_big_result_arrived(self) -> None:
         msgs = [system(), user("look at the logs")]
@@ -227,8 +217,7 @@ class TestSummaries:
         assert report.summary_cost == pytest.approx(fake.calls * (1000 * 3 + 200 * 15) / 1e6)
 
     def test_an_llm_config_without_a_summarizer_falls_back_to_rules(self) -> None:
-        c = summarising()
-        c.summary.summarizer = "anthropic"
+        c = with_value(summarising(), "summary.summarizer", "anthropic")
         report = replay(session(20, 2000), c)
         assert report.summary_calls == 1 and report.compactions_by_strategy == {"full": 1}
         assert any("rule-based" in n for n in report.notes)

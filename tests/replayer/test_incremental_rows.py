@@ -16,7 +16,9 @@ from lab.core.tokens import MiniCodeCounter
 from lab.formats import load
 from lab.generator import GeneratorConfig, generate
 from lab.replayer import PromptCache, replay
-from lab.replayer.support import ByIdentity, MessageCounts, MessageParts, SentSums, first_request_in, same_prefix, sendable
+from lab.replayer.identity_caches import ByIdentity, MessageCounts, MessageParts, SentSums, same_prefix
+from lab.replayer.inputs import first_request_in, sendable
+from lab.core.config import with_value, with_values
 from tests.builders import assistant, call_and_result, session, system, tool_call, tool_result, user
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -80,8 +82,7 @@ def test_a_session_with_rule_breaks(preset_name: str) -> None:
 
 
 def test_recovery_retention_and_recorded_anchor() -> None:
-    cfg = preset("minicode")
-    cfg.spill.enabled = cfg.dedup.enabled = cfg.microcompact.enabled = cfg.watermark.enabled = False
+    cfg = with_values(preset("minicode"), dict.fromkeys(["spill.enabled", "dedup.enabled", "microcompact.enabled", "watermark.enabled"], False))
     fast, slow = _both(session(n_reads=30, size=3000), cfg, window=9_000, retention_each=True, anchor="recorded")
     assert fast["overflows"] > 0
     _same_bytes(fast, slow)
@@ -194,8 +195,7 @@ def test_same_prefix_counts_equal_objects_and_finds_the_first_difference() -> No
 def test_recall_fields_match_a_from_scratch_replay() -> None:
     # Masking removes early reads that later responses name, so recall has losses to agree on.
     t = generate(GeneratorConfig(seed=13, requests=120, parallel_rate=0.3))
-    cfg = preset("openhands-masking")
-    cfg.microcompact.keep_recent = 3
+    cfg = with_value(preset("openhands-masking"), "microcompact.keep_recent", 3)
     fast, slow = _both(t, cfg, window=16_000)
     assert fast["needed_mentions"] > 0 and fast["kept_mentions"] < fast["needed_mentions"]
     keys = ("needed_mentions", "kept_mentions", "recoverable_mentions", "lost_recorded", "lost_config", "needed_later_recall", "lost_mentions")

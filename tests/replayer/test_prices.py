@@ -95,7 +95,7 @@ class TestConfig:
     @pytest.mark.parametrize("fmt", ["json", "yaml", "toml"])
     def test_an_exported_row_round_trips(self, fmt: str) -> None:
         settings = ReplaySettings()
-        settings.pricing = with_row(settings.pricing, "GPT-5 mini")
+        settings = settings.model_copy(update={"pricing": with_row(settings.pricing, "GPT-5 mini")})
         back = load_settings(dump_settings(settings, fmt), fmt)  # type: ignore[arg-type]
         assert back.pricing == settings.pricing and back.pricing.model == "GPT-5 mini"
 
@@ -120,14 +120,14 @@ class TestConfig:
     def test_explain_compares_with_the_sessions_model(self) -> None:
         cfg = ReplaySettings()
         assert "is GPT-4.1, not these prices' row" in explain_pricing(cfg, "gpt-4.1")
-        cfg.pricing = with_row(cfg.pricing, "GPT-4.1")
+        cfg = cfg.model_copy(update={"pricing": with_row(cfg.pricing, "GPT-4.1")})
         assert explain_pricing(cfg, "gpt-4.1").endswith("The session's model 'gpt-4.1' is GPT-4.1.")
         assert "does not name its model" in explain_pricing(cfg, None)
 
     def test_the_replay_bills_with_the_chosen_row(self) -> None:
         t = SAMPLES / "generated-small.lab.json"
         nano = ReplaySettings()
-        nano.pricing = with_row(nano.pricing, "GPT-4.1 nano")
+        nano = nano.model_copy(update={"pricing": with_row(nano.pricing, "GPT-4.1 nano")})
         a, b = replay(t, "minicode"), replay(t, "minicode", settings=nano)
         assert a.total_cost > 0 and b.total_cost < a.total_cost
         assert b.settings["pricing"]["model"] == "GPT-4.1 nano" and "replay" not in b.config

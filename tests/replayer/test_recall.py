@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock
 from lab.core.presets import preset
 from lab.core.store import MemoryStore
-from lab.replayer import Report, compare, replay
+from lab.evaluation import compare
+from lab.replayer import Report, replay
 from lab.replayer.recall import Recall, RecallStep, message_mentions, scan
+from lab.core.config import with_value, with_values
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 
 CODE = "def compute_total(items):\n    return sum(items)\n"
@@ -158,9 +160,7 @@ def _long_session() -> list[Message]:
 
 
 def _no_compaction() -> object:
-    cfg = preset("minicode")
-    cfg.spill.enabled = cfg.dedup.enabled = cfg.microcompact.enabled = cfg.watermark.enabled = False
-    return cfg
+    return with_values(preset("minicode"), dict.fromkeys(["spill.enabled", "dedup.enabled", "microcompact.enabled", "watermark.enabled"], False))
 
 
 class TestThroughReplay:
@@ -171,8 +171,7 @@ class TestThroughReplay:
         assert all(r.needed_later_recall in (None, 1.0) for r in report.rows)
 
     def test_a_compacted_context_loses_the_early_read(self) -> None:
-        cfg = preset("openhands-masking")
-        cfg.microcompact.keep_recent = 2
+        cfg = with_value(preset("openhands-masking"), "microcompact.keep_recent", 2)
         report = replay(_long_session(), cfg, window=200_000)
         last = report.rows[-1]
         assert last.needed_mentions >= 1 and last.kept_mentions < last.needed_mentions
@@ -188,8 +187,7 @@ class TestThroughReplay:
         assert all(r.needed_later_recall is None for r in report.rows)
 
     def test_the_field_is_in_the_json_the_frame_and_the_compare_table(self, tmp_path) -> None:  # type: ignore[no-untyped-def]
-        cfg = preset("openhands-masking")
-        cfg.microcompact.keep_recent = 2
+        cfg = with_value(preset("openhands-masking"), "microcompact.keep_recent", 2)
         report = replay(_long_session(), cfg)
         data = report.to_dict()
         assert data["needed_later_recall"] == report.needed_later_recall
@@ -217,8 +215,7 @@ class TestSharedHistory:
         from lab.replayer.recall import History, clear_cache
 
         session = _long_session()
-        cfg = preset("openhands-masking")
-        cfg.microcompact.keep_recent = 2
+        cfg = with_value(preset("openhands-masking"), "microcompact.keep_recent", 2)
         clear_cache()
         first = replay(session, cfg, window=200_000)
         history = History.of(session)

@@ -11,8 +11,9 @@ import pytest
 import lab
 from lab.core.messages import Boundary, Message, TextBlock, Transcript, TranscriptMeta, message_text
 from lab.errors import ConfigError
-from lab.formats import dump, load, openhands
-from lab.replayer import compare
+from lab.formats import dump, load
+from lab.formats.openhands import openhands
+from lab.evaluation import compare
 from lab.replayer.recorded import apply_recorded, find_recorded
 from lab.replayer.settings import ReplaySettings
 from tests import builders as b
@@ -263,7 +264,7 @@ class TestReplay:
 
 class TestCli:
     def test_replay_and_compare_take_the_mode(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        from lab.cli import main
+        from lab.cli.main import main
 
         path = _claude_code(tmp_path)
         for mode in ("undo", "keep"):
@@ -278,7 +279,7 @@ class TestCli:
         assert "keep" in table.read_text(encoding="utf-8")
 
     def test_a_bad_mode_exits_2(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        from lab.cli import main
+        from lab.cli.main import main
 
         rc = main(["replay", str(_claude_code(tmp_path)), "--preset", "minicode", "--report", str(tmp_path / "r.json"), "--recorded-compactions", "forget"])
         assert rc == 2

@@ -87,7 +87,7 @@ def test_replay_package_all_is_complete() -> None:
     assert len(pkg.__all__) == len(set(pkg.__all__))
     for name in pkg.__all__:
         assert getattr(pkg, name) is not None, name
-    for name in ("replay", "compare", "compare_folder", "Report", "Row", "CompareTable"):
+    for name in ("replay", "Report", "Row"):  # compare and CompareTable: lab.evaluation
         assert name in pkg.__all__
 
 
@@ -97,7 +97,7 @@ def test_replay_does_not_import_ui_libraries() -> None:
 
     from tests.conftest import ROOT
 
-    code = "import sys, lab.replayer, lab.cli_replay\nprint(sorted(n for n in sys.modules if n.split('.')[0] in ('streamlit', 'plotly', 'pandas')))"
+    code = "import sys, lab.replayer, lab.cli.replay\nprint(sorted(n for n in sys.modules if n.split('.')[0] in ('streamlit', 'plotly', 'pandas')))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -147,3 +147,34 @@ class TestRecordedBill:
         report = self._billed([None, None])
         assert report.recorded_cost is None and report.recorded_cost_requests == 0
         assert not any("recorded a bill" in n for n in report.notes)
+
+
+def test_rows_are_packed_and_read_back_as_the_rows_given() -> None:
+    """``Report.rows`` keeps each row as its values: every Row read back equals the one stored, and the JSON is a list of rows."""
+    from lab.replayer.report import LostMention, Row, Rows
+
+    report = replay(session(8), "lab", window=4_000)
+    assert isinstance(report.rows, Rows) and len(report.rows) == report.requests > 0
+    given = list(report.rows)
+    assert report.rows == given and given == list(Rows(given))
+    # Empty containers are made afresh for each row read: changing one changes no other row.
+    first = report.rows[0]
+    first.problems.append("x")
+    assert report.rows[0].problems == given[0].problems
+    assert report.rows[1:3] == given[1:3] and report.rows[-1] == given[-1]
+    assert report.rows.column("sent_tokens") == [r.sent_tokens for r in given]
+    assert report.rows.column("composition") == [r.composition for r in given]
+    picked = report.rows.fields("cost", "sent_tokens")
+    assert len(picked) == len(given) and [(f.cost, f.sent_tokens) for f in picked] == [(r.cost, r.sent_tokens) for r in given]
+    assert list(picked) == list(picked)  # read as often as asked
+    with pytest.raises(LabError, match="plain fields"):
+        report.rows.fields("events")
+    # A row with nested values, and one whose composition is not in the usual order, come back as they went in.
+    odd = Row(index=0, message_index=1, time=0.0, raw_tokens=1, tokens_before=1, sent_tokens=1, sent_messages=1,
+              composition={"user": 2, "system": 1}, lost_mentions=[LostMention(mention="a.py", kind="path", lost_to="this config")])
+    assert list(Rows([odd])) == [odd]
+    data = report.to_dict()
+    assert isinstance(data["rows"], list) and data["rows"][0] == given[0].model_dump(mode="json")
+    back = Report.from_dict(json.loads(json.dumps(data)))
+    assert back == report and isinstance(back.rows, Rows)
+    assert Report(rows=given) == Report(rows=Rows(given))

@@ -13,7 +13,9 @@ from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState
 from lab.core.messages import Usage
 from lab.core.presets import preset, preset_names
-from lab.core.stages.watermark import WatermarkConfig, WatermarkDecision
+from lab.core.stages.dedup import DedupState
+from lab.core.stages.spill import SpillState
+from lab.core.stages.watermark import BreakerState, WatermarkConfig, WatermarkDecision
 from lab.core.store import MemoryStore
 from lab.core.tokens import MiniCodeCounter
 from lab.formats import load
@@ -21,6 +23,7 @@ from lab.generator import generate
 from lab.replayer import PromptCache, Report, clear_caches, replay
 from lab.replayer import engine, resume
 from lab.replayer.settings import CacheConfig
+from lab.core.config import with_value, with_values
 from tests.builders import session
 from tests.conftest import CORPUS_FILES, corpus_id
 
@@ -30,11 +33,7 @@ _WINDOW = 24_000
 
 
 def _config(name: str, **watermark: Any) -> CompactionConfig:
-    cfg = preset(name).model_copy(deep=True)
-    cfg.window = _WINDOW
-    for key, value in watermark.items():
-        setattr(cfg.watermark, key, value)
-    return cfg
+    return with_values(preset(name), {"window": _WINDOW, **{f"watermark.{key}": value for key, value in watermark.items()}})
 
 
 def _same(a: Report, b: Report) -> None:
@@ -118,10 +117,8 @@ def test_every_row_keeps_its_own_over_watermark(starts: list[int | None]) -> Non
 def test_another_field_never_resumes(starts: list[int | None]) -> None:
     replay(_SESSION, _config("minicode"))
     cfg = _config("minicode")
-    cfg.spill.threshold = cfg.spill.threshold // 2
-    replay(_SESSION, cfg)
-    other_window = _config("minicode", ratio=0.7)
-    other_window.window = _WINDOW * 2
+    replay(_SESSION, with_value(cfg, "spill.threshold", cfg.spill.threshold // 2))
+    other_window = with_value(_config("minicode", ratio=0.7), "window", _WINDOW * 2)
     replay(_SESSION, other_window)
     assert starts == [None, None, None]
 
@@ -189,14 +186,16 @@ def test_divergence_in_reserve_mode_and_when_disabled() -> None:
 
 
 def test_compactor_state_fork_is_independent_and_drops_only_the_tracks() -> None:
-    state = CompactorState(session_id="s", spill_paths={"a": "p"}, dedup_seen={"x"}, breaker_failures=2, anchor=Usage(input_tokens=3))
+    stages = {"spill": SpillState(paths={"a": "p"}), "dedup": DedupState(seen={"x"}), "watermark": BreakerState(2)}
+    state = CompactorState(session_id="s", stages=stages, claims={"a": "spill"}, anchor=Usage(input_tokens=3))
     state.tracks["auto"] = object()
     copy = state.fork()
     assert copy == state and copy.tracks == {}
-    copy.spill_paths["b"] = "q"
-    copy.dedup_seen.add("y")
-    copy.dedup_ledger["z"] = "stub"
-    assert state.spill_paths == {"a": "p"} and state.dedup_seen == {"x"} and state.dedup_ledger == {}
+    copy.stages["spill"].paths["b"] = "q"
+    copy.stages["dedup"].seen.add("y")
+    copy.stages["dedup"].ledger["z"] = "stub"
+    copy.claims["z"] = "dedup"
+    assert state.spill_paths == {"a": "p"} and state.stages["dedup"] == DedupState(seen={"x"}) and state.claims == {"a": "spill"}
 
 
 def test_memory_store_fork_is_independent() -> None:
@@ -233,10 +232,8 @@ _SMALL_CORPUS = [p for p in CORPUS_FILES if p.stat().st_size < 1_500_000]
 @pytest.mark.parametrize("name", ["minicode", "mewcode", "lab"])
 def test_corpus_moves_resume_to_the_full_replay(starts: list[int | None], path: Any, name: str) -> None:
     t = load(path)
-    cfg = preset(name).model_copy(deep=True)
-    cfg.window = 32_000
+    cfg = with_value(preset(name), "window", 32_000)
     replay(t, cfg)
     for ratio in (0.6, 0.95):
-        moved = cfg.model_copy(deep=True)
-        moved.watermark.ratio = ratio
+        moved = with_value(cfg, "watermark.ratio", ratio)
         _same(replay(t, moved), replay(t, moved, resume=False))

@@ -9,6 +9,7 @@ from lab.core.presets import preset
 from lab.replayer.settings import RetentionWeights
 from lab.core.store import MemoryStore
 from lab.replayer import replay, retention, targets
+from lab.core.config import with_value
 from tests.builders import assistant, call_and_result, system, tool_call, user
 
 FIRST = "Please fix the flaky retry test in app/retry.py"
@@ -143,8 +144,7 @@ class TestThroughReplay:
         for i in range(8):
             msgs += call_and_result("Read", f"content {i}\n" * 40, file_path=f"f{i}.py")
         msgs.append(assistant("done"))
-        c = preset("openhands-masking")
-        c.microcompact.keep_recent = 2
+        c = with_value(preset("openhands-masking"), "microcompact.keep_recent", 2)
         report = replay(msgs, c)
         part = report.retention.parts["recoverable"]
         # Masking keeps no copy: every masked result is lost, none recoverable.

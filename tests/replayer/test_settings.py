@@ -15,8 +15,8 @@ from lab.core.messages import Transcript
 from lab.core.presets import preset
 from lab.errors import ConfigError, MovedSettingsWarning
 from lab.fields import inactive_run_fields, run_with_value
-from lab.replayer import Report, compare, replay
-from lab.replayer.runner import run_grid
+from lab.evaluation import compare, run_grid
+from lab.replayer import Report, replay
 from lab.replayer.settings import (
     MOVED_NOTE,
     ReplaySettings,
@@ -27,6 +27,7 @@ from lab.replayer.settings import (
     settings_relevance,
     split_config,
 )
+from lab.core.config import with_values
 from tests.builders import session
 
 # Prices no preset default has, so a replay billed by them is told apart from the defaults.
@@ -158,9 +159,8 @@ class TestRelevance:
 
     def test_moving_the_idle_settings_changes_no_replay(self) -> None:
         off = ReplaySettings.model_validate({"cache": {"enabled": False}})
-        moved = off.model_copy(deep=True)
-        moved.cache.ttl_seconds, moved.cache.min_cacheable_tokens = 3600, 0
-        moved.pricing.cache_write_per_mtok, moved.pricing.cache_read_per_mtok = 99.0, 42.0
+        moved = with_values(off, {"cache.ttl_seconds": 3600, "cache.min_cacheable_tokens": 0,
+                                  "pricing.cache_write_per_mtok": 99.0, "pricing.cache_read_per_mtok": 42.0})
         t = session(4, 4000)
         a, b = replay(t, "minicode", settings=off), replay(t, "minicode", settings=moved)
         assert a.model_dump(exclude={"settings"}) == b.model_dump(exclude={"settings"})

@@ -7,6 +7,7 @@ from lab.core.presets import preset
 from lab.replayer import replay
 from lab.replayer.report import COMPACTION_KINDS, STAGE_LABELS, compaction_kind, describe_compactions, describe_invalid, invalid_reasons
 from lab.ui.explain import compactions_help, invalid_help
+from lab.core.config import with_value
 from tests.builders import assistant, system, user
 from tests.conftest import SAMPLES
 
@@ -32,8 +33,7 @@ class TestCompactionKinds:
 
     def test_by_kind_counts_what_by_strategy_counts_and_summaries_apart(self) -> None:
         spills_only = replay(SMALL, "minicode")
-        cfg = preset("minicode")
-        cfg.window = 8000
+        cfg = with_value(preset("minicode"), "window", 8000)
         summarised = replay(SMALL, cfg)
         for report in (spills_only, summarised):
             kinds = report.compactions_by_kind

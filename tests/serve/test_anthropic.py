@@ -9,7 +9,7 @@ import anthropic
 import pytest
 
 from lab.core.validate import anthropic_problems
-from lab.formats.anthropic import request_to_transcript
+from lab.formats.claude.anthropic import request_to_transcript
 from tests.serve.conversation import BIG, anthropic_history
 
 pytestmark = pytest.mark.timeout(60)

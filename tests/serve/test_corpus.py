@@ -17,10 +17,10 @@ import pytest
 from lab.core.config import CompactionConfig
 from lab.core.validate import anthropic_problems
 from lab.formats import load
-from lab.formats.anthropic import request_to_transcript
+from lab.formats.claude.anthropic import request_to_transcript
 from lab.formats.export import to_anthropic
 from lab.replayer.engine import replay
-from lab.replayer.support import request_points
+from lab.replayer.inputs import request_points
 from lab.serve import ServeOptions, build_app
 from tests.conftest import corpus_file
 from lab.serve.fake_upstream import ServerThread

@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from lab.core.validate import openai_problems
-from lab.formats.openai_chat import from_messages
+from lab.formats.openai.openai_chat import from_messages
 from tests.serve.conversation import BIG, openai_history
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 import pytest
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.formats import load
 from tests.serve.conversation import BIG, anthropic_history
 

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from lab.cli import main
+from lab.cli.main import main
 from lab.tuning import SweepResult, sweep
 from lab.formats.session_choice import several
 from tests.conftest import CORPUS, CORPUS_FILES

@@ -15,7 +15,7 @@ from lab.errors import ConfigError
 from lab.generator import GeneratorConfig, generate
 from lab.tuning import SweepResult, non_dominated, sweep
 from lab.tuning import folds
-from lab.tuning.objectives import scores as fold_scores
+from lab.evaluation.objectives import scores as fold_scores
 
 SPACE = "spill.threshold = [1000, 20000]\nsummary.enabled = [true, false]\nwatermark.ratio = [0.5, 0.95]\n"
 # Three small sessions at a 4k window: each trial replays in a few milliseconds, and most configs keep 0 failures.

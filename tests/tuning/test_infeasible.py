@@ -56,7 +56,7 @@ class TestNoFeasibleTrial:
         assert roomy.df["feasible"].any() and roomy.infeasible is None
 
     def test_every_trial_failing_names_the_error(self, sessions: list[lab.Transcript], monkeypatch: pytest.MonkeyPatch) -> None:
-        from lab.replayer.runner import Cell
+        from lab.evaluation.grid import Cell
         from lab.tuning import study as study_module
 
         def broken(transcripts, configs, **kwargs):  # noqa: ANN001, ANN003, ANN202

@@ -13,7 +13,7 @@ import lab
 from lab.core.config import load_config
 from lab.errors import ConfigError
 from lab.generator import GeneratorConfig, generate
-from lab.replayer.runner import Cell
+from lab.evaluation.grid import Cell
 from lab.tuning import SweepProgress, SweepResult, non_dominated, sweep
 from lab.tuning import study as study_module
 

@@ -1,4 +1,4 @@
-"""lab.ui.diff: lining up a context before and after the pipeline, without Streamlit."""
+"""lab.views.diff: lining up a context before and after the pipeline, without Streamlit."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from lab.core import Compactor, preset
 from lab.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from lab.replayer.report import Row
-from lab.ui.diff import (
+from lab.views.diff import (
     PAGE_LINES,
     BlockChange,
     ContextDiff,
@@ -30,6 +30,7 @@ from lab.ui.diff import (
     text_diff,
     tool_input_text,
 )
+from lab.core.config import with_values
 from tests.builders import assistant, call_and_result, system, tool_result, user
 
 XSS = "Please fix <script>alert(1)</script> in **app** <img src=x onerror=alert(2)>"
@@ -45,8 +46,8 @@ def _session() -> list[Message]:
 
 
 def _summarising_compactor() -> Compactor:
-    cfg = preset("minicode")
-    cfg.summary = cfg.summary.model_copy(update=dict(tail_min_tokens=0, tail_max_tokens=1000, tail_min_messages=3, session_memory=False))
+    cfg = with_values(preset("minicode"), {"summary.tail_min_tokens": 0, "summary.tail_max_tokens": 1000, "summary.tail_min_messages": 3,
+                                           "summary.session_memory": False})
     return Compactor(cfg)
 
 
@@ -268,7 +269,7 @@ def test_pure_helpers_do_not_import_streamlit() -> None:
 
     from tests.conftest import ROOT
 
-    code = "import sys, lab.ui.diff, lab.ui.summary, lab.ui.export; print('streamlit' in sys.modules)"
+    code = "import sys, lab.views.diff, lab.views.summary, lab.views.export; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", "diff, summary and export data must stay usable without Streamlit"
 

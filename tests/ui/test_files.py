@@ -1,4 +1,4 @@
-"""lab.ui.files as plain functions: where uploads go and under what names, the folders they live in, and the warnings that name a store's other sessions."""
+"""lab.views.files as plain functions: where uploads go and under what names, the folders they live in, and the warnings that name a store's other sessions."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from lab.errors import TranscriptError
 from lab.formats import sessions
 from lab.formats.session_choice import SessionInfo
-from lab.ui import files
-from lab.ui.keys import digest
+from lab.views import files
+from lab.views.files import digest
 from tests.app.test_session_picker import _goose
 from tests.formats.test_cursor import _two as _cursor_two
 from tests.formats.test_goose_db import _from_fixture

@@ -1,4 +1,4 @@
-"""lab.ui.markdown: transcript text through st.markdown carries no HTML, no link and no formula."""
+"""lab.views.markdown: transcript text through st.markdown carries no HTML, no link and no formula."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab.ui.markdown import literal_markdown, safe_markdown
+from lab.views.markdown import literal_markdown, safe_markdown
 
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) ![i](http://e/x.png)"
 

@@ -10,13 +10,13 @@ TIMEOUT = 60
 def _picker_page() -> None:
     import streamlit as st
 
-    from lab.ui import state
+    from lab.ui.navigation import request_picked, selected_request, show_request
 
     # The Timeline's pattern: the picker follows the shared selection (a chart click, a link) ...
-    state.show_request("test.request", state.selected_request())
+    show_request("test.request", selected_request())
     st.number_input("Request", min_value=0, max_value=20, step=1, key="test.request",
-                    on_change=state.request_picked, args=("test.request",))
-    st.text(f"selected {state.selected_request()}")
+                    on_change=request_picked, args=("test.request",))
+    st.text(f"selected {selected_request()}")
 
 
 def test_a_picked_request_becomes_the_shared_selection() -> None:

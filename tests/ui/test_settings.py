@@ -1,4 +1,4 @@
-"""Settings state that pages reach only through lab.ui.state: config restore, the preset picker, reloaded configs."""
+"""Settings state that pages reach only through lab.ui.settings: config restore, the preset picker, reloaded configs."""
 
 from __future__ import annotations
 
@@ -18,26 +18,24 @@ def _config_upload_script() -> None:
     import streamlit as st
 
     from lab.core import dump_config, preset
-    from lab.ui import state
+    from lab.core.config import with_value
+    from lab.ui.settings import accept_config_upload, config_restored, get_config, set_config
 
-    cfg = preset("mewcode")
-    cfg.window = 77_000
+    cfg = with_value(preset("mewcode"), "window", 77_000)
     data = dump_config(cfg, "json").encode()
-    seen = [state.config_restored()]
-    applied = [state.accept_config_upload("mine.json", data, "upload-1")]
-    seen.append(state.config_restored())
-    restored = state.get_config().window
-    edited = state.get_config().model_copy(deep=True)
-    edited.window = 60_000
-    state.set_config(edited)
+    seen = [config_restored()]
+    applied = [accept_config_upload("mine.json", data, "upload-1")]
+    seen.append(config_restored())
+    restored = get_config().window
+    set_config(with_value(get_config(), "window", 60_000))
     # A rerun sees the same upload again: the edit made since must stand.
-    applied.append(state.accept_config_upload("mine.json", data, "upload-1"))
-    kept = state.get_config().window
-    applied.append(state.accept_config_upload("bad.json", b'{"window": 5}', "upload-2"))
-    outcome = state.config_restored()
+    applied.append(accept_config_upload("mine.json", data, "upload-1"))
+    kept = get_config().window
+    applied.append(accept_config_upload("bad.json", b'{"window": 5}', "upload-2"))
+    outcome = config_restored()
     st.text(repr(applied))
     st.text(repr([None if s is None else s[0] for s in seen]))
-    st.text(repr((restored, kept, state.get_config().window)))
+    st.text(repr((restored, kept, get_config().window)))
     st.text(f"{outcome[0] if outcome else None} | {outcome[1] if outcome else ''}")
 
 
@@ -54,16 +52,16 @@ def _replay_settings_script() -> None:
     import streamlit as st
 
     from lab.replayer.settings import ReplaySettings
-    from lab.ui import state
+    from lab.ui.settings import changed_fields, get_settings, recorded_mode, set_preset, set_recorded_mode, set_settings
 
-    fresh = state.get_settings() == ReplaySettings()
-    state.set_settings(ReplaySettings(seconds_per_request=12))
-    state.set_recorded_mode("keep")
-    marked = sorted(p for p in state.changed_fields() if p.startswith("replay."))
+    fresh = get_settings() == ReplaySettings()
+    set_settings(ReplaySettings(seconds_per_request=12))
+    set_recorded_mode("keep")
+    marked = sorted(p for p in changed_fields() if p.startswith("replay."))
     # A preset switch is about the config: the replay settings stay.
-    state.set_preset("mewcode")
-    kept = state.get_settings()
-    st.text(repr((fresh, marked, kept.seconds_per_request, state.recorded_mode())))
+    set_preset("mewcode")
+    kept = get_settings()
+    st.text(repr((fresh, marked, kept.seconds_per_request, recorded_mode())))
 
 
 def test_the_replay_settings_sit_beside_the_config_with_their_marks() -> None:
@@ -74,12 +72,12 @@ def test_the_replay_settings_sit_beside_the_config_with_their_marks() -> None:
 def _preset_picker_script() -> None:
     import streamlit as st
 
-    from lab.ui import state
+    from lab.ui.settings import get_config, get_preset_name, preset_picked
 
     # What a selectbox under this key holds after the user picked a preset.
     st.session_state["test.preset"] = "mewcode"
-    state.preset_picked("test.preset")
-    st.text(f"{state.get_preset_name()} {state.get_config().label}")
+    preset_picked("test.preset")
+    st.text(f"{get_preset_name()} {get_config().label}")
 
 
 def test_the_preset_picker_switches_to_the_preset_its_widget_holds() -> None:
@@ -94,7 +92,8 @@ def _stale_objects_script() -> None:
     from lab.core.messages import Transcript
     from lab.core.presets import preset
     from lab.errors import ConfigError
-    from lab.ui import state
+    from lab.ui.settings import get_config, get_preset_name, set_config
+    from lab.ui.transcript import get_transcript, transcript_label
 
     class Gone(BaseModel):
         # A reload removed a field the stored object still has: it fits neither class.
@@ -103,15 +102,15 @@ def _stale_objects_script() -> None:
 
     Gone.__qualname__ = CompactionConfig.__qualname__
     st.session_state["lab.config"] = Gone()
-    st.text(f"{type(state.get_config()) is CompactionConfig} {state.get_config() == preset(state.get_preset_name())}")
+    st.text(f"{type(get_config()) is CompactionConfig} {get_config() == preset(get_preset_name())}")
     try:
-        state.set_config(Gone())  # type: ignore[arg-type]
+        set_config(Gone())  # type: ignore[arg-type]
     except ConfigError as e:
         st.text(f"refused: {e}")
     Gone.__qualname__ = Transcript.__qualname__
     st.session_state["lab.transcript"] = Gone()
     st.session_state["lab.transcript_label"] = "old.jsonl"
-    st.text(f"{state.get_transcript()} {state.transcript_label()!r}")
+    st.text(f"{get_transcript()} {transcript_label()!r}")
 
 
 def test_stored_models_that_no_longer_fit_are_refused() -> None:

@@ -1,8 +1,8 @@
-"""lab.ui.summary: the labels and one-line explanations of the retention parts."""
+"""lab.views.summary: the labels and one-line explanations of the retention parts."""
 
 from __future__ import annotations
 
-from lab.ui.summary import PART_HELP, PART_LABELS
+from lab.views.summary import PART_HELP, PART_LABELS
 from lab.replayer.retention import PARTS
 
 def test_every_retention_part_has_a_label_and_the_two_obscure_ones_a_line() -> None:

@@ -42,7 +42,7 @@ def test_only_listed_names_load(name: str, tmp_path: Path, monkeypatch: pytest.M
 def test_a_corpus_session_kept_as_a_folder_is_listed_once_and_keyed_by_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from lab.ui.files import import_file
+    from lab.views.files import import_file
 
     root = _corpus(tmp_path / "corpus")
     task = root / "cline" / "1750000000"

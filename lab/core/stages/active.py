@@ -6,7 +6,7 @@ replaced by its summary, so later stages never look at it again. The leading
 system messages (the system prompt) are kept whatever happens.
 
 Each message is noted once (is it a boundary, does it extend the system
-prompt); the incremental driver keeps those notes, so a request costs only its
+prompt) through ``view.note``; the Compactor keeps those notes, so a request costs only its
 new messages.
 """
 
@@ -16,12 +16,13 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from ..events import Event, StageContext, StageResult
-from ..incremental import Memo, passthrough, remember
+from ..events import Event
+from ..incremental import Memo
 from ..messages import Message
 from .base import StageConfig
+from .contract import Decision, Drop, View
 
-__all__ = ["ActiveContextConfig", "ActiveContextStage", "is_boundary", "system_prompt_length", "last_boundary_index"]
+__all__ = ["ActiveContextConfig", "ActiveContextStage", "is_boundary", "system_prompt_length"]
 
 
 class ActiveContextConfig(StageConfig):
@@ -45,41 +46,34 @@ def system_prompt_length(messages: Sequence[Message]) -> int:
     return n
 
 
-def last_boundary_index(messages: Sequence[Message]) -> int | None:
-    for i in range(len(messages) - 1, -1, -1):
-        if is_boundary(messages[i]):
-            return i
-    return None
-
-
 class ActiveContextStage:
     name = "active"
 
     def __init__(self, config: ActiveContextConfig | None = None) -> None:
         self.config = config or ActiveContextConfig()
 
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        if not self.config.enabled:
-            return StageResult(passthrough(messages, ctx), unchanged=len(messages))
-        memo = remember(self, messages, ctx, self._note)
+    def decide(self, view: View, config: ActiveContextConfig, state: None = None) -> Decision:
+        if not config.enabled:
+            return Decision()
+        messages = view.messages
+        memo = view.note(self._note)
         boundaries, head = memo.marked("boundaries"), memo.table("head").get("length", 0)
         cut = boundaries[-1] if boundaries else None
         if cut is None or cut <= head:
-            return StageResult(passthrough(messages, ctx), unchanged=len(messages))
-        kept = list(messages[:head]) + list(messages[cut:])
+            return Decision()
         dropped = messages[head:cut]
-        before = ctx.tokens(messages)
-        after = before - ctx.counter.count_messages(dropped)
+        before = view.tokens()
+        after = before - view.counter.count_messages(dropped)
         event = Event(
             stage=self.name,
-            trigger=ctx.trigger,
+            trigger=view.trigger,
             tokens_before=before,
             tokens_after=after,
             ids=tuple(m.id for m in dropped),
             strategy=None,
             detail=f"{len(dropped)} message(s) before the last compaction boundary are no longer processed",
         )
-        return StageResult(kept, (event,), unchanged=head)
+        return Decision((Drop(head, cut),), (event,))
 
     @staticmethod
     def _note(memo: Memo, i: int, m: Message) -> None:

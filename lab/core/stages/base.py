@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ..frozen import FrozenModel
 
 __all__ = ["StageConfig"]
 
 
-class StageConfig(BaseModel):
-    """Base of every stage's config: a person writes these, so typos fail loudly."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+class StageConfig(FrozenModel):
+    """Base of every stage's config: a frozen value (change one with ``model_copy`` or ``lab.core.frozen.with_value``)."""
 
     enabled: bool = Field(True, description="Run this stage.")

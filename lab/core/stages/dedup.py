@@ -22,12 +22,11 @@ counts as one (core/shell_paths.py). The directory is part of the journalled
 memo, so incremental runs follow it exactly as a run from scratch does. The
 stub shows the path as the read wrote it.
 
-Decisions are frozen: ``state.dedup_ledger`` keeps each stub byte for byte
-and ``state.dedup_seen`` the reads that were kept. The index of sources
-(``state.dedup_index``) always describes exactly the history given, so a read
-can only ever be deduped against content that is still present and
-uncompacted in it. Incrementally, the index is the stage's memo, kept by the
-incremental driver, and only the messages after the settled prefix are read; a
+Decisions are frozen: the stage's state (``DedupState``) keeps each stub byte
+for byte (``ledger``) and the reads that were kept (``seen``). The index of
+sources always describes exactly the history given, so a read can only ever
+be deduped against content that is still present and uncompacted in it. The
+index is the stage's memo, which the Compactor keeps, and only the messages after the settled prefix are read; a
 stage that rewrites earlier messages (a microcompact clearing a source, a
 summary) lowers the settled prefix, the memo is rolled back to it and the
 rest is read again, which gives the index a run from scratch would build.
@@ -38,20 +37,21 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from ..events import Event, StageContext, StageResult
-from ..incremental import Memo, passthrough, remember
+from ..events import Event
+from ..incremental import Memo
 from ..lru import SharedLRU
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .base import StageConfig
+from .contract import Decision, Stub, View
 from ..shell_paths import call_workdir, command_text, matches_tool, is_windows_path, may_write, named_in, parse_cat, resolve, same_file, shell_cwd
 
-__all__ = ["DedupConfig", "DedupStage", "MAX_DECODED_CONFIGS", "clear_decoded", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
+__all__ = ["DedupConfig", "DedupState", "DedupStage", "MAX_DECODED_CONFIGS", "clear_decoded", "ReadTarget", "read_target", "is_write", "may_write", "parse_cat", "content_hash", "dedup_stub"]
 
 
 class DedupConfig(StageConfig):
@@ -213,7 +213,7 @@ _DECODED: SharedLRU[dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None,
 def _decoded_for(config: DedupConfig) -> dict[int, tuple[ToolUseBlock, str | None, ReadTarget | None, _WritePlan]]:
     """The decoded-call memory of every stage with this config: a call's decode is a pure function of the
     call, the config and the directory, and a slider's replays build new stages over the same call objects."""
-    return _DECODED.get(config.model_dump_json(), dict)
+    return _DECODED.get(config.fingerprint, dict)  # computed once per (frozen) config value
 
 
 def clear_decoded() -> None:
@@ -221,8 +221,17 @@ def clear_decoded() -> None:
     _DECODED.clear()
 
 
+@dataclass
+class DedupState:
+    """The frozen decisions: tool_use_id -> the exact stub sent (``ledger``), and the reads looked at and kept (``seen``)."""
+
+    ledger: dict[str, str] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+
+
 class DedupStage:
     name = "dedup"
+    State = DedupState
 
     # Bound on remembered calls (see ``_decode``); past it the memory starts again.
     max_calls = 20_000
@@ -246,19 +255,17 @@ class DedupStage:
         self._calls[id(use)] = (use, cwd, target, plan)
         return target, plan
 
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        n = len(messages)
-        if not self.config.enabled:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        scan = _Scan(self, ctx, messages)
-        memo = remember(self, messages, ctx, scan.positions, scan.message)
-        state = ctx.state
-        state.dedup_ledger.update(scan.ledger)
-        state.dedup_seen.update(scan.seen)
-        state.dedup_index = memo.table("index")
+    def decide(self, view: View, config: DedupConfig, state: DedupState) -> Decision:
+        if not config.enabled:
+            return Decision()
+        # The decoded calls are remembered per config: another config than the stage's decodes with its own memory.
+        scan = _Scan(self if config is self.config else DedupStage(config), view, state)
+        view.note(scan.positions, scan.message)
+        # The new decisions are frozen in the state (the ledger, the reads kept) once the whole history is read.
+        frozen = DedupState(scan.ledger, scan.seen) if scan.ledger or scan.seen else None
         if not scan.fresh_ids and not scan.reapplied:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        before = ctx.tokens(messages)
+            return Decision(state=frozen)
+        before = view.tokens()
         detail = f"{len(scan.fresh_ids)} unchanged re-read(s) deduplicated"
         if scan.reapplied:
             detail += f", {len(scan.reapplied)} frozen stub(s) re-applied"
@@ -271,42 +278,29 @@ class DedupStage:
             strategy="read_dedup",
             detail=detail,
         )
-        assert scan.out is not None
-        return StageResult(scan.out, (event,), unchanged=scan.first)
-
-    @staticmethod
-    def _replace(block: ToolResultBlock, stub: str) -> ToolResultBlock:
-        return block.model_copy(
-            update={
-                "content": stub,
-                "compacted": "dedup",
-                "original_chars": block.original_chars if block.original_chars is not None else len(block.content),
-            }
-        )
+        return Decision(tuple(scan.changes), (event,), frozen)
 
 
 class _Scan:
-    """One call of the stage: the note passes that read each new message, and what they decided.
+    """One decision of the stage: the note passes that read each new message, and what they decided.
 
     The memo holds ``index`` (the sources: key -> (content hash, message id)),
     ``targets`` (tool_use id -> what the call reads, decided when it was made,
     in the directory of that moment), ``shell`` ("cwd" -> the shell's working
     directory after the calls noted so far; None: unknown) and ``positions``
     (message id -> index of its first occurrence, for the stub's "message
-    index N"). New decisions are collected here and recorded in the session
-    state once the whole history is read.
+    index N"). New decisions are collected here and returned as the stage's
+    next state once the whole history is read.
     """
 
-    def __init__(self, stage: DedupStage, ctx: StageContext, messages: Sequence[Message]) -> None:
-        self.stage, self.state, self.count = stage, ctx.state, ctx.counter.count_text
+    def __init__(self, stage: DedupStage, view: View, state: DedupState) -> None:
+        self.stage, self.state, self.claims, self.count = stage, state, view.claims, view.counter.count_text
         self.ledger: dict[str, str] = {}
         self.seen: set[str] = set()
         self.fresh_ids: list[str] = []
         self.reapplied: list[str] = []
         self.freed = 0
-        self.out: list[Message] | None = None
-        self.messages = messages
-        self.first = len(messages)
+        self.changes: list[Stub] = []
 
     @staticmethod
     def positions(memo: Memo, i: int, m: Message) -> None:
@@ -315,9 +309,8 @@ class _Scan:
             memo.set(positions, m.id, i)
 
     def message(self, memo: Memo, i: int, m: Message) -> None:
-        state, count, ledger, seen = self.state, self.count, self.ledger, self.seen
+        state, count, ledger, seen, claims = self.state, self.count, self.ledger, self.seen, self.claims
         index, targets, positions = memo.table("index"), memo.table("targets"), memo.table("positions")
-        blocks: list | None = None
         for j, b in enumerate(m.content):
             if isinstance(b, ToolUseBlock):
                 self._call(b, memo, index, targets)
@@ -325,36 +318,30 @@ class _Scan:
             if not isinstance(b, ToolResultBlock):
                 continue
             tid = b.tool_use_id
-            stub = state.dedup_ledger.get(tid, ledger.get(tid))
+            stub = state.ledger.get(tid, ledger.get(tid))
             if stub is not None:
                 if b.compacted is None:
-                    blocks = blocks if blocks is not None else list(m.content)
-                    blocks[j] = DedupStage._replace(b, stub)
+                    self.changes.append(Stub(i, j, stub, "dedup", claim=True))
                     self.reapplied.append(tid)
                     self.freed += count(b.content) - count(stub)
                 continue
             target = targets.get(tid)
             # A result the spill stage already replaced is sent as its stub: never a source, never a dedup.
-            if b.compacted is not None or b.is_error or target is None or state.spill_ledger.get(tid) is not None:
+            if b.compacted is not None or b.is_error or target is None or claims.get(tid) == "spill":
                 continue
             digest = content_hash(b.content)
             entry = index.get(target.key)
-            if entry is not None and entry[0] == digest and tid not in state.dedup_seen and tid not in seen:
+            if entry is not None and entry[0] == digest and tid not in state.seen and tid not in seen:
                 stub = dedup_stub(target.display, positions[entry[1]], entry[1])
                 # A stub longer than the read would cost tokens instead of saving them.
                 if count(stub) < count(b.content):
-                    blocks = blocks if blocks is not None else list(m.content)
-                    blocks[j] = DedupStage._replace(b, stub)
+                    self.changes.append(Stub(i, j, stub, "dedup", claim=True))
                     ledger[tid] = stub
                     self.fresh_ids.append(tid)
                     self.freed += count(b.content) - count(stub)
                     continue
             memo.set(index, target.key, (digest, m.id))
             seen.add(tid)
-        if blocks is not None:
-            if self.out is None:
-                self.out, self.first = list(self.messages), i
-            self.out[i] = m.model_copy(update={"content": tuple(blocks)})
 
     def _call(self, use: ToolUseBlock, memo: Memo, index: dict[str, tuple[str, str]], targets: dict[str, ReadTarget | None]) -> None:
         """A tool call: note what it reads, drop what it may write, follow its ``cd``."""

@@ -11,8 +11,8 @@ leaving every tool_use/tool_result pair in place (only content changes):
   ``keep_recent`` results, and sets it only after clearing.
 - ``idle``: run when the gap since the previous request is at least
   ``interval_seconds``, i.e. the provider's prompt cache has expired anyway,
-  so clearing costs no cache hit. ``state.last_request_time`` is stamped by
-  the Compactor after each request; this stage only reads it.
+  so clearing costs no cache hit. The previous request's time is stamped by
+  the Compactor after each request; this stage reads it from its view.
 - ``always`` (OpenHands-style observation masking): every request, mask all
   but the newest results.
 - ``token_trigger`` (Anthropic context editing ``clear_tool_uses``): when the
@@ -25,7 +25,7 @@ count toward ``keep_recent`` (MiniCode); results of ``exclude_tools`` are
 never cleared and do not count either.
 
 Each message is noted once (its calls' names, then its results: clearable,
-or too short ever to be cleared); the incremental driver keeps those notes,
+or too short ever to be cleared) through ``view.note``; the Compactor keeps those notes,
 so a run costs the messages that arrived since the last one, however long the
 history (after a clearing only the newest few clearable results are left).
 """
@@ -33,16 +33,18 @@ history (after a clearing only the newest few clearable results are left).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field
 
-from ..events import Event, StageContext, StageResult
-from ..incremental import Memo, Rescan, passthrough, remember
+from ..events import Event
+from ..incremental import Memo, Rescan
 from ..messages import Message, ToolResultBlock, ToolUseBlock, block_text
 from .base import StageConfig
+from .contract import Change, ClearInput, Decision, Stub, View
 
-__all__ = ["MicrocompactConfig", "MicrocompactStage", "clearable_results"]
+__all__ = ["MicrocompactConfig", "MicrocompactState", "MicrocompactStage"]
 
 
 class MicrocompactConfig(StageConfig):
@@ -67,20 +69,6 @@ class MicrocompactConfig(StageConfig):
     def trigger_at(self, window: int) -> int:
         """The context size in tokens above which 'token_trigger' mode clears, at a ``window``-token context."""
         return int(self.trigger_window_share * window) if self.trigger_window_share > 0 else self.trigger_tokens
-
-
-def clearable_results(messages: Sequence[Message], config: MicrocompactConfig) -> list[tuple[int, int]]:
-    """(message index, block index) of results that may be cleared, oldest first, minus the newest ``keep_recent``."""
-    names = {b.id: b.name for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
-    excluded = set(config.exclude_tools)
-    found = [
-        (i, j)
-        for i, m in enumerate(messages)
-        for j, b in enumerate(m.content)
-        if isinstance(b, ToolResultBlock) and b.compacted is None and names.get(b.tool_use_id) not in excluded
-    ]
-    keep = config.keep_recent
-    return found[: max(len(found) - keep, 0)]
 
 
 def _session_start(messages: Sequence[Message], now: float) -> float:
@@ -150,114 +138,103 @@ class _Notes:
             memo.marked("clearable" if self.count(b.content) - self.cost > 0 else "stuck").append((i, j))
 
 
+@dataclass
+class MicrocompactState:
+    """When the last clearing happened ('interval' mode's clock); None until the first request sets it."""
+
+    last_run: float | None = None
+
+
 class MicrocompactStage:
     name = "microcompact"
+    State = MicrocompactState
 
     def __init__(self, config: MicrocompactConfig | None = None) -> None:
         self.config = config or MicrocompactConfig()
 
-    def _due(self, messages: Sequence[Message], ctx: StageContext) -> tuple[bool, str]:
-        """Whether this request clears, and the trigger to report."""
-        cfg, state = self.config, ctx.state
+    @staticmethod
+    def _due(view: View, cfg: MicrocompactConfig, state: MicrocompactState) -> tuple[bool, str, float | None]:
+        """Whether this request clears, the trigger to report, and the interval clock as it stands."""
+        last = state.last_run
         if cfg.mode == "interval":
-            last = state.microcompact_last_run
             if last is None:
-                last = 0.0 if cfg.clock_start == "epoch" else _session_start(messages, ctx.now)
-                state.microcompact_last_run = last
-            return ctx.now - last >= cfg.interval_seconds, "microcompact_time"
+                last = 0.0 if cfg.clock_start == "epoch" else _session_start(view.messages, view.now)
+            return view.now - last >= cfg.interval_seconds, "microcompact_time", last
         if cfg.mode == "idle":
-            last = state.last_request_time
-            return last is not None and ctx.now - last >= cfg.interval_seconds, "idle"
+            gap = view.last_request_time
+            return gap is not None and view.now - gap >= cfg.interval_seconds, "idle", last
         if cfg.mode == "always":
-            return True, ctx.trigger
-        return True, "threshold"
+            return True, view.trigger, last
+        return True, "threshold", last
 
-    def _candidates(self, messages: Sequence[Message], ctx: StageContext, text: str) -> Memo:
-        count = ctx.counter.count_text
-        notes = _Notes(self.config, count(text), count)
-        # The memo is keyed by the stage, whose placeholder text is fixed by its config.
-        return remember(self, messages, ctx, notes.calls, notes.results)
-
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        cfg = self.config
-        n = len(messages)
+    def decide(self, view: View, config: MicrocompactConfig, state: MicrocompactState) -> Decision:
+        cfg = config
         if not cfg.enabled:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        due, trigger = self._due(messages, ctx)
+            return Decision()
+        due, trigger, clock = self._due(view, cfg, state)
+        # The interval clock starts on the first request, whatever it decides.
+        started = MicrocompactState(clock) if clock != state.last_run else None
         if not due:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        count = ctx.counter.count_text
+            return Decision(state=started)
+        messages = view.messages
+        count = view.counter.count_text
         before: int | None = None
         if cfg.mode == "token_trigger":
-            before = ctx.tokens(messages)
-            if before <= cfg.trigger_at(ctx.config.window):
-                return StageResult(passthrough(messages, ctx), unchanged=n)
+            before = view.tokens()
+            if before <= cfg.trigger_at(view.window):
+                return Decision(state=started)
         masked = cfg.mode == "always"
         text = cfg.masked_text if masked else cfg.clear_text
-        memo = self._candidates(messages, ctx, text)
+        cost = count(text)
+        notes = _Notes(cfg, cost, count)
+        memo = view.note(notes.calls, notes.results)
         targets = _targets(memo.marked("clearable"), memo.marked("stuck"), cfg.keep_recent)
         if not targets:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        out = list(messages)
+            return Decision(state=started)
+        changes: list[Change] = []
         cleared_ids: list[str] = []
         freed = 0
+        compacted = "masked" if masked else "cleared"
         for i, j in targets:
-            m = out[i]
-            block = m.content[j]
+            block = messages[i].content[j]
             assert isinstance(block, ToolResultBlock)
-            saving = count(block.content) - count(text)
-            new = block.model_copy(
-                update={
-                    "content": text,
-                    "compacted": "masked" if masked else "cleared",
-                    "original_chars": block.original_chars if block.original_chars is not None else len(block.content),
-                }
-            )
-            freed += saving
-            blocks = list(m.content)
-            blocks[j] = new
-            out[i] = m.model_copy(update={"content": tuple(blocks)})
+            freed += count(block.content) - cost
+            changes.append(Stub(i, j, text, compacted))
             cleared_ids.append(block.tool_use_id)
-        first = targets[0][0]
         if cfg.mode == "token_trigger" and cfg.clear_tool_inputs:
             calls = sorted({p for tid in cleared_ids for p in memo.table("calls").get(tid, ())})
-            gained, changed = self._clear_inputs(out, set(cleared_ids), count, calls)
-            freed += gained
-            first = min([first, *changed])
+            changes += self._clear_inputs(messages, set(cleared_ids), calls)
+            freed += sum(self._input_saving(messages[c.index].content[c.block], count) for c in changes if isinstance(c, ClearInput))
         if before is None:
-            before = ctx.tokens(messages)
+            before = view.tokens()
         if cfg.mode == "token_trigger" and freed < cfg.clear_at_least:
             event = Event(
                 self.name, trigger, before, before, tuple(cleared_ids), "clear_tool_uses", False,
                 f"clearing would free only {freed} tokens (< clear_at_least {cfg.clear_at_least}); nothing cleared",
             )
-            return StageResult(passthrough(messages, ctx), (event,), unchanged=n)
+            return Decision(events=(event,), state=started)
         if cfg.mode == "interval":
             # Only an actual clearing restarts the clock (MiniCode sets last_time_based_compact after clearing).
-            ctx.state.microcompact_last_run = ctx.now
+            started = MicrocompactState(view.now)
         strategy = {"always": "observation_masking", "token_trigger": "clear_tool_uses"}.get(cfg.mode, "microcompact")
         verb = "masked" if masked else "cleared"
         event = Event(
             self.name, trigger, before, before - freed, tuple(cleared_ids), strategy, True,
             f"{verb} {len(cleared_ids)} old tool result(s), kept the newest {cfg.keep_recent}",
         )
-        return StageResult(out, (event,), unchanged=first)
+        return Decision(tuple(changes), (event,), started)
 
     @staticmethod
-    def _clear_inputs(out: list[Message], ids: set[str], count: Callable[[str], int], positions: Iterable[int]) -> tuple[int, list[int]]:
-        """Empty the inputs of the calls in ``ids`` at ``positions``; the tokens freed and the messages changed."""
-        freed = 0
-        changed: list[int] = []
-        for i in positions:
-            m = out[i]
-            if not any(isinstance(b, ToolUseBlock) and b.id in ids and b.input for b in m.content):
-                continue
-            blocks = list(m.content)
-            for j, b in enumerate(blocks):
-                if isinstance(b, ToolUseBlock) and b.id in ids and b.input:
-                    new = b.model_copy(update={"input": {}})
-                    freed += count(block_text(b)) - count(block_text(new))
-                    blocks[j] = new
-            out[i] = m.model_copy(update={"content": tuple(blocks)})
-            changed.append(i)
-        return freed, changed
+    def _clear_inputs(messages: Sequence[Message], ids: set[str], positions: Iterable[int]) -> list[ClearInput]:
+        """The inputs of the calls in ``ids`` at ``positions`` that are not empty yet."""
+        return [
+            ClearInput(i, j)
+            for i in positions
+            for j, b in enumerate(messages[i].content)
+            if isinstance(b, ToolUseBlock) and b.id in ids and b.input
+        ]
+
+    @staticmethod
+    def _input_saving(block: object, count: Callable[[str], int]) -> int:
+        assert isinstance(block, ToolUseBlock)
+        return count(block_text(block)) - count(block_text(block.model_copy(update={"input": {}})))

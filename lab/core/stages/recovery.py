@@ -29,28 +29,34 @@ up with a ``StageError``.
 the usage anchor, re-estimate; still ``>= window - giveup_margin`` means give
 up, otherwise the caller retries exactly once (a second call gives up).
 
-Every loop is bounded by ``max_attempts``; attempts are counted in
-``ctx.state.recovery_attempts``, which a normal request resets.
+Every loop is bounded by ``max_attempts``; attempts are counted in the
+stage's state (``RecoveryState``), which a normal request resets. The stage
+never runs another stage itself: it asks the Compactor (``yield Force(...)``),
+which runs that stage with its own config, so recovery reads no config but its own.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field
 
 from ...errors import StageError
-from ..events import Event, StageContext, StageResult
+from ..events import Event
 from ..ids import id_key
 from ..messages import Boundary, Message, TextBlock, ToolResultBlock
 from ..summarizers.rules import first_user_request
+from ..tail import adjust_for_pairs, count_units, newest_units_start, repair_roles
+from .active import is_boundary, system_prompt_length
 from .base import StageConfig
+from .contract import Decision, Force, Rewrite, View
 
 __all__ = [
     "RecoveryConfig",
+    "RecoveryState",
     "RecoveryStage",
     "accept_limit",
     "truncate_keep_ratio",
@@ -96,43 +102,61 @@ def truncate_keep_count(config: RecoveryConfig, n_messages: int, attempt: int) -
     return min(n_messages, max(config.truncate_min_messages, int(n_messages * truncate_keep_ratio(config, attempt))))
 
 
-def _stamp(ctx: StageContext) -> datetime | None:
-    return datetime.fromtimestamp(ctx.now, tz=UTC) if ctx.now else None
+def _stamp(view: View) -> datetime | None:
+    return datetime.fromtimestamp(view.now, tz=UTC) if view.now else None
+
+
+@dataclass
+class RecoveryState:
+    """Consecutive recovery attempts for the current request; the Compactor resets it on a normal request."""
+
+    attempts: int = 0
+
+
+# What a forced stage answers: (messages, events, boundary), or None when that stage is disabled.
+_Forced = tuple[list[Message], tuple[Event, ...], Boundary | None] | None
 
 
 class RecoveryStage:
+    """A generator stage: the forced summary (and MewCode's forced spill) are ``Force`` requests the Compactor runs.
+
+    Giving up is a decision too: ``Decision.failure`` carries the ``StageError``,
+    which the Compactor raises once it has kept the attempts counted.
+    """
+
     name = "recovery"
+    State = RecoveryState
 
     def __init__(self, config: RecoveryConfig) -> None:
         self.config = config
 
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        if not self.config.enabled:
+    def decide(self, view: View, config: RecoveryConfig, state: RecoveryState) -> Generator[Force, _Forced, Decision]:
+        if not config.enabled:
             raise StageError("prompt too long and reactive recovery is disabled in this config")
-        if self.config.strategy == "mewcode":
-            return self._emergency(messages, ctx)
-        return self._ladder(messages, ctx)
+        if config.strategy == "mewcode":
+            return (yield from self._emergency(view, config, state))
+        return (yield from self._ladder(view, config, state))
 
     # -- MiniCode -----------------------------------------------------------
 
-    def _ladder(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        cfg = self.config
-        window = ctx.config.window
+    def _ladder(self, view: View, cfg: RecoveryConfig, state: RecoveryState) -> Generator[Force, _Forced, Decision]:
+        window = view.window
+        counter = view.counter
         limit = accept_limit(cfg, window)
-        current = list(messages)
+        current = list(view.messages)
         events: list[Event] = []
         boundary: Boundary | None = None
+        attempt = state.attempts
         # Bounded: at most max_attempts attempts over the whole life of one failing request.
-        while ctx.state.recovery_attempts < cfg.max_attempts:
-            ctx.state.recovery_attempts += 1
-            attempt = ctx.state.recovery_attempts
+        while attempt < cfg.max_attempts:
+            attempt += 1
             if attempt == 1 or cfg.compact_every_attempt:
-                result = self._forced_summary(current, ctx, "reactive", session_memory=False)
+                result = yield Force("summary", tuple(current), "reactive", session_memory=False)
                 ok = False
                 if result is not None:
-                    events.extend(result.events)
-                    ok = any(e.stage == "summary" and e.effective for e in result.events)
-                after = ctx.counter.count_messages(result.messages) if ok and result is not None else ctx.counter.count_messages(current)
+                    events.extend(result[1])
+                    ok = any(e.stage == "summary" and e.effective for e in result[1])
+                after = counter.count_messages(result[0]) if ok and result is not None else counter.count_messages(current)
                 accepted = ok and after < limit
                 if result is None:
                     detail = f"attempt {attempt}: summary stage disabled, no forced compact"
@@ -143,26 +167,28 @@ class RecoveryStage:
                     events.append(Event(stage=self.name, trigger="reactive", tokens_before=after, tokens_after=after, strategy="full", success=accepted, detail=detail))
                 if accepted:
                     assert result is not None
-                    return StageResult(list(result.messages), tuple(events), result.boundary or boundary)
+                    return self._done(list(result[0]), events, result[2] or boundary, attempt)
                 if ok and result is not None:
                     # Kept although over the limit: the truncation below starts from the shorter history.
-                    current, boundary = list(result.messages), result.boundary or boundary
-            result = self._truncate(current, ctx, attempt)
-            events.extend(result.events)
-            current, boundary = list(result.messages), result.boundary or boundary
-            if ctx.counter.count_messages(current) < limit:
-                return StageResult(current, tuple(events), boundary)
-        raise StageError(
+                    current, boundary = list(result[0]), result[2] or boundary
+            current, event, cut = self._truncate(current, view, cfg, attempt)
+            events.append(event)
+            boundary = cut
+            if counter.count_messages(current) < limit:
+                return self._done(current, events, boundary, attempt)
+        failure = StageError(
             f"prompt too long: reactive recovery gave up after {cfg.max_attempts} attempt(s); "
-            f"the context is still ~{ctx.counter.count_messages(current)} tokens for a {window}-token window "
+            f"the context is still ~{counter.count_messages(current)} tokens for a {window}-token window "
             f"(a recovered request must stay under {limit})"
         )
+        return Decision(state=RecoveryState(attempt), failure=failure)
 
-    def _truncate(self, messages: Sequence[Message], ctx: StageContext, attempt: int) -> StageResult:
-        from ..tail import adjust_for_pairs, count_units, newest_units_start, repair_roles
-        from .active import is_boundary, system_prompt_length
+    @staticmethod
+    def _done(messages: list[Message], events: list[Event], boundary: Boundary | None, attempt: int, *, forget_anchor: bool = False) -> Decision:
+        return Decision((Rewrite(tuple(messages), boundary),), tuple(events), RecoveryState(attempt), forget_anchor=forget_anchor)
 
-        cfg = self.config
+    def _truncate(self, messages: Sequence[Message], view: View, cfg: RecoveryConfig, attempt: int) -> tuple[list[Message], Event, Boundary]:
+        counter = view.counter
         head_n = system_prompt_length(messages)
         head = list(messages[:head_n])
         # Old boundaries and notes are superseded by this truncation's own.
@@ -179,35 +205,35 @@ class RecoveryStage:
         tail = body[adjust_for_pairs(body, start) :]
         kept = {id(m) for m in tail}
         removed = [m for m in messages[head_n:] if id(m) not in kept]
-        request = ctx.state.first_request or first_user_request(messages)
+        request = view.first_request or first_user_request(messages)
         first_line = TRUNCATION_NOTE.format(attempt=attempt)
         text = first_line
         if request and not any(request in _text(m) for m in tail):
             text += _REQUEST_BLOCK.format(request=request)
         key = id_key(str(attempt), tail[0].id if tail else "<empty>", text)
-        note = Message(role="user", content=(TextBlock(text=text),), id=f"truncation-{key}", timestamp=_stamp(ctx), tag="truncation_note")
+        note = Message(role="user", content=(TextBlock(text=text),), id=f"truncation-{key}", timestamp=_stamp(view), tag="truncation_note")
         # The note is the first turn, so repair never puts a placeholder in front of it.
         sent = head + repair_roles([note] + tail)
-        before = ctx.counter.count_messages(messages)
-        after = ctx.counter.count_messages(sent)
+        before = counter.count_messages(messages)
+        after = counter.count_messages(sent)
         boundary = Boundary(
             trigger="reactive",
             strategy="reactive",
-            timestamp=_stamp(ctx),
+            timestamp=_stamp(view),
             tokens_before=before,
             tokens_after=after,
             messages_removed=len(removed),
             preserved_first_id=tail[0].id if tail else None,
             preserved_last_id=tail[-1].id if tail else None,
         )
-        marker = Message(role="system", content=(TextBlock(text=first_line),), id=f"boundary-{key}", timestamp=_stamp(ctx), tag="boundary", boundary=boundary)
+        marker = Message(role="system", content=(TextBlock(text=first_line),), id=f"boundary-{key}", timestamp=_stamp(view), tag="boundary", boundary=boundary)
         out = head + [marker] + sent[head_n:]
         ratio = truncate_keep_ratio(cfg, attempt)
         event = Event(
             stage=self.name,
             trigger="reactive",
             tokens_before=before,
-            tokens_after=ctx.counter.count_messages(out),
+            tokens_after=counter.count_messages(out),
             ids=tuple(m.id for m in removed),
             strategy="reactive",
             success=True,
@@ -215,60 +241,41 @@ class RecoveryStage:
             f"{'MiniCode messages' if cfg.truncate_unit == 'minicode_messages' else 'messages'}, at least {cfg.truncate_min_messages}); "
             f"{len(removed)} removed",
         )
-        return StageResult(out, (event,), boundary)
+        return out, event, boundary
 
     # -- MewCode ------------------------------------------------------------
 
-    def _emergency(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        cfg = self.config
-        window = ctx.config.window
-        if ctx.state.recovery_attempts >= 1:
-            raise StageError("prompt too long again after the emergency compaction: MewCode retries exactly once, giving up")
-        ctx.state.recovery_attempts += 1
+    def _emergency(self, view: View, cfg: RecoveryConfig, state: RecoveryState) -> Generator[Force, _Forced, Decision]:
+        window = view.window
+        counter = view.counter
+        if state.attempts >= 1:
+            return Decision(failure=StageError("prompt too long again after the emergency compaction: MewCode retries exactly once, giving up"))
         events: list[Event] = []
-        current = list(messages)
+        current = list(view.messages)
         boundary: Boundary | None = None
-        before = ctx.counter.count_messages(current)
-        forced = dataclasses.replace(ctx, trigger="emergency", force=True)
-        if ctx.config.spill.enabled:
-            from .spill import SpillStage
-
-            spilled = SpillStage(ctx.config.spill)(current, forced)
-            current = list(spilled.messages)
-            events.extend(spilled.events)
-        result = self._forced_summary(current, ctx, "emergency", session_memory=ctx.config.summary.session_memory)
+        before = counter.count_messages(current)
+        spilled = yield Force("spill", tuple(current), "emergency")
+        if spilled is not None:
+            current = list(spilled[0])
+            events.extend(spilled[1])
+        # None: the summary's own session-memory setting.
+        result = yield Force("summary", tuple(current), "emergency")
         if result is not None:
-            events.extend(result.events)
-            if any(e.stage == "summary" and e.success for e in result.events):
-                current, boundary = list(result.messages), result.boundary
-        # The old anchor described the old history; MewCode re-estimates from zero.
-        ctx.state.anchor = None
-        ctx.state.anchor_messages = 0
-        after = ctx.counter.count_messages(current)
+            events.extend(result[1])
+            if any(e.stage == "summary" and e.success for e in result[1]):
+                current, boundary = list(result[0]), result[2]
+        after = counter.count_messages(current)
         giveup = window - cfg.giveup_margin
         if after >= giveup:
-            raise StageError(
+            failure = StageError(
                 f"prompt too long: still ~{after} tokens after the emergency compaction "
                 f"(give-up limit {giveup} = window {window} - {cfg.giveup_margin}); giving up"
             )
+            # The old anchor described the old history; MewCode re-estimates from zero.
+            return Decision(state=RecoveryState(1), failure=failure, forget_anchor=True)
         events.append(Event(stage=self.name, trigger="emergency", tokens_before=after, tokens_after=after, strategy="emergency", success=True,
                             detail=f"emergency compaction: {before} -> {after} tokens, under the give-up limit {giveup}; retry the request once"))
-        return StageResult(current, tuple(events), boundary)
-
-    # -- shared -------------------------------------------------------------
-
-    def _forced_summary(self, messages: Sequence[Message], ctx: StageContext, trigger: str, *, session_memory: bool) -> StageResult | None:
-        """Run the summary stage unconditionally; None when the user switched it off."""
-        summary_cfg = ctx.config.summary
-        if not summary_cfg.enabled:
-            return None
-        # Imported here: summary.py builds on modules that import this package's configs.
-        from .summary import SummaryStage
-
-        if summary_cfg.session_memory != session_memory:
-            summary_cfg = summary_cfg.model_copy(update={"session_memory": session_memory})
-        sub = dataclasses.replace(ctx, trigger=trigger, force=True)  # type: ignore[arg-type]
-        return SummaryStage(summary_cfg)(messages, sub)
+        return self._done(current, events, boundary, 1, forget_anchor=True)
 
 
 def _text(message: Message) -> str:

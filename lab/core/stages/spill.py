@@ -4,44 +4,49 @@ A tool result over the threshold is written to the spill store and replaced
 by a preview stub; with MewCode's per-message budget, the results of one
 message that add up to too much are spilled largest-first until the rest fits.
 
-Every decision is taken once per tool_use_id and frozen in
-``state.spill_ledger`` (MewCode's ``ContentReplacementState``): a spilled
+Every decision is taken once per tool_use_id and frozen in the stage's state
+(``SpillState.ledger``, MewCode's ``ContentReplacementState``): a spilled
 result gets the byte-identical stub on every later request, a kept one stays
-kept, so the provider's prompt-prefix cache stays valid. A failed write
-records nothing and is retried on the next request. The order is spill, then
-rewrite, then record; the ledger is only updated once the whole new message
-list is built, so an unexpected failure leaves nothing half-done. A stub that
-would not be shorter (in tokens) than the result is never used: the result is
-kept, so the stage can never make a history longer.
+kept, so the provider's prompt-prefix cache stays valid. The stage never
+writes the store: it asks the Compactor (``yield Write(...)``) and gets the
+path back, or the error thrown in. A failed write records nothing and is
+retried on the next request. The new ledger entries are returned with the
+decision, so the Compactor keeps them only with the history they describe. A
+stub that would not be shorter (in tokens) than the result is never used: the
+result is kept, so the stage can never make a history longer.
 
 Incrementally, the stage only looks at the messages after the settled prefix
 (every result there was decided already) plus the messages whose spill write
-failed, which are retried on every request as a run from scratch would. The
-incremental driver keeps both what it needs from the prefix: every tool call
-(the tool name a stub shows) and the positions of those failed messages.
+failed, which are revisited on every request as a run from scratch would. Its
+memo keeps what it needs from the prefix: every tool call (the tool name a
+stub shows) and the positions of those failed messages.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Generator
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import Field
 
 from ...errors import StoreError
-from ..events import Event, StageContext, StageResult
-from ..incremental import Memo, passthrough, remember
+from ..events import Event
+from ..incremental import Memo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..names_index import index_line
 from ..store import SpillStore
 from .base import StageConfig
+from .contract import Decision, Stub, View, Write
 
 __all__ = [
     "SpillConfig",
+    "SpillState",
     "SpillStage",
     "cleanup_spills",
+    "stub_text",
     "minicode_stub",
     "mewcode_stub",
     "result_size",
@@ -206,6 +211,13 @@ def mewcode_stub(content: str, path: str, config: SpillConfig) -> str:
     )
 
 
+def stub_text(content: str, tool: str, path: str, config: SpillConfig) -> str:
+    """The stub a spilled result of ``tool`` stored at ``path`` gets, in the config's preview format."""
+    if config.preview_format == "mewcode":
+        return mewcode_stub(content, path, config)
+    return minicode_stub(content, tool, path, config)
+
+
 def cleanup_spills(store: SpillStore, config: SpillConfig, now: float | None = None) -> int:
     """Apply ``retention_days`` to ``store``; return the number of sessions removed."""
     if config.retention_days <= 0:
@@ -213,44 +225,42 @@ def cleanup_spills(store: SpillStore, config: SpillConfig, now: float | None = N
     return store.cleanup(config.retention_days * 86_400, now)
 
 
+@dataclass
+class SpillState:
+    """The frozen decisions (MewCode's ``ContentReplacementState``): tool_use_id -> the exact stub sent, or None
+    for "kept" (``ledger``), and where each spilled result was stored (``paths``), so a frozen stub keeps its path."""
+
+    ledger: dict[str, str | None] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+
+
 class SpillStage:
     name = "spill"
+    State = SpillState
 
     def __init__(self, config: SpillConfig | None = None) -> None:
         self.config = config or SpillConfig()
 
-    def _stub(self, content: str, tool: str, path: str) -> str:
-        if self.config.preview_format == "mewcode":
-            return mewcode_stub(content, path, self.config)
-        return minicode_stub(content, tool, path, self.config)
-
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
+    def decide(self, view: View, config: SpillConfig, state: SpillState) -> Generator[Write, str, Decision]:
+        """A generator: each result to spill is a ``Write`` the Compactor carries out, answering with the path."""
+        messages = view.messages
         n = len(messages)
-        if not self.config.enabled:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        memo = remember(self, messages, ctx, self._note)
-        run = _Run(self, ctx, memo.table("uses"))
+        if not config.enabled:
+            return Decision()
+        memo = view.note(self._note)
+        run = _Run(self.name, config, view, state, memo.table("uses"))
         pending: list[int] = []
-        out: list[Message] | None = None
-        first = n
-        for i in [*memo.marked("pending"), *range(memo.start, n)]:
-            m = messages[i]
+        for i in [*memo.marked("revisit"), *range(memo.start, n)]:
             failures = len(run.failed)
-            new = run.message(m)
+            yield from run.message(i, messages[i])
             if len(run.failed) > failures:
                 pending.append(i)
-            if new is not m:
-                if out is None:
-                    out, first = list(messages), i
-                out[i] = new
-        # Positions, ascending, of messages with a result whose spill write failed: retried every call.
-        memo.mark_all("pending", pending)
-        # Record last: the new history exists, so ledger and messages agree.
-        ctx.state.spill_ledger.update(run.ledger)
-        ctx.state.spill_paths.update(run.paths)
-        if not run.touched and not run.failed:
-            return StageResult(passthrough(messages, ctx), unchanged=n)
-        return StageResult(out if out is not None else passthrough(messages, ctx), run.events(messages), unchanged=first)
+        # Record last: the new history exists, so ledger and messages agree. Positions, ascending, of messages
+        # with a result whose spill write failed are revisited on every call.
+        frozen = SpillState(run.ledger, run.paths) if run.ledger or run.paths else None
+        if not run.changes and not run.failed:
+            return Decision(state=frozen, revisit=tuple(pending))
+        return Decision(tuple(run.changes), run.events(), frozen, tuple(pending))
 
     @staticmethod
     def _note(memo: Memo, i: int, m: Message) -> None:
@@ -262,104 +272,96 @@ class SpillStage:
 
 
 class _Run:
-    """One call of the stage: decisions are collected here and committed at the end."""
+    """One decision of the stage: what it decides is collected here and returned at the end."""
 
-    def __init__(self, stage: SpillStage, ctx: StageContext, uses: dict[str, ToolUseBlock]) -> None:
-        self.stage = stage
-        self.config = stage.config
-        self.ctx = ctx
+    def __init__(self, name: str, config: SpillConfig, view: View, state: SpillState, uses: dict[str, ToolUseBlock]) -> None:
+        self.name = name
+        self.config = config
+        self.view = view
+        self.state = state
         self.uses = uses
         self.ledger: dict[str, str | None] = {}
         self.paths: dict[str, str] = {}
+        self.changes: list[Stub] = []
         # kind -> (tool_use ids, tokens freed); kinds: reapply, threshold, message_budget
         self.done: dict[str, tuple[list[str], int]] = {k: ([], 0) for k in ("reapply", "threshold", "message_budget")}
         self.failed: list[tuple[str, str]] = []
-        self.touched = False
 
     def _decided(self, tid: str) -> tuple[bool, str | None]:
-        for ledger in (self.ledger, self.ctx.state.spill_ledger):
+        for ledger in (self.ledger, self.state.ledger):
             if tid in ledger:
                 return True, ledger[tid]
         return False, None
 
     def _path(self, tid: str) -> str | None:
-        return self.paths.get(tid) or self.ctx.state.spill_paths.get(tid)
+        return self.paths.get(tid) or self.state.paths.get(tid)
 
-    def _replace(self, block: ToolResultBlock, stub: str, path: str | None, kind: str) -> ToolResultBlock:
-        new = block.model_copy(
-            update={
-                "content": stub,
-                "compacted": "spill",
-                "spill_path": path,
-                "original_chars": block.original_chars if block.original_chars is not None else len(block.content),
-            }
-        )
+    def _replace(self, i: int, j: int, block: ToolResultBlock, stub: str, path: str | None, kind: str) -> ToolResultBlock:
+        self.changes.append(Stub(i, j, stub, "spill", path, claim=True))
         ids, freed = self.done[kind]
         ids.append(block.tool_use_id)
-        count = self.ctx.counter.count_text
+        count = self.view.counter.count_text
         self.done[kind] = (ids, freed + count(block.content) - count(stub))
-        self.touched = True
-        return new
+        # What the block becomes, for the per-message budget's arithmetic.
+        return block.model_copy(update={"content": stub, "compacted": "spill", "spill_path": path})
 
-    def _spill(self, block: ToolResultBlock, kind: str) -> ToolResultBlock | None:
+    def _spill(self, i: int, j: int, block: ToolResultBlock, kind: str) -> Generator[Write, str, ToolResultBlock | None]:
         tid = block.tool_use_id
         use = self.uses.get(tid)
         tool = use.name if use is not None else "unknown"
-        header = {"tool": tool, "trigger": kind, "unit": self.config.unit, "created": self.ctx.now}
+        header = {"tool": tool, "trigger": kind, "unit": self.config.unit, "created": self.view.now}
         try:
-            path = self.ctx.store.write(self.ctx.state.session_id, tid, block.content, header)
+            path = yield Write(tid, block.content, header)
         except (StoreError, OSError) as e:
             self.failed.append((tid, str(e)))
             return None
-        stub = self.stage._stub(block.content, tool, path)
-        count = self.ctx.counter.count_text
+        stub = stub_text(block.content, tool, path, self.config)
+        count = self.view.counter.count_text
         if count(stub) >= count(block.content):
             # A preview as long as the result (tiny threshold, huge preview) would only add tokens: keep it.
             self.ledger[tid] = None
             return None
-        new = self._replace(block, stub, path, kind)
+        new = self._replace(i, j, block, stub, path, kind)
         self.ledger[tid] = stub
         self.paths[tid] = path
         return new
 
-    def message(self, m: Message) -> Message:
+    def message(self, i: int, m: Message) -> Generator[Write, str, None]:
         blocks = list(m.content)
         fresh: list[int] = []
+        claims = self.view.claims
         for j, b in enumerate(blocks):
             if not isinstance(b, ToolResultBlock) or b.compacted is not None:
                 continue
-            if b.tool_use_id in self.ctx.state.dedup_ledger:
+            if claims.get(b.tool_use_id) == "dedup":
                 # Read dedup decided first (in the dispatcher); its frozen stub is applied by that stage.
                 continue
             known, stub = self._decided(b.tool_use_id)
             if not known:
                 fresh.append(j)
             elif stub is not None:
-                blocks[j] = self._replace(b, stub, self._path(b.tool_use_id), "reapply")
-        if not fresh and all(a is b for a, b in zip(blocks, m.content, strict=True)):
-            return m
+                blocks[j] = self._replace(i, j, b, stub, self._path(b.tool_use_id), "reapply")
+        if not fresh:
+            return
         unit, spilled, failed = self.config.unit, set(), set()
         for j in fresh:
             b = blocks[j]
             assert isinstance(b, ToolResultBlock)
             if result_size(b.content, unit) > self.config.threshold:
-                new = self._spill(b, "threshold")
+                new = yield from self._spill(i, j, b, "threshold")
                 if new is None:
                     failed.add(j)
                 else:
                     spilled.add(j)
                     blocks[j] = new
         if self.config.message_budget_enabled:
-            self._budget(blocks, fresh, spilled, failed)
+            yield from self._budget(i, blocks, fresh, spilled, failed)
         for j in fresh:
             tid = blocks[j].tool_use_id  # type: ignore[union-attr]
             if j not in spilled and j not in failed and tid not in self.ledger:
                 self.ledger[tid] = None
-        if all(a is b for a, b in zip(blocks, m.content, strict=True)):
-            return m
-        return m.model_copy(update={"content": tuple(blocks)})
 
-    def _budget(self, blocks: list, fresh: list[int], spilled: set[int], failed: set[int]) -> None:
+    def _budget(self, i: int, blocks: list, fresh: list[int], spilled: set[int], failed: set[int]) -> Generator[Write, str, None]:
         unit = self.config.unit
         results = [b for b in blocks if isinstance(b, ToolResultBlock)]
         total = sum(result_size(b.content, unit) for b in results)
@@ -370,7 +372,7 @@ class _Run:
             if total <= self.config.message_budget:
                 break
             old = blocks[j]
-            new = self._spill(old, "message_budget")
+            new = yield from self._spill(i, j, old, "message_budget")
             if new is None:
                 failed.add(j)
                 continue
@@ -378,8 +380,9 @@ class _Run:
             blocks[j] = new
             total -= result_size(old.content, unit) - result_size(new.content, unit)
 
-    def events(self, messages: Sequence[Message]) -> tuple[Event, ...]:
-        running = self.ctx.tokens(messages)
+    def events(self) -> tuple[Event, ...]:
+        view = self.view
+        running = view.tokens()
         events: list[Event] = []
         labels = {
             "reapply": ("ledger", "reapply", "re-applied {n} frozen stub(s) from the ledger"),
@@ -391,14 +394,14 @@ class _Run:
                 continue
             trigger, strategy, text = labels[kind]
             detail = text.format(n=len(ids), t=self.config.threshold, u=self.config.unit, b=self.config.message_budget)
-            events.append(Event(self.stage.name, trigger, running, running - freed, tuple(ids), strategy, True, detail))
+            events.append(Event(self.name, trigger, running, running - freed, tuple(ids), strategy, True, detail))
             running -= freed
         if self.failed:
             reason = self.failed[0][1]
             events.append(
                 Event(
-                    self.stage.name,
-                    self.ctx.trigger,
+                    self.name,
+                    view.trigger,
                     running,
                     running,
                     tuple(t for t, _ in self.failed),

@@ -23,21 +23,22 @@ summarised at all, which is what broke MiniCode at small windows.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Literal
 
 from pydantic import Field
 
 from ...errors import SummaryError
-from ..events import Event, StageContext, StageResult
+from ..events import Event
 from ..ids import id_key
 from ..messages import Boundary, Message, TextBlock
 from ..summarizers.attachment import build_attachment
 from ..summarizers.base import SummaryRequest, SummaryResult
-from ..summarizers.rules import RuleSummarizer, first_user_request, render_user_messages, user_texts
+from ..summarizers.rules import first_user_request, render_user_messages, user_texts
 from ..summarizers.session_memory import SessionMemorySummarizer
 from ..tail import adjust_for_pairs, count_units, repair_roles, select_tail, third_tail_start
 from .base import StageConfig
+from .contract import Decision, Rewrite, Summarize, View
 
 __all__ = ["SummaryConfig", "SummaryStage"]
 
@@ -91,13 +92,13 @@ class SummaryConfig(StageConfig):
         return min(self.tail_min_tokens, cap // 2), min(self.tail_max_tokens, max(cap, 1))
 
 
-def _visible_tokens(messages: Sequence[Message], ctx: StageContext) -> int:
+def _visible_tokens(messages: Sequence[Message], view: View) -> int:
     """Tokens of ``messages`` without boundary markers (never sent, so they cost nothing).
 
-    ``ctx.tokens`` reads the settled prefix from the running totals instead of recounting it.
+    ``view.tokens`` reads the settled prefix from the running totals instead of recounting it.
     """
     markers = [m for m in messages if m.tag == "boundary"]
-    return ctx.tokens(messages) - (ctx.counter.count_messages(markers) if markers else 0)
+    return view.tokens(messages) - (view.counter.count_messages(markers) if markers else 0)
 
 
 def _text(m: Message) -> str:
@@ -116,12 +117,13 @@ class SummaryStage:
     def __init__(self, config: SummaryConfig | None = None) -> None:
         self.config = config or SummaryConfig()
 
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        cfg = self.config
-        msgs = list(messages)
+    def decide(self, view: View, config: SummaryConfig, state: None = None) -> Generator[Summarize, SummaryResult, Decision]:
+        """A generator: the full summary is a ``Summarize`` request the Compactor hands to the session's summarizer."""
+        cfg = config
+        msgs = list(view.messages)
         if not cfg.enabled:
-            return StageResult(msgs)
-        tokens_before = _visible_tokens(msgs, ctx)
+            return Decision()
+        tokens_before = _visible_tokens(msgs, view)
         n_head = 0
         while n_head < len(msgs) and msgs[n_head].role == "system" and msgs[n_head].tag != "boundary":
             n_head += 1
@@ -129,91 +131,87 @@ class SummaryStage:
 
         events: list[Event] = []
         # MiniCode's forced full compact (reactive recovery) skips session memory.
-        if cfg.session_memory and ctx.trigger != "reactive":
-            removed, tail = self._split(body, ctx, full=False)
+        if cfg.session_memory and view.trigger != "reactive":
+            removed, tail = self._split(body, view, cfg, full=False)
             if not any(not _is_pipeline(m) for m in removed):
                 detail = f"session memory: nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages"
-                events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, detail))
+                events.append(self._event(view, tokens_before, tokens_before, "session_memory", False, detail))
             else:
+                # Session memory is the lab's own rule-based text: no summarizer to ask.
                 memory = SessionMemorySummarizer(cfg.memory_max_tokens)
                 try:
-                    result = memory.summarize(self._request(removed, ctx, tokens_before, len(msgs)))
+                    result = memory.summarize(self._request(removed, view, cfg, tokens_before, len(msgs)))
                 except SummaryError as e:
-                    events.append(self._event(ctx, tokens_before, tokens_before, "session_memory", False, f"session memory failed: {e}"))
+                    events.append(self._event(view, tokens_before, tokens_before, "session_memory", False, f"session memory failed: {e}"))
                 else:
-                    done = self._build(head, removed, tail, result, ctx, tokens_before)
-                    if done.boundary is not None:
-                        return StageResult(done.messages, tuple(events) + done.events, done.boundary)
+                    done = self._build(head, removed, tail, result, view, cfg, tokens_before)
+                    if done.changes:
+                        return Decision(done.changes, tuple(events) + done.events)
                     events += done.events
-        strategy = "full" if getattr(ctx.summarizer, "name", "rules") == "rules" else "llm"
+        strategy = "full" if view.summarizer == "rules" else "llm"
         size = count_units(body, cfg.full_tail_unit)
         if cfg.full_tail_policy == "third" and size <= cfg.tail_min_messages:
             # MiniCode's _run_full_compact: "Too few messages to compact" at min_keep_messages or fewer.
             what = "turn(s)" if cfg.full_tail_unit == "turns" else "message(s)"
             detail = f"too few messages to compact: {size} {what}, at most summary.tail_min_messages ({cfg.tail_min_messages})"
-            return self._fail(msgs, ctx, tokens_before, strategy, detail, events)
-        removed, tail = self._split(body, ctx, full=True)
+            return self._fail(view, tokens_before, strategy, detail, events)
+        removed, tail = self._split(body, view, cfg, full=True)
         if not any(not _is_pipeline(m) for m in removed):
-            return self._fail(msgs, ctx, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages", events)
+            return self._fail(view, tokens_before, None, f"nothing to summarise: the tail keeps {len(tail)} of {len(body)} messages", events)
         try:
             # PromptTooLongError from an LLM summarizer propagates: the caller owns the PTL retry.
-            request = self._request(removed, ctx, tokens_before, len(msgs))
-            summarizer = ctx.summarizer
-            if cfg.rules_format == "seed" and isinstance(summarizer, RuleSummarizer):
-                result = summarizer.summarize_seed(request)
-            else:
-                result = summarizer.summarize(request)
+            request = self._request(removed, view, cfg, tokens_before, len(msgs))
+            result = yield Summarize(request, seed=cfg.rules_format == "seed")
         except SummaryError as e:
-            return self._fail(msgs, ctx, tokens_before, strategy, f"summary failed: {e}", events)
-        done = self._build(head, removed, tail, result, ctx, tokens_before)
-        if done.boundary is None:
-            return StageResult(msgs, tuple(events) + done.events)
-        return StageResult(done.messages, tuple(events) + done.events, done.boundary)
+            return self._fail(view, tokens_before, strategy, f"summary failed: {e}", events)
+        done = self._build(head, removed, tail, result, view, cfg, tokens_before)
+        return Decision(done.changes, tuple(events) + done.events)
 
-    def _split(self, body: list[Message], ctx: StageContext, *, full: bool) -> tuple[list[Message], list[Message]]:
+    @staticmethod
+    def _split(body: list[Message], view: View, cfg: SummaryConfig, *, full: bool) -> tuple[list[Message], list[Message]]:
         """(removed, tail) for session memory or, with ``full``, for the full summary; never splits a tool pair."""
-        cfg = self.config
         if full and cfg.full_tail_policy == "third":
             start = third_tail_start(body, cfg.tail_min_messages, cfg.full_tail_unit)
         else:
-            low, high = cfg.tail_bounds(ctx.config.window)
-            start = select_tail(body, ctx.counter, cfg.tail_policy, low, high, cfg.tail_min_messages)
+            low, high = cfg.tail_bounds(view.window)
+            start = select_tail(body, view.counter, cfg.tail_policy, low, high, cfg.tail_min_messages)
         start = adjust_for_pairs(body, start)
         return body[:start], body[start:]
 
-    def _request(self, removed: list[Message], ctx: StageContext, tokens_before: int, messages_before: int) -> SummaryRequest:
+    @staticmethod
+    def _request(removed: list[Message], view: View, cfg: SummaryConfig, tokens_before: int, messages_before: int) -> SummaryRequest:
         return SummaryRequest(
             messages=removed,
-            counter=ctx.counter,
-            trigger=ctx.trigger,
-            instructions=ctx.instructions,
-            tools=tuple(ctx.tools),
-            max_tokens=self.config.summary_max_tokens,
-            memory=self.config.memory_text,
-            now=ctx.now,
+            counter=view.counter,
+            trigger=view.trigger,
+            instructions=view.instructions,
+            tools=tuple(view.tools),
+            max_tokens=cfg.summary_max_tokens,
+            memory=cfg.memory_text,
+            now=view.now,
             tokens_before=tokens_before,
             messages_before=messages_before,
         )
 
-    def _summary_text(self, removed: list[Message], tail: list[Message], result: SummaryResult, ctx: StageContext) -> tuple[str, str]:
-        cfg = self.config
+    @staticmethod
+    def _summary_text(removed: list[Message], tail: list[Message], result: SummaryResult, view: View, cfg: SummaryConfig) -> tuple[str, str]:
         llm = result.strategy not in _MINICODE_STRATEGIES
-        cap = cfg.attachment_tokens(ctx.config.window)
+        cap = cfg.attachment_tokens(view.window)
         attachment = result.attachment
         # An LLM summarizer builds its attachment without knowing the window: rebuilt within the cap when over it.
-        if (not attachment and (llm or cfg.attachment_for_rules)) or (attachment and ctx.counter.count_text(attachment) > cap):
-            attachment = build_attachment(removed, ctx.tools, ctx.counter, cfg.attachment_files, cfg.attachment_file_tokens, max_tokens=cap)
+        if (not attachment and (llm or cfg.attachment_for_rules)) or (attachment and view.counter.count_text(attachment) > cap):
+            attachment = build_attachment(removed, view.tools, view.counter, cfg.attachment_files, cfg.attachment_file_tokens, max_tokens=cap)
         text = f"## Session summary\n{result.text}" if llm else result.text
         if cfg.keep_user_messages_tokens:
             # A rule summary may already hold a message verbatim; do not pay for it twice.
             texts = [t for t in user_texts(removed) if not t.carried and t.text not in text]
-            kept = render_user_messages(texts, cfg.keep_user_messages_tokens, ctx.counter)
+            kept = render_user_messages(texts, cfg.keep_user_messages_tokens, view.counter)
             if kept:
                 text += "\n\n## Recent user messages (verbatim)\n" + kept
         first = first_user_request(removed)
-        if first is None and ctx.state.first_request and not any(ctx.state.first_request in _text(m) for m in tail):
+        if first is None and view.first_request and not any(view.first_request in _text(m) for m in tail):
             # A truncation note carries the request in a form the summarizer does not read; the session remembers it.
-            first = ctx.state.first_request
+            first = view.first_request
         if first is not None and first not in text:
             # An LLM may paraphrase; the lab guarantees the first request survives word for word.
             text += f"\n\n## The user's first request (verbatim)\n<primary-request>\n{first}\n</primary-request>"
@@ -222,24 +220,24 @@ class SummaryStage:
         return text, attachment
 
     def _build(
-        self, head: list[Message], removed: list[Message], tail: list[Message], result: SummaryResult, ctx: StageContext, tokens_before: int
-    ) -> StageResult:
-        """The compacted history for one summary, or a failed result when it saves too little."""
-        text, attachment = self._summary_text(removed, tail, result, ctx)
+        self, head: list[Message], removed: list[Message], tail: list[Message], result: SummaryResult, view: View, cfg: SummaryConfig, tokens_before: int
+    ) -> Decision:
+        """The compacted history for one summary (a ``Rewrite``), or only a failed event when it saves too little."""
+        text, attachment = self._summary_text(removed, tail, result, view, cfg)
         strategy = result.strategy
         key = id_key(strategy, removed[0].id, removed[-1].id, text)
         stamp = next((m.timestamp for m in reversed(removed) if m.timestamp is not None), None)
         summary = Message(role="user", content=(TextBlock(text=text),), id=f"summary-{key}", timestamp=stamp, tag="summary")
         rest = repair_roles([summary, *tail])
-        tokens_after = ctx.counter.count_messages(head) + ctx.counter.count_messages(rest)
-        if tokens_after > (1.0 - self.config.min_saving) * tokens_before:
-            detail = f"{strategy} summary saves too little: {tokens_before} -> {tokens_after} tokens (needs {self.config.min_saving:.0%})"
-            event = self._event(ctx, tokens_before, tokens_after, strategy, False, detail, text, attachment)
-            return StageResult([], (event,))
+        tokens_after = view.counter.count_messages(head) + view.counter.count_messages(rest)
+        if tokens_after > (1.0 - cfg.min_saving) * tokens_before:
+            detail = f"{strategy} summary saves too little: {tokens_before} -> {tokens_after} tokens (needs {cfg.min_saving:.0%})"
+            event = self._event(view, tokens_before, tokens_after, strategy, False, detail, text, attachment)
+            return Decision(events=(event,))
         boundary = Boundary(
-            trigger=ctx.trigger if ctx.trigger in _BOUNDARY_TRIGGERS else "auto",  # type: ignore[arg-type]
+            trigger=view.trigger if view.trigger in _BOUNDARY_TRIGGERS else "auto",  # type: ignore[arg-type]
             strategy=strategy,
-            timestamp=datetime.fromtimestamp(ctx.now, tz=UTC),
+            timestamp=datetime.fromtimestamp(view.now, tz=UTC),
             tokens_before=tokens_before,
             tokens_after=tokens_after,
             messages_removed=len(removed),
@@ -255,12 +253,12 @@ class SummaryStage:
             boundary=boundary,
         )
         detail = f"{strategy} summary replaced {len(removed)} messages; kept a tail of {len(tail)}"
-        event = self._event(ctx, tokens_before, tokens_after, strategy, True, detail, text, attachment, tuple([m.id for m in removed]))
-        return StageResult([*head, marker, *rest], (event,), boundary)
+        event = self._event(view, tokens_before, tokens_after, strategy, True, detail, text, attachment, tuple([m.id for m in removed]))
+        return Decision((Rewrite((*head, marker, *rest), boundary),), (event,))
 
     def _event(
         self,
-        ctx: StageContext,
+        view: View,
         before: int,
         after: int,
         strategy: str | None,
@@ -272,7 +270,7 @@ class SummaryStage:
     ) -> Event:
         return Event(
             stage=self.name,
-            trigger=ctx.trigger,
+            trigger=view.trigger,
             tokens_before=before,
             tokens_after=after,
             ids=ids,
@@ -283,7 +281,5 @@ class SummaryStage:
             attachment=attachment or None,
         )
 
-    def _fail(
-        self, msgs: list[Message], ctx: StageContext, before: int, strategy: str | None, detail: str, events: Sequence[Event] = ()
-    ) -> StageResult:
-        return StageResult(msgs, (*events, self._event(ctx, before, before, strategy, False, detail)))
+    def _fail(self, view: View, before: int, strategy: str | None, detail: str, events: Sequence[Event] = ()) -> Decision:
+        return Decision(events=(*events, self._event(view, before, before, strategy, False, detail)))

@@ -27,16 +27,15 @@ again (MiniCode's published ``AutoCompactDispatcher``, not MewCode's):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from collections.abc import Sequence
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..events import Event, StageContext, StageResult
-from ..messages import Message
+from ..events import Event
 from .base import StageConfig
+from .contract import Decision, View
 
-__all__ = ["WatermarkConfig", "WatermarkDecision", "WatermarkStage", "threshold", "estimate", "exceeds"]
+__all__ = ["WatermarkConfig", "WatermarkDecision", "BreakerState", "WatermarkStage", "threshold", "estimate", "exceeds"]
 
 
 class WatermarkConfig(StageConfig):
@@ -50,6 +49,10 @@ class WatermarkConfig(StageConfig):
     breaker_cooldown_seconds: int = Field(300, ge=0, le=86_400 * 7, description="Close the open breaker this long after the last auto failure (MiniCode 300 s; 0 = stays open, as MewCode's).")
     breaker_reset_on_forced: bool = Field(True, description="A successful manual or recovery compact closes the breaker (MiniCode: yes; MewCode's forced path leaves it alone).")
     use_usage_anchor: bool = Field(False, description="Anchor the estimate on the provider's last reported usage plus an estimate of what was added since (MewCode).")
+
+    # The fields whose only effect is the auto threshold (``threshold``): configs that differ in these alone make the
+    # same requests while the gate says "below", which lets a replay resume from another (lab.replayer.resume).
+    GATE_FIELDS: ClassVar[tuple[str, ...]] = ("ratio", "summary_reserve", "safety_margin", "min_window")
 
 
 def threshold(config: WatermarkConfig, window: int, path: Literal["auto", "manual"] = "auto") -> int | None:
@@ -74,23 +77,18 @@ def exceeds(tokens: int, limit: int, mode: str) -> bool:
     return tokens > limit if mode == "ratio" else tokens >= limit
 
 
-def estimate(messages: Sequence[Message], ctx: StageContext) -> int:
-    """Estimated tokens of ``messages``: counted, or the usage anchor plus what was added since.
+def estimate(view: View, config: WatermarkConfig) -> int:
+    """Estimated tokens of the view's messages: counted, or the usage anchor plus what was added since.
 
-    The anchor is only trusted while it describes a prefix of ``messages``
-    (``state.anchor_messages`` of them); anything else falls back to counting.
+    The anchor is only trusted while it describes a prefix of the messages
+    (``view.anchor_messages`` of them); anything else falls back to counting.
     """
-    state = ctx.state
-    anchored = (
-        ctx.config.watermark.use_usage_anchor
-        and state.anchor is not None
-        and 0 < state.anchor_messages <= len(messages)
-    )
-    # ctx.tokens reuses the settled prefix's running total: the same numbers, without recounting.
+    anchored = config.use_usage_anchor and view.anchor is not None and 0 < view.anchor_messages <= len(view.messages)
+    # view.tokens reuses the settled prefix's running total: the same numbers, without recounting.
     if anchored:
-        assert state.anchor is not None
-        return state.anchor.total + ctx.tokens(messages, state.anchor_messages)
-    return ctx.tokens(messages)
+        assert view.anchor is not None
+        return view.anchor.total + view.tokens(start=view.anchor_messages)
+    return view.tokens()
 
 
 @dataclass(frozen=True)
@@ -103,62 +101,74 @@ class WatermarkDecision:
     event: Event | None = None
 
 
+@dataclass
+class BreakerState:
+    """The circuit breaker: consecutive failed auto summaries, and when the last one failed.
+
+    The watermark reads it (and closes an open breaker once it has cooled
+    down); the Compactor counts the summaries' failures and successes into it.
+    """
+
+    failures: int = 0
+    failed_at: float | None = None
+
+
 class WatermarkStage:
     """The gate in front of the summary stage."""
 
     name = "watermark"
+    State = BreakerState
+    # Consulted even when disabled: a disabled watermark means "no auto-compaction".
+    gate = True
 
     def __init__(self, config: WatermarkConfig) -> None:
         self.config = config
 
-    def decide(self, messages: Sequence[Message], ctx: StageContext) -> WatermarkDecision:
-        cfg = self.config
-        window = ctx.config.window
-        tokens = estimate(messages, ctx)
-        if ctx.trigger != "auto" or ctx.force:
+    def decide(self, view: View, config: WatermarkConfig, state: BreakerState) -> Decision:
+        gate, event, after = self._gate(view, config, state)
+        return Decision(events=(event,) if event is not None else (), state=after, gate=gate)
+
+    def _gate(self, view: View, cfg: WatermarkConfig, state: BreakerState) -> tuple[WatermarkDecision, Event | None, BreakerState | None]:
+        window = view.window
+        tokens = estimate(view, cfg)
+        if view.trigger != "auto" or view.force:
             limit = threshold(cfg, window, "manual")
-            return WatermarkDecision(True, tokens, limit, "forced")
+            return WatermarkDecision(True, tokens, limit, "forced"), None, None
         if not cfg.enabled:
-            return WatermarkDecision(False, tokens, None, "disabled")
+            return WatermarkDecision(False, tokens, None, "disabled"), None, None
         limit = threshold(cfg, window, "auto")
         if limit is None:
-            ev = self._event(ctx, tokens, "skipped", False, f"window {window} <= min_window {cfg.min_window}: auto-compaction skipped (threshold would be negative)")
-            return WatermarkDecision(False, tokens, None, "skipped_small_window", ev)
+            ev = self._event(view, tokens, "skipped", False, f"window {window} <= min_window {cfg.min_window}: auto-compaction skipped (threshold would be negative)")
+            return WatermarkDecision(False, tokens, None, "skipped_small_window", ev), ev, None
         if not exceeds(tokens, limit, cfg.mode):
-            return WatermarkDecision(False, tokens, limit, "below")
-        cooled = self._cooled_down(ctx)
-        if cooled is not None:
-            ctx.state.breaker_failures = 0
-            ctx.state.breaker_failed_at = None
-        if ctx.state.breaker_failures >= cfg.breaker_failures:
-            ev = self._event(ctx, tokens, "breaker_open", False, f"circuit breaker open after {ctx.state.breaker_failures} consecutive auto failures: auto-compaction off (estimate {tokens} over threshold {limit})")
-            return WatermarkDecision(False, tokens, limit, "breaker_open", ev)
+            return WatermarkDecision(False, tokens, limit, "below"), None, None
+        cooled = self._cooled_down(view, cfg, state)
+        after = BreakerState() if cooled is not None else None
+        failures = 0 if cooled is not None else state.failures
+        if failures >= cfg.breaker_failures:
+            ev = self._event(view, tokens, "breaker_open", False, f"circuit breaker open after {failures} consecutive auto failures: auto-compaction off (estimate {tokens} over threshold {limit})")
+            return WatermarkDecision(False, tokens, limit, "breaker_open", ev), ev, after
         rel = ">" if cfg.mode == "ratio" else ">="
         reopened = f"; circuit breaker closed {cooled:.0f} s after the last failure" if cooled is not None else ""
-        ev = self._event(ctx, tokens, "threshold", True, f"estimate {tokens} {rel} threshold {limit} ({cfg.mode} mode): auto-compaction triggered{reopened}")
-        return WatermarkDecision(True, tokens, limit, "above", ev)
+        ev = self._event(view, tokens, "threshold", True, f"estimate {tokens} {rel} threshold {limit} ({cfg.mode} mode): auto-compaction triggered{reopened}")
+        return WatermarkDecision(True, tokens, limit, "above", ev), ev, after
 
-    def _cooled_down(self, ctx: StageContext) -> float | None:
+    @staticmethod
+    def _cooled_down(view: View, cfg: WatermarkConfig, state: BreakerState) -> float | None:
         """Seconds since the last failure when an open breaker is due to close now, else None."""
-        cfg, state = self.config, ctx.state
-        failed_at = state.breaker_failed_at
-        if not cfg.breaker_cooldown_seconds or state.breaker_failures < cfg.breaker_failures or failed_at is None:
+        failed_at = state.failed_at
+        if not cfg.breaker_cooldown_seconds or state.failures < cfg.breaker_failures or failed_at is None:
             return None
-        elapsed = ctx.now - failed_at
+        elapsed = view.now - failed_at
         return elapsed if elapsed >= cfg.breaker_cooldown_seconds else None
 
-    def _event(self, ctx: StageContext, tokens: int, strategy: str, success: bool, detail: str) -> Event:
+    def _event(self, view: View, tokens: int, strategy: str, success: bool, detail: str) -> Event:
         return Event(
             stage=self.name,
-            trigger="threshold" if ctx.trigger == "auto" else ctx.trigger,
+            trigger="threshold" if view.trigger == "auto" else view.trigger,
             tokens_before=tokens,
             tokens_after=tokens,
             strategy=strategy,
             success=success,
             detail=detail,
         )
-
-    def __call__(self, messages: Sequence[Message], ctx: StageContext) -> StageResult:
-        decision = self.decide(messages, ctx)
-        events = (decision.event,) if decision.event is not None else ()
-        return StageResult(list(messages), events, unchanged=len(messages))

@@ -9,6 +9,7 @@ import pytest
 
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import Boundary, Message, TextBlock, tool_pairs
 from lab.core.stages.active import ActiveContextConfig, ActiveContextStage, is_boundary, system_prompt_length
 from lab.core.store import MemoryStore
@@ -43,7 +44,7 @@ class TestDefaults:
 
     def test_no_boundary_changes_nothing(self) -> None:
         msgs = [system(), user("hi"), assistant("hello")]
-        result = ActiveContextStage()(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(), msgs, make_ctx())
         assert result.messages == msgs and all(a is b for a, b in zip(result.messages, msgs, strict=True))
         assert result.messages is not msgs and result.events == ()
 
@@ -51,7 +52,7 @@ class TestDefaults:
 class TestBoundaries:
     def test_keeps_system_prompt_and_tail(self) -> None:
         msgs = history()
-        result = ActiveContextStage()(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(), msgs, make_ctx())
         assert [m.id for m in result.messages] == [msgs[0].id] + [m.id for m in msgs[4:]]
         (event,) = result.events
         assert event.stage == "active" and event.strategy is None and event.success
@@ -61,49 +62,49 @@ class TestBoundaries:
 
     def test_last_boundary_wins(self) -> None:
         msgs = history() + [marker("b2"), user("latest")]
-        result = ActiveContextStage()(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(), msgs, make_ctx())
         assert [m.id for m in result.messages] == [msgs[0].id, "b2", msgs[-1].id]
 
     def test_boundary_right_after_system_prompt_drops_nothing(self) -> None:
         msgs = [system(), marker("b1"), user("x")]
-        result = ActiveContextStage()(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(), msgs, make_ctx())
         assert result.events == () and result.messages == msgs
 
     def test_without_system_prompt(self) -> None:
         msgs = [user("a"), assistant("b"), marker("b1"), user("c")]
-        result = ActiveContextStage()(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(), msgs, make_ctx())
         assert [m.id for m in result.messages] == ["b1", msgs[-1].id]
 
     def test_untagged_system_marker_with_boundary_counts(self) -> None:
         msgs = [system(), user("a"), marker("b1", tagged=False), user("c")]
         assert is_boundary(msgs[2])
-        assert [m.id for m in ActiveContextStage()(msgs, make_ctx()).messages] == [msgs[0].id, "b1", msgs[-1].id]
+        assert [m.id for m in run_stage(ActiveContextStage(), msgs, make_ctx()).messages] == [msgs[0].id, "b1", msgs[-1].id]
 
     def test_several_system_prompt_messages_are_kept(self) -> None:
         msgs = [system("a"), system("b"), user("x"), marker("b1"), user("y")]
         assert system_prompt_length(msgs) == 2
-        assert [m.id for m in ActiveContextStage()(msgs, make_ctx()).messages] == [msgs[0].id, msgs[1].id, "b1", msgs[-1].id]
+        assert [m.id for m in run_stage(ActiveContextStage(), msgs, make_ctx()).messages] == [msgs[0].id, msgs[1].id, "b1", msgs[-1].id]
 
 
 class TestEdgeCases:
     def test_disabled(self) -> None:
         msgs = history()
-        result = ActiveContextStage(ActiveContextConfig(enabled=False))(msgs, make_ctx())
+        result = run_stage(ActiveContextStage(ActiveContextConfig(enabled=False)), msgs, make_ctx())
         assert result.messages == msgs and result.events == ()
 
     def test_empty(self) -> None:
-        assert ActiveContextStage()([], make_ctx()).messages == []
+        assert run_stage(ActiveContextStage(), [], make_ctx()).messages == []
 
     def test_no_mutation(self) -> None:
         msgs = history()
         snapshot = copy.deepcopy(msgs)
-        ActiveContextStage()(msgs, make_ctx())
+        run_stage(ActiveContextStage(), msgs, make_ctx())
         assert msgs == snapshot
 
     def test_idempotent(self) -> None:
         stage, ctx = ActiveContextStage(), make_ctx()
-        once = stage(history(), ctx).messages
-        twice = stage(once, ctx)
+        once = run_stage(stage, history(), ctx).messages
+        twice = run_stage(stage, once, ctx)
         assert twice.messages == once and twice.events == ()
 
 
@@ -111,7 +112,7 @@ class TestEdgeCases:
 def test_corpus_pairs_and_tokens(path: Path) -> None:
     msgs = load(path).messages
     counter = MiniCodeCounter()
-    result = ActiveContextStage()(msgs, make_ctx())
+    result = run_stage(ActiveContextStage(), msgs, make_ctx())
     if not any(is_boundary(m) for m in msgs):
         # An imported transcript has no compaction boundary: everything is active.
         assert tool_pairs(result.messages) == tool_pairs(msgs) and result.events == ()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import copy
 from pathlib import Path
 
@@ -11,8 +13,9 @@ from hypothesis import strategies as st
 
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_pairs
-from lab.core.stages.dedup import DedupConfig, DedupStage, content_hash, dedup_stub, may_write, parse_cat, read_target
+from lab.core.stages.dedup import DedupConfig, DedupStage, content_hash, dedup_stub, may_write, parse_cat, read_target, DedupState
 from lab.core.stages.spill import SpillStage
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
@@ -23,8 +26,8 @@ from tests.conftest import CORPUS_FILES, corpus_file, corpus_id
 FILE = "".join(f"def f{i}():\n    return {i}\n" for i in range(40))
 
 
-def make_ctx(state: CompactorState | None = None) -> StageContext:
-    return StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), None, state or CompactorState())  # type: ignore[arg-type]
+def make_ctx(state: CompactorState | None = None, **extra: Any) -> StageContext:
+    return StageContext(CompactionConfig(), MiniCodeCounter(), MemoryStore(), None, state or CompactorState(), **extra)  # type: ignore[arg-type]
 
 
 def results(messages: list[Message]) -> dict[str, ToolResultBlock]:
@@ -35,9 +38,16 @@ def read(tid: str, content: str = FILE, path: str = "src/app.py", **extra: objec
     return call_and_result("Read", content, tool_id=tid, file_path=path, **extra)
 
 
+def sources(msgs: list[Message], config: DedupConfig | None = None) -> dict[str, tuple[str, str]]:
+    """The index of sources the stage's memo holds after reading ``msgs`` (file key -> (hash, message id))."""
+    memos: dict[str, Any] = {}
+    run_stage(DedupStage(config), msgs, make_ctx(memos=memos))
+    return memos["dedup"].table("index")
+
+
 def run(msgs: list[Message], state: CompactorState | None = None, config: DedupConfig | None = None) -> tuple[dict[str, ToolResultBlock], CompactorState, list[Message]]:
     state = state or CompactorState()
-    out = DedupStage(config)(msgs, make_ctx(state))
+    out = run_stage(DedupStage(config), msgs, make_ctx(state))
     return results(out.messages), state, out.messages
 
 
@@ -55,13 +65,13 @@ class TestDefaults:
         expected = f"[Read deduplicated: src/app.py] File unchanged since last read. Original content at message index 3 (id {msgs[3].id})"
         assert out["r2"].content == expected == dedup_stub("src/app.py", 3, msgs[3].id)
         assert out["r2"].compacted == "dedup" and out["r2"].original_chars == len(FILE) and out["r2"].tool_use_id == "r2"
-        assert state.dedup_ledger == {"r2": expected}
-        assert state.dedup_index["src/app.py"] == (content_hash(FILE), msgs[3].id)
+        assert state.stage("dedup", DedupState).ledger == {"r2": expected}
+        assert sources(msgs)["src/app.py"] == (content_hash(FILE), msgs[3].id)
         assert tool_pairs(new) == tool_pairs(msgs)
 
     def test_event(self) -> None:
         msgs = [system(), *read("r1"), *read("r2")]
-        result = DedupStage()(msgs, make_ctx())
+        result = run_stage(DedupStage(), msgs, make_ctx())
         (event,) = result.events
         assert event.stage == "dedup" and event.strategy == "read_dedup" and event.ids == ("r2",)
         assert event.tokens_after == MiniCodeCounter().count_messages(result.messages) < event.tokens_before
@@ -155,7 +165,7 @@ class TestEdgeCases:
         msgs = [*read("r1", is_error=True), *read("r2"), *read("r3", is_error=True)]
         out, state, _ = run(msgs)
         assert out["r2"].compacted is None and out["r3"].compacted is None
-        assert state.dedup_index["src/app.py"][1] == msgs[3].id
+        assert sources(msgs)["src/app.py"][1] == msgs[3].id
 
     def test_tiny_file_is_not_replaced_by_a_longer_stub(self) -> None:
         out, _, _ = run([*read("r1", "x = 1\n"), *read("r2", "x = 1\n")])
@@ -169,7 +179,7 @@ class TestEdgeCases:
 
     def test_disabled(self) -> None:
         msgs = [*read("r1"), *read("r2")]
-        result = DedupStage(DedupConfig(enabled=False))(msgs, make_ctx())
+        result = run_stage(DedupStage(DedupConfig(enabled=False)), msgs, make_ctx())
         assert result.messages == msgs and result.events == ()
 
 
@@ -199,7 +209,7 @@ class TestLedger:
         assert out2["r2"].compacted is None
 
     def test_spilled_result_is_neither_source_nor_dedup(self) -> None:
-        state = CompactorState(spill_ledger={"r1": "[Tool result persisted: stub]"})
+        state = CompactorState(claims={"r1": "spill"})
         out, _, _ = run([*read("r1"), *read("r2")], state)
         assert out["r1"].compacted is None and out["r2"].compacted is None
 
@@ -209,23 +219,23 @@ class TestLedger:
         big = FILE * 20  # over the spill threshold
         msgs = [system(), *read("r1", big), *read("r2", big)]
         ctx = make_ctx()
-        dispatched = SpillStage()(DedupStage()(msgs, ctx).messages, ctx).messages
-        requested = DedupStage()(SpillStage()(msgs, ctx).messages, ctx).messages
+        dispatched = run_stage(SpillStage(), run_stage(DedupStage(), msgs, ctx).messages, ctx).messages
+        requested = run_stage(DedupStage(), run_stage(SpillStage(), msgs, ctx).messages, ctx).messages
         assert requested == dispatched
         assert results(dispatched)["r1"].compacted == "spill" and results(dispatched)["r2"].compacted == "dedup"
 
     def test_idempotent(self) -> None:
         state = CompactorState()
         msgs = [system(), *read("r1"), *read("r2"), *read("r3", "other\n" * 50, path="b.py"), *read("r4", "other\n" * 50, path="b.py")]
-        once = DedupStage()(msgs, make_ctx(state)).messages
-        snapshot = (dict(state.dedup_ledger), set(state.dedup_seen))
-        again = DedupStage()(once, make_ctx(state))
-        assert again.messages == once and again.events == () and (state.dedup_ledger, state.dedup_seen) == snapshot
+        once = run_stage(DedupStage(), msgs, make_ctx(state)).messages
+        snapshot = (dict(state.stage("dedup", DedupState).ledger), set(state.stage("dedup", DedupState).seen))
+        again = run_stage(DedupStage(), once, make_ctx(state))
+        assert again.messages == once and again.events == () and (state.stage("dedup", DedupState).ledger, state.stage("dedup", DedupState).seen) == snapshot
 
     def test_no_mutation(self) -> None:
         msgs = [system(), *read("r1"), *read("r2")]
         snapshot = copy.deepcopy(msgs)
-        DedupStage()(msgs, make_ctx())
+        run_stage(DedupStage(), msgs, make_ctx())
         assert msgs == snapshot
 
     @settings(max_examples=30, deadline=None)
@@ -237,16 +247,16 @@ class TestLedger:
             msgs += read(f"t{i}", content, path) if op == "read" else call_and_result("Edit", "ok", tool_id=f"t{i}", file_path=path)
         state = CompactorState()
         for n in range(2, len(msgs) + 1, 2):
-            DedupStage()(msgs[:n], make_ctx(state))
-        incremental = DedupStage()(msgs, make_ctx(state)).messages
-        assert incremental == DedupStage()(msgs, make_ctx()).messages
+            run_stage(DedupStage(), msgs[:n], make_ctx(state))
+        incremental = run_stage(DedupStage(), msgs, make_ctx(state)).messages
+        assert incremental == run_stage(DedupStage(), msgs, make_ctx()).messages
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=corpus_id)
 def test_corpus_pairs_and_tokens(path: Path) -> None:
     msgs = load(path).messages
     counter = MiniCodeCounter()
-    result = DedupStage()(msgs, make_ctx())
+    result = run_stage(DedupStage(), msgs, make_ctx())
     assert tool_pairs(result.messages) == tool_pairs(msgs)
     assert counter.count_messages(result.messages) <= counter.count_messages(msgs)
     before, after = results(msgs), results(result.messages)
@@ -260,25 +270,36 @@ def test_corpus_openhands_repeated_views_are_deduped() -> None:
     path = corpus_file("openhands/openhands-v0-ponyc-output.jsonl")
     msgs = load(path).messages
     # The agent views parser.c whole three times in a row, unchanged (a grep in between only reads).
-    (event,) = DedupStage()(msgs, make_ctx()).events
+    (event,) = run_stage(DedupStage(), msgs, make_ctx()).events
     assert len(event.ids) == 2 and event.tokens_freed > 5000
 
 
 class TestSharedDecodes:
     """Stages of equal configs share the memory of decoded calls; the decode is a pure function of call, config and directory."""
 
-    def test_equal_configs_share_and_other_configs_do_not(self) -> None:
-        from lab.core.stages.dedup import clear_decoded
+    def test_equal_configs_share_and_other_configs_do_not(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import lab.core.stages.dedup as dedup_module
 
-        clear_decoded()
-        a, b = DedupStage(DedupConfig()), DedupStage(DedupConfig())
-        other = DedupStage(DedupConfig(cwd="/repo"))
-        assert a._calls is b._calls
-        assert other._calls is not a._calls
-        use = ToolUseBlock(id="t1", name="Read", input={"file_path": "app/x.py"})
-        assert a._decode(use, None) == b._decode(use, None)
-        assert id(use) in b._calls
-        # The directory is part of the decode: another cwd decodes again, to its own answer.
-        assert other._decode(use, "/repo")[0].key == "/repo/app/x.py"
-        clear_decoded()
-        assert DedupStage(DedupConfig())._calls is not a._calls
+        decodes: list[str] = []
+        real = dedup_module.call_workdir
+
+        def watched(use: ToolUseBlock, cwd: str | None) -> str | None:
+            decodes.append(use.id)
+            return real(use, cwd)
+
+        monkeypatch.setattr(dedup_module, "call_workdir", watched)
+        dedup_module.clear_decoded()
+        msgs = [system(), user("look"), *read("r1", path="app/x.py")]
+        run_stage(DedupStage(DedupConfig()), msgs, make_ctx())
+        assert decodes, "the call was decoded"
+        decodes.clear()
+        # Another stage of an equal config meets the same call object: decoded already.
+        run_stage(DedupStage(DedupConfig()), msgs, make_ctx())
+        assert decodes == []
+        # Another config decodes again, to its own answer (the directory is part of the decode).
+        out = run_stage(DedupStage(DedupConfig(cwd="/repo")), [*msgs, *read("r2", path="/repo/app/x.py")], make_ctx())
+        assert decodes and results(out.messages)["r2"].compacted == "dedup"
+        decodes.clear()
+        dedup_module.clear_decoded()
+        run_stage(DedupStage(DedupConfig()), msgs, make_ctx())
+        assert decodes, "forgotten after clear_decoded"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import posixpath
 from dataclasses import dataclass, field
 
@@ -11,10 +13,11 @@ from hypothesis import strategies as st
 
 from lab.core.config import CompactionConfig, parse_config
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock
 from lab.core.presets import preset
 from lab.core.shell_paths import change_dir
-from lab.core.stages.dedup import DedupConfig, DedupStage, read_target
+from lab.core.stages.dedup import DedupConfig, DedupStage, read_target, DedupState
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.errors import ConfigError
@@ -32,10 +35,11 @@ def results(messages: list[Message]) -> dict[str, ToolResultBlock]:
     return {b.tool_use_id: b for m in messages for b in m.content if isinstance(b, ToolResultBlock)}
 
 
-def run(msgs: list[Message], cwd: str | None = None) -> tuple[dict[str, ToolResultBlock], CompactorState]:
-    state = CompactorState()
-    out = DedupStage(DedupConfig(cwd=cwd))(msgs, make_ctx(state))
-    return results(out.messages), state
+def run(msgs: list[Message], cwd: str | None = None) -> tuple[dict[str, ToolResultBlock], dict[str, tuple[str, str]]]:
+    """The results after dedup, and the index of sources the stage's memo holds (file key -> (hash, message id))."""
+    memos: dict[str, Any] = {}
+    out = run_stage(DedupStage(DedupConfig(cwd=cwd)), msgs, make_ctx(memos=memos))
+    return results(out.messages), memos["dedup"].table("index")
 
 
 def read(tid: str, path: str, content: str = FILE) -> list[Message]:
@@ -69,9 +73,9 @@ class TestConfig:
 class TestResolution:
     def test_absolute_read_then_relative_cat_in_the_configured_directory(self) -> None:
         msgs = [system(), *read("r1", "/repo/src/app.py"), *bash("c1", "cat src/app.py", FILE)]
-        out, state = run(msgs, cwd="/repo")
+        out, index = run(msgs, cwd="/repo")
         assert out["c1"].content.startswith("[Read deduplicated: src/app.py]")  # the path as the read wrote it
-        assert list(state.dedup_index) == ["/repo/src/app.py"]
+        assert list(index) == ["/repo/src/app.py"]
         assert run(msgs)[0]["c1"].compacted is None  # no directory known: two different keys, as before
 
     @pytest.mark.parametrize("command", ["cd /repo && cat src/app.py", "cd /repo; cat src/app.py", "cd /repo/src && cat ./app.py", "cd /repo && cd src && cat app.py"])
@@ -81,9 +85,9 @@ class TestResolution:
 
     def test_cd_persists_and_relative_cd_resolves_against_the_newest(self) -> None:
         msgs = [*bash("d1", "cd /repo"), *read("r1", "src/app.py"), *bash("d2", "cd src"), *bash("c1", "cat app.py", FILE), *read("r2", "/repo/src/app.py")]
-        out, state = run(msgs)
+        out, index = run(msgs)
         assert out["c1"].compacted == "dedup" and out["r2"].compacted == "dedup"
-        assert "index 3" in out["c1"].content and list(state.dedup_index) == ["/repo/src/app.py"]
+        assert "index 3" in out["c1"].content and list(index) == ["/repo/src/app.py"]
 
     def test_a_directory_is_resolved_when_the_call_is_made(self) -> None:
         # Two calls in one message: the first one's cd applies to the second.
@@ -96,26 +100,26 @@ class TestResolution:
     def test_an_unknowable_cd_makes_relative_paths_count_as_written(self, command: str) -> None:
         start = None if command == "cd src" else "/repo"
         msgs = [*read("r1", "/repo/a.py"), *bash("d1", command), *read("r2", "a.py"), *read("r3", "a.py")]
-        out, state = run(msgs, cwd=start)
+        out, index = run(msgs, cwd=start)
         assert out["r2"].compacted is None and out["r3"].compacted == "dedup"
-        assert set(state.dedup_index) == {"/repo/a.py", "a.py"}
+        assert set(index) == {"/repo/a.py", "a.py"}
 
     @pytest.mark.parametrize("path", ["~/notes.md", "C:\\repo\\a.py"])
     def test_tilde_and_windows_paths_are_left_alone(self, path: str) -> None:
-        _, state = run([*read("r1", path)], cwd="/repo")
-        assert list(state.dedup_index) == [posixpath.normpath(path)]
+        _, index = run([*read("r1", path)], cwd="/repo")
+        assert list(index) == [posixpath.normpath(path)]
 
     def test_a_call_workdir_applies_to_that_call_only(self) -> None:
         # Codex's shell tool runs each command in its "workdir"; the shell itself does not move.
         codex = call_and_result("shell", FILE, tool_id="c1", command=["bash", "-lc", "cat src/app.py"], workdir="/repo")
         later = call_and_result("shell", FILE, tool_id="c2", command=["bash", "-lc", "cat src/app.py"])
-        out, state = run([*read("r1", "/repo/src/app.py"), *codex, *later])
+        out, index = run([*read("r1", "/repo/src/app.py"), *codex, *later])
         assert out["c1"].compacted == "dedup"
-        assert out["c2"].compacted is None and set(state.dedup_index) == {"/repo/src/app.py", "src/app.py"}
+        assert out["c2"].compacted is None and set(index) == {"/repo/src/app.py", "src/app.py"}
 
     def test_a_write_in_a_workdir_invalidates_the_absolute_read(self) -> None:
         edit = call_and_result("shell", "", tool_id="w1", command=["bash", "-lc", "sed -i s/1/2/ src/app.py"], workdir="/repo")
-        out, state = run([*read("r1", "/repo/src/app.py"), *edit, *read("r2", "/repo/src/app.py")])
+        out, index = run([*read("r1", "/repo/src/app.py"), *edit, *read("r2", "/repo/src/app.py")])
         assert out["r2"].compacted is None
 
     def test_partial_reads_keep_their_slice_under_any_form(self) -> None:
@@ -281,7 +285,7 @@ class TestAgainstASimulatedShell:
     def test_sound_no_dedup_across_a_write_to_the_true_file(self, op_list: list[tuple], configured: bool, start: str) -> None:
         start = ROOT if configured else start
         sim = simulate(op_list, configured, start)
-        out = DedupStage(DedupConfig(cwd=ROOT if configured else None))(sim.msgs, make_ctx()).messages
+        out = run_stage(DedupStage(DedupConfig(cwd=ROOT if configured else None)), sim.msgs, make_ctx()).messages
         originals = results(sim.msgs)
         for tid, src in deduped_sources(sim, out).items():
             at, _, true_file, keyed_abs = sim.calls[tid]
@@ -296,7 +300,7 @@ class TestAgainstASimulatedShell:
     def test_exact_when_the_directory_is_always_known(self, op_list: list[tuple]) -> None:
         # Every re-read of an unchanged file is deduped, and nothing else, whatever form names it.
         sim = simulate(op_list, configured=True)
-        out = DedupStage(DedupConfig(cwd=ROOT))(sim.msgs, make_ctx()).messages
+        out = run_stage(DedupStage(DedupConfig(cwd=ROOT)), sim.msgs, make_ctx()).messages
         index: dict[str, tuple[str, str]] = {}
         expected: dict[str, str] = {}
         for tid, (_, kind, true_file, _) in sim.calls.items():
@@ -314,7 +318,7 @@ class TestAgainstASimulatedShell:
 # -- incremental runs follow the directory exactly as a run from scratch ---------------
 
 def decisions(state: CompactorState) -> tuple:
-    return dict(state.dedup_index), dict(state.dedup_ledger), set(state.dedup_seen)
+    return dict(state.stage("dedup", DedupState).ledger), set(state.stage("dedup", DedupState).seen)
 
 
 class TestIncremental:
@@ -325,8 +329,8 @@ class TestIncremental:
         stage = DedupStage(DedupConfig(cwd=ROOT if configured else None))
         state = CompactorState()
         for n in range(2, len(msgs) + 1, 2):
-            stage(msgs[:n], make_ctx(state))
-        assert stage(msgs, make_ctx(state)).messages == DedupStage(stage.config)(msgs, make_ctx()).messages
+            run_stage(stage, msgs[:n], make_ctx(state))
+        assert run_stage(stage, msgs, make_ctx(state)).messages == run_stage(DedupStage(stage.config), msgs, make_ctx()).messages
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(first=ops(), later=st.lists(st.tuples(st.floats(0, 1), ops()), min_size=1, max_size=3), configured=st.booleans())
@@ -341,8 +345,8 @@ class TestIncremental:
             if step:
                 settled = int(share * settled)
                 request = previous[:settled] + simulate(more, configured, prefix=f"s{step}_").msgs
-            a = fast(request, make_ctx(fast_state, settled=settled, memos=memos))
-            b = slow(request, make_ctx(slow_state))
+            a = run_stage(fast, request, make_ctx(fast_state, settled=settled, memos=memos))
+            b = run_stage(slow, request, make_ctx(slow_state))
             assert a.messages == b.messages and a.events == b.events
             assert decisions(fast_state) == decisions(slow_state)
             previous, settled = a.messages, a.unchanged
@@ -350,13 +354,13 @@ class TestIncremental:
     def test_a_rewritten_cd_is_rolled_back(self) -> None:
         stage, state, memos = DedupStage(), CompactorState(), {}
         msgs = [system(), user("go"), *bash("d1", "cd /a"), *read("r1", "x.py")]
-        out = stage(msgs, make_ctx(state, memos=memos)).messages
-        assert "/a/x.py" in state.dedup_index
+        out = run_stage(stage, msgs, make_ctx(state, memos=memos)).messages
+        assert "/a/x.py" in memos["dedup"].table("index")
         # The cd message is replaced (settled stops before it): the directory must follow the new one.
         again = [*out[:2], *bash("d2", "cd /b"), *read("r2", "x.py"), *read("r3", "/b/x.py")]
-        result = stage(again, make_ctx(state, settled=2, memos=memos))
-        assert result.messages == DedupStage()(again, make_ctx()).messages
-        assert set(state.dedup_index) == {"/b/x.py"} and results(result.messages)["r3"].compacted == "dedup"
+        result = run_stage(stage, again, make_ctx(state, settled=2, memos=memos))
+        assert result.messages == run_stage(DedupStage(), again, make_ctx()).messages
+        assert set(memos["dedup"].table("index")) == {"/b/x.py"} and results(result.messages)["r3"].compacted == "dedup"
 
     @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(op_list=ops(), dispatch=st.booleans(), window=st.sampled_from([6_000, 200_000]))

@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_pairs
-from lab.core.stages.microcompact import MicrocompactConfig, MicrocompactStage
+from lab.core.stages.microcompact import MicrocompactConfig, MicrocompactStage, MicrocompactState
 from lab.core.store import MemoryStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.formats import load
@@ -43,8 +44,8 @@ def cleared_ids(messages: list[Message]) -> list[str]:
 def due(stage: MicrocompactStage, msgs: list[Message], state: CompactorState | None = None) -> list[Message]:
     """Run an interval stage twice an interval apart, so the second run is due."""
     state = state or CompactorState()
-    stage(msgs, make_ctx(state, now=0.0))
-    return stage(msgs, make_ctx(state, now=10_000.0)).messages
+    run_stage(stage, msgs, make_ctx(state, now=0.0))
+    return run_stage(stage, msgs, make_ctx(state, now=10_000.0)).messages
 
 
 class TestDefaults:
@@ -101,24 +102,24 @@ class TestKeepRecent:
 class TestTiming:
     def test_interval_first_run_starts_the_clock(self) -> None:
         stage, state, msgs = MicrocompactStage(), CompactorState(), history(8)
-        first = stage(msgs, make_ctx(state, now=100.0))
-        assert first.messages == msgs and first.events == () and state.microcompact_last_run == 100.0
-        early = stage(msgs, make_ctx(state, now=100.0 + 3599))
-        assert early.messages == msgs and state.microcompact_last_run == 100.0
-        on_time = stage(msgs, make_ctx(state, now=100.0 + 3600))
-        assert cleared_ids(on_time.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 3700.0
+        first = run_stage(stage, msgs, make_ctx(state, now=100.0))
+        assert first.messages == msgs and first.events == () and state.stage("microcompact", MicrocompactState).last_run == 100.0
+        early = run_stage(stage, msgs, make_ctx(state, now=100.0 + 3599))
+        assert early.messages == msgs and state.stage("microcompact", MicrocompactState).last_run == 100.0
+        on_time = run_stage(stage, msgs, make_ctx(state, now=100.0 + 3600))
+        assert cleared_ids(on_time.messages) == ["t0", "t1", "t2"] and state.stage("microcompact", MicrocompactState).last_run == 3700.0
         (event,) = on_time.events
         assert event.trigger == "microcompact_time" and event.strategy == "microcompact" and event.ids == ("t0", "t1", "t2")
         assert event.tokens_after == MiniCodeCounter().count_messages(on_time.messages) < event.tokens_before
 
     def test_interval_clock_stays_when_nothing_is_cleared(self) -> None:
         # MiniCode returns before setting last_time_based_compact while there are <= keep_recent results.
-        stage, state = MicrocompactStage(), CompactorState(microcompact_last_run=0.0)
-        quiet = stage(history(2), make_ctx(state, now=5000.0))
-        assert quiet.events == () and state.microcompact_last_run == 0.0
+        stage, state = MicrocompactStage(), CompactorState(stages={"microcompact": MicrocompactState(0.0)})
+        quiet = run_stage(stage, history(2), make_ctx(state, now=5000.0))
+        assert quiet.events == () and state.stage("microcompact", MicrocompactState).last_run == 0.0
         # So the first request with enough results clears at once, an hour after the clock last moved.
-        cleared = stage(history(8), make_ctx(state, now=5010.0))
-        assert cleared_ids(cleared.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 5010.0
+        cleared = run_stage(stage, history(8), make_ctx(state, now=5010.0))
+        assert cleared_ids(cleared.messages) == ["t0", "t1", "t2"] and state.stage("microcompact", MicrocompactState).last_run == 5010.0
 
     def test_interval_clock_starts_at_session_start(self) -> None:
         msgs = [system(), user("work", at=1000.0)]
@@ -126,35 +127,35 @@ class TestTiming:
             msgs += call_and_result("Read", f"result {i}\n" + "v" * 800, tool_id=f"t{i}", file_path=f"f{i}.py", at=1000.0 + 10 * i)
         state = CompactorState()
         # The first request an hour after the session began is due: the clock did not start at this request.
-        r = MicrocompactStage()(msgs, make_ctx(state, now=1000.0 + 3600))
-        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 4600.0
+        r = run_stage(MicrocompactStage(), msgs, make_ctx(state, now=1000.0 + 3600))
+        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.stage("microcompact", MicrocompactState).last_run == 4600.0
         early = CompactorState()
-        MicrocompactStage()(msgs, make_ctx(early, now=1000.0 + 3599))
-        assert early.microcompact_last_run == 1000.0
+        run_stage(MicrocompactStage(), msgs, make_ctx(early, now=1000.0 + 3599))
+        assert early.stage("microcompact", MicrocompactState).last_run == 1000.0
 
     def test_interval_clock_from_the_epoch(self) -> None:
         stage = MicrocompactStage(MicrocompactConfig(clock_start="epoch"))
         state = CompactorState()
-        r = stage(history(8), make_ctx(state, now=5000.0))
-        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.microcompact_last_run == 5000.0
+        r = run_stage(stage, history(8), make_ctx(state, now=5000.0))
+        assert cleared_ids(r.messages) == ["t0", "t1", "t2"] and state.stage("microcompact", MicrocompactState).last_run == 5000.0
 
     def test_idle_gap(self) -> None:
         stage, msgs = MicrocompactStage(MicrocompactConfig(mode="idle", interval_seconds=300)), history(8)
-        assert stage(msgs, make_ctx(CompactorState(), now=1000.0)).messages == msgs  # no previous request
+        assert run_stage(stage, msgs, make_ctx(CompactorState(), now=1000.0)).messages == msgs  # no previous request
         state = CompactorState(last_request_time=1000.0)
-        assert stage(msgs, make_ctx(state, now=1299.0)).messages == msgs
-        result = stage(msgs, make_ctx(state, now=1300.0))
+        assert run_stage(stage, msgs, make_ctx(state, now=1299.0)).messages == msgs
+        result = run_stage(stage, msgs, make_ctx(state, now=1300.0))
         assert cleared_ids(result.messages) == ["t0", "t1", "t2"] and result.events[0].trigger == "idle"
         assert state.last_request_time == 1000.0  # stamped by the Compactor, not here
 
     def test_always_masks_every_request(self) -> None:
         stage = MicrocompactStage(MicrocompactConfig(mode="always", keep_recent=2))
         msgs = history(4)
-        out = stage(msgs, make_ctx()).messages
+        out = run_stage(stage, msgs, make_ctx()).messages
         assert cleared_ids(out) == ["t0", "t1"] and {b.compacted for b in results(out)[:2]} == {"masked"}
         assert results(out)[0].content == MicrocompactConfig().masked_text
         grown = out + call_and_result("Read", "new\n" + "v" * 800, tool_id="t9")
-        assert cleared_ids(stage(grown, make_ctx()).messages) == ["t0", "t1", "t2"]
+        assert cleared_ids(run_stage(stage, grown, make_ctx()).messages) == ["t0", "t1", "t2"]
 
 
 class TestTokenTrigger:
@@ -164,18 +165,18 @@ class TestTokenTrigger:
     def test_under_trigger_does_nothing(self) -> None:
         msgs = history(2)
         assert MiniCodeCounter().count_messages(msgs) <= 1000
-        result = MicrocompactStage(self.cfg())(msgs, make_ctx())
+        result = run_stage(MicrocompactStage(self.cfg()), msgs, make_ctx())
         assert result.messages == msgs and result.events == ()
 
     def test_over_trigger_clears_oldest(self) -> None:
-        result = MicrocompactStage(self.cfg())(history(8), make_ctx())
+        result = run_stage(MicrocompactStage(self.cfg()), history(8), make_ctx())
         assert cleared_ids(result.messages) == ["t0", "t1", "t2", "t3", "t4"]
         (event,) = result.events
         assert event.trigger == "threshold" and event.strategy == "clear_tool_uses" and event.success
 
     def test_clear_at_least_not_met(self) -> None:
         msgs = history(8)
-        result = MicrocompactStage(self.cfg(clear_at_least=100_000))(msgs, make_ctx())
+        result = run_stage(MicrocompactStage(self.cfg(clear_at_least=100_000)), msgs, make_ctx())
         assert result.messages == msgs
         (event,) = result.events
         assert not event.success and event.tokens_before == event.tokens_after and "clear_at_least" in event.detail
@@ -187,11 +188,11 @@ class TestTokenTrigger:
         assert cfg.trigger_at(200_000) == 100_000 and self.cfg().trigger_at(200_000) == 1000
         wide = StageContext(CompactionConfig(window=4 * tokens), MiniCodeCounter(), MemoryStore(), None, CompactorState())  # type: ignore[arg-type]
         narrow = StageContext(CompactionConfig(window=max(1000, tokens)), MiniCodeCounter(), MemoryStore(), None, CompactorState())  # type: ignore[arg-type]
-        assert MicrocompactStage(cfg)(msgs, wide).messages == msgs
-        assert cleared_ids(MicrocompactStage(cfg)(msgs, narrow).messages) == ["t0", "t1", "t2", "t3", "t4"]
+        assert run_stage(MicrocompactStage(cfg), msgs, wide).messages == msgs
+        assert cleared_ids(run_stage(MicrocompactStage(cfg), msgs, narrow).messages) == ["t0", "t1", "t2", "t3", "t4"]
 
     def test_clear_tool_inputs(self) -> None:
-        out = MicrocompactStage(self.cfg(clear_tool_inputs=True))(history(8), make_ctx()).messages
+        out = run_stage(MicrocompactStage(self.cfg(clear_tool_inputs=True)), history(8), make_ctx()).messages
         uses = {b.id: b for m in out for b in m.content if isinstance(b, ToolUseBlock)}
         assert uses["t0"].input == {} and uses["t4"].input == {} and uses["t5"].input == {"file_path": "f5.py"}
         assert tool_pairs(out) == tool_pairs(history(8))
@@ -207,10 +208,10 @@ class TestPurity:
     @pytest.mark.parametrize("mode", ["interval", "idle", "always", "token_trigger"])
     def test_idempotent(self, mode: str) -> None:
         cfg = MicrocompactConfig(mode=mode, trigger_tokens=1000, clear_tool_inputs=True)  # type: ignore[arg-type]
-        stage, state = MicrocompactStage(cfg), CompactorState(microcompact_last_run=0.0, last_request_time=0.0)
-        once = stage(history(8), make_ctx(state, now=10_000.0)).messages
+        stage, state = MicrocompactStage(cfg), CompactorState(stages={"microcompact": MicrocompactState(0.0)}, last_request_time=0.0)
+        once = run_stage(stage, history(8), make_ctx(state, now=10_000.0)).messages
         assert cleared_ids(once)
-        again = stage(once, make_ctx(state, now=20_000.0))
+        again = run_stage(stage, once, make_ctx(state, now=20_000.0))
         assert again.messages == once and again.events == ()
 
     def test_disabled(self) -> None:
@@ -224,6 +225,6 @@ def test_corpus_pairs_and_tokens(path: Path, mode: str) -> None:
     msgs = load(path).messages
     counter = MiniCodeCounter()
     cfg = MicrocompactConfig(mode=mode, trigger_tokens=1000, clear_tool_inputs=True)  # type: ignore[arg-type]
-    result = MicrocompactStage(cfg)(msgs, make_ctx(CompactorState(microcompact_last_run=0.0), now=10_000.0))
+    result = run_stage(MicrocompactStage(cfg), msgs, make_ctx(CompactorState(stages={"microcompact": MicrocompactState(0.0)}), now=10_000.0))
     assert tool_pairs(result.messages) == tool_pairs(msgs)
     assert counter.count_messages(result.messages) <= counter.count_messages(msgs)

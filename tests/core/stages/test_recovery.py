@@ -8,8 +8,10 @@ import pytest
 
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import TextBlock, Usage, tool_pairs
 from lab.core.stages.recovery import (
+    RecoveryState,
     RecoveryConfig,
     RecoveryStage,
     accept_limit,
@@ -27,10 +29,10 @@ from tests.builders import call_and_result, system, user
 REQUEST = "Please fix the failing test in app/models.py"
 
 
-def ctx_for(config: CompactionConfig, *, trigger: str = "reactive", **state) -> StageContext:
+def ctx_for(config: CompactionConfig, *, trigger: str = "reactive", recovery_attempts: int = 0, **state) -> StageContext:
     return StageContext(
         config=config, counter=MiniCodeCounter(), store=MemoryStore(), summarizer=RuleSummarizer(),
-        state=CompactorState(**state), trigger=trigger, force=True,  # type: ignore[arg-type]
+        state=CompactorState(stages={"recovery": RecoveryState(recovery_attempts)}, **state), trigger=trigger, force=True,  # type: ignore[arg-type]
     )
 
 
@@ -92,7 +94,7 @@ class TestTruncationInMiniCodeMessages:
 
     def run(self, unit: str, widths: list[int]):
         cfg = CompactionConfig(window=1_000_000, summary=SummaryConfig(enabled=False), recovery=RecoveryConfig(truncate_unit=unit))  # type: ignore[arg-type]
-        result = RecoveryStage(cfg.recovery)(self.wide_history(widths), ctx_for(cfg))
+        result = run_stage(RecoveryStage(cfg.recovery), self.wide_history(widths), ctx_for(cfg))
         return result, [m.id for m in result.messages if m.tag is None and m.role != "system"]
 
     def test_keeps_30_percent_of_minicode_messages_with_pairs_whole(self) -> None:
@@ -122,7 +124,7 @@ class TestTruncation:
         cfg = CompactionConfig(window=window, summary=SummaryConfig(enabled=False), recovery=RecoveryConfig(max_attempts=max_attempts))
         ctx = ctx_for(cfg, recovery_attempts=attempt - 1)
         msgs = msgs or history()
-        return msgs, RecoveryStage(cfg.recovery)(msgs, ctx), ctx
+        return msgs, run_stage(RecoveryStage(cfg.recovery), msgs, ctx), ctx
 
     @pytest.mark.parametrize(("attempt", "share"), [(1, 0.3), (2, 0.2), (3, 0.15)])
     def test_keeps_30_20_15_percent_of_non_system_messages(self, attempt: int, share: float) -> None:
@@ -131,7 +133,7 @@ class TestTruncation:
         kept = [m for m in result.messages if m.tag is None and m.role != "system"]
         # The cut may move back one message to keep a pair whole.
         assert int(body * share) <= len(kept) <= int(body * share) + 1
-        assert ctx.state.recovery_attempts == attempt
+        assert ctx.state.stage("recovery", RecoveryState).attempts == attempt
 
     def test_note_is_a_user_message_carrying_the_first_request(self) -> None:
         _, result, _ = self.run(1)
@@ -174,11 +176,11 @@ class TestTruncation:
         cfg = CompactionConfig(window=1_000, summary=SummaryConfig(enabled=False))
         ctx = ctx_for(cfg)
         with pytest.raises(StageError, match="gave up after 3 attempt"):
-            RecoveryStage(cfg.recovery)(history(), ctx)
-        assert ctx.state.recovery_attempts == 3
+            run_stage(RecoveryStage(cfg.recovery), history(), ctx)
+        assert ctx.state.stage("recovery", RecoveryState).attempts == 3
         # A further call for the same request gives up at once.
         with pytest.raises(StageError):
-            RecoveryStage(cfg.recovery)(history(), ctx)
+            run_stage(RecoveryStage(cfg.recovery), history(), ctx)
 
 
 class TestForcedCompact:
@@ -186,14 +188,14 @@ class TestForcedCompact:
         msgs = history(20, 4000)  # about 20k tokens
         cfg = CompactionConfig(window=30_000, summary=SummaryConfig(tail_min_tokens=2000, tail_max_tokens=4000))
         ctx = ctx_for(cfg)
-        result = RecoveryStage(cfg.recovery)(msgs, ctx)
+        result = run_stage(RecoveryStage(cfg.recovery), msgs, ctx)
         summaries = [e for e in result.events if e.stage == "summary"]
         assert summaries and all(e.trigger == "reactive" for e in summaries)
         assert summaries[-1].strategy == "full" and summaries[-1].effective
         verdict = [e for e in result.events if e.stage == "recovery"][-1]
         assert verdict.success and "accepted" in verdict.detail
         assert MiniCodeCounter().count_messages(result.messages) < accept_limit(cfg.recovery, 30_000)
-        assert ctx.state.recovery_attempts == 1
+        assert ctx.state.stage("recovery", RecoveryState).attempts == 1
         assert REQUEST in text_of(result.messages)
 
     def test_rejected_compact_falls_through_to_truncation_in_the_same_attempt(self) -> None:
@@ -201,11 +203,11 @@ class TestForcedCompact:
         # The full compact keeps 3 round trips (~3.3k tokens): over 87.3% of a 3.5k window.
         cfg = CompactionConfig(window=3_500)
         ctx = ctx_for(cfg)
-        result = RecoveryStage(cfg.recovery)(msgs, ctx)
+        result = run_stage(RecoveryStage(cfg.recovery), msgs, ctx)
         details = [e.detail for e in result.events if e.stage == "recovery"]
         assert details[0].startswith("attempt 1: forced full compact rejected")
         assert details[1].startswith("attempt 1: aggressive truncation")
-        assert ctx.state.recovery_attempts == 1
+        assert ctx.state.stage("recovery", RecoveryState).attempts == 1
         assert MiniCodeCounter().count_messages(result.messages) < accept_limit(cfg.recovery, 3_500)
         assert REQUEST in text_of(result.messages)
 
@@ -224,7 +226,7 @@ class TestForcedCompact:
         ctx = StageContext(config=cfg, counter=MiniCodeCounter(), store=MemoryStore(), summarizer=Counting(),
                            state=CompactorState(), trigger="reactive", force=True)
         with pytest.raises(StageError, match="gave up after 3 attempt"):
-            RecoveryStage(cfg.recovery)(history(20, 4000), ctx)
+            run_stage(RecoveryStage(cfg.recovery), history(20, 4000), ctx)
         assert seen == ["reactive"] * calls
 
 
@@ -240,23 +242,23 @@ class TestMewCodeEmergency:
     def test_compacts_resets_the_anchor_and_allows_one_retry(self) -> None:
         cfg = self.cfg(20_000)
         ctx = ctx_for(cfg, trigger="emergency", anchor=Usage(input_tokens=50_000), anchor_messages=5)
-        result = RecoveryStage(cfg.recovery)(history(20, 4000), ctx)
+        result = run_stage(RecoveryStage(cfg.recovery), history(20, 4000), ctx)
         assert ctx.state.anchor is None and ctx.state.anchor_messages == 0
         assert any(e.stage == "spill" for e in result.events)
         assert any(e.stage == "summary" and e.effective for e in result.events)
         assert result.events[-1].stage == "recovery" and result.events[-1].success
         with pytest.raises(StageError, match="exactly once"):
-            RecoveryStage(cfg.recovery)(result.messages, ctx)
+            run_stage(RecoveryStage(cfg.recovery), result.messages, ctx)
 
     def test_gives_up_within_the_margin_of_the_window(self) -> None:
         # After spill and summary about 2.8k tokens remain; a 5k window minus 3k leaves 2k: give up.
         cfg = self.cfg(5_000)
         with pytest.raises(StageError, match="give-up limit 2000"):
-            RecoveryStage(cfg.recovery)(history(20, 4000), ctx_for(cfg, trigger="emergency"))
+            run_stage(RecoveryStage(cfg.recovery), history(20, 4000), ctx_for(cfg, trigger="emergency"))
 
     def test_a_smaller_margin_lets_the_same_history_through(self) -> None:
         cfg = self.cfg(5_000, giveup_margin=0)
-        result = RecoveryStage(cfg.recovery)(history(20, 4000), ctx_for(cfg, trigger="emergency"))
+        result = run_stage(RecoveryStage(cfg.recovery), history(20, 4000), ctx_for(cfg, trigger="emergency"))
         assert 2_000 <= MiniCodeCounter().count_messages(result.messages) < 5_000
         assert "under the give-up limit 5000" in result.events[-1].detail
 
@@ -265,4 +267,4 @@ class TestSwitchedOff:
     def test_disabled_recovery_surfaces_the_error(self) -> None:
         cfg = CompactionConfig(recovery=RecoveryConfig(enabled=False))
         with pytest.raises(StageError, match="disabled"):
-            RecoveryStage(cfg.recovery)(history(), ctx_for(cfg))
+            run_stage(RecoveryStage(cfg.recovery), history(), ctx_for(cfg))

@@ -13,8 +13,9 @@ from pydantic import ValidationError
 
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
+from lab.core.pipeline import run_stage
 from lab.core.messages import Message, ToolResultBlock, ToolUseBlock, tool_pairs
-from lab.core.stages.spill import SpillConfig, SpillStage, cleanup_spills, result_size, safe_cut, utf8_prefix
+from lab.core.stages.spill import SpillConfig, SpillStage, cleanup_spills, stub_text, result_size, safe_cut, utf8_prefix, SpillState
 from lab.core.store import FailingStore, FolderStore, MemoryStore, SpillStore
 from lab.core.tokens.base import MiniCodeCounter
 from lab.errors import LabError
@@ -59,9 +60,9 @@ class TestDefaults:
 
     def test_small_results_are_kept_and_recorded(self) -> None:
         msgs, ctx = history(500, 3999), make_ctx()
-        result = SpillStage()(msgs, ctx)
+        result = run_stage(SpillStage(), msgs, ctx)
         assert all(a is b for a, b in zip(result.messages, msgs, strict=True)) and result.events == ()
-        assert ctx.state.spill_ledger == {"toolu_0": None, "toolu_1": None}
+        assert ctx.state.stage("spill", SpillState).ledger == {"toolu_0": None, "toolu_1": None}
 
 
 class TestValidation:
@@ -78,19 +79,19 @@ class TestValidation:
 class TestThreshold:
     def test_boundary(self) -> None:
         msgs, ctx = history(4000, 4001), make_ctx()
-        out = results(SpillStage()(msgs, ctx).messages)
+        out = results(run_stage(SpillStage(), msgs, ctx).messages)
         assert out["toolu_0"].compacted is None and out["toolu_1"].compacted == "spill"
 
     def test_spilled_block_keeps_structure(self) -> None:
         msgs, store = history(9000, error_at=0), MemoryStore()
         ctx = make_ctx(store)
-        result = SpillStage()(msgs, ctx)
+        result = run_stage(SpillStage(), msgs, ctx)
         block = results(result.messages)["toolu_0"]
         original = results(msgs)["toolu_0"]
         assert block.tool_use_id == "toolu_0" and block.is_error is True
         assert block.original_chars == len(original.content) == 9000
         assert block.spill_path and store.read(block.spill_path) == original.content
-        assert ctx.state.spill_ledger["toolu_0"] == block.content
+        assert ctx.state.stage("spill", SpillState).ledger["toolu_0"] == block.content
         assert ctx.state.spill_paths["toolu_0"] == block.spill_path
         assert tool_pairs(result.messages) == tool_pairs(msgs)
         (event,) = result.events
@@ -100,26 +101,26 @@ class TestThreshold:
     def test_bytes_unit_counts_utf8(self) -> None:
         cjk = [system(), *call_and_result("Read", "中" * 2000, tool_id="c1", file_path="zh.md")]
         assert result_size("中" * 2000, "bytes") == 6000
-        kept = results(SpillStage()(cjk, make_ctx()).messages)["c1"]
-        spilled = results(SpillStage(SpillConfig(unit="bytes"))(cjk, make_ctx()).messages)["c1"]
+        kept = results(run_stage(SpillStage(), cjk, make_ctx()).messages)["c1"]
+        spilled = results(run_stage(SpillStage(SpillConfig(unit="bytes")), cjk, make_ctx()).messages)["c1"]
         assert kept.compacted is None and spilled.compacted == "spill"
 
     def test_already_compacted_results_are_skipped(self) -> None:
         block = ToolResultBlock(tool_use_id="d1", content="q" * 9000, compacted="dedup")
         msgs = [tool_call("Read", "d1", file_path="a"), Message(role="user", content=(block,), id="r")]
         ctx = make_ctx()
-        result = SpillStage()(msgs, ctx)
-        assert result.messages[1] is msgs[1] and "d1" not in ctx.state.spill_ledger
+        result = run_stage(SpillStage(), msgs, ctx)
+        assert result.messages[1] is msgs[1] and "d1" not in ctx.state.stage("spill", SpillState).ledger
 
     def test_results_read_dedup_decided_are_left_to_it(self) -> None:
-        state = CompactorState(dedup_ledger={"toolu_0": "[Read deduplicated: f0.py] ..."})
+        state = CompactorState(claims={"toolu_0": "dedup"})
         msgs = history(9000)
-        result = SpillStage()(msgs, make_ctx(state=state))
-        assert result.messages == msgs and "toolu_0" not in state.spill_ledger
+        result = run_stage(SpillStage(), msgs, make_ctx(state=state))
+        assert result.messages == msgs and "toolu_0" not in state.stage("spill", SpillState).ledger
 
     def test_folder_store_crafted_id_stays_inside(self, tmp_path: Path) -> None:
         msgs = [system(), *call_and_result("Read", "w" * 5000, tool_id="../../../etc/evil", file_path="a")]
-        block = results(SpillStage()(msgs, make_ctx(FolderStore(tmp_path / "spills"))).messages)["../../../etc/evil"]
+        block = results(run_stage(SpillStage(), msgs, make_ctx(FolderStore(tmp_path / "spills"))).messages)["../../../etc/evil"]
         assert (tmp_path / "spills").resolve() in Path(block.spill_path or "").resolve().parents
 
 
@@ -127,7 +128,7 @@ class TestPreviews:
     def test_minicode_head_tail_and_header(self) -> None:
         content = big(100)
         msgs = [system(), *call_and_result("Grep", content, tool_id="g1", pattern="x")]
-        block = results(SpillStage(SpillConfig(preview_chars=5000))(msgs, make_ctx()).messages)["g1"]
+        block = results(run_stage(SpillStage(SpillConfig(preview_chars=5000)), msgs, make_ctx()).messages)["g1"]
         lines = block.content.split("\n")
         assert lines[0] == f"[Tool result persisted: {len(content)} chars, tool Grep, file {block.spill_path.rsplit('/', 1)[-1]}]"  # type: ignore[union-attr]
         assert lines[1:9] == content.split("\n")[:8]
@@ -136,12 +137,12 @@ class TestPreviews:
 
     def test_no_tail_when_short(self) -> None:
         content = "\n".join("k" * 400 for _ in range(12))
-        block = results(SpillStage(SpillConfig(preview_chars=20_000))([*call_and_result("Read", content, tool_id="s1")], make_ctx()).messages)["s1"]
+        block = results(run_stage(SpillStage(SpillConfig(preview_chars=20_000)), [*call_and_result("Read", content, tool_id="s1")], make_ctx()).messages)["s1"]
         assert "omitted" not in block.content and block.content.endswith("k" * 400)
 
     def test_preview_capped_at_a_line_boundary(self) -> None:
         content = big(100, width=100)
-        block = results(SpillStage()([*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
+        block = results(run_stage(SpillStage(), [*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
         body = block.content.split("\n", 1)[1]
         kept, marker = body.rsplit("\n", 1)
         assert marker == "... (preview cut at 500 chars)" and len(kept) <= 500
@@ -151,19 +152,19 @@ class TestPreviews:
         state = CompactorState()
         cfg = SpillConfig(threshold=100, preview_chars=20_000, head_lines=200)
         msgs = [*call_and_result("Read", "short line\n" * 12, tool_id="k1")]
-        result = SpillStage(cfg)(msgs, make_ctx(state=state))
-        assert result.messages == msgs and result.events == () and state.spill_ledger == {"k1": None}
+        result = run_stage(SpillStage(cfg), msgs, make_ctx(state=state))
+        assert result.messages == msgs and result.events == () and state.stage("spill", SpillState).ledger == {"k1": None}
 
     def test_unknown_tool_name(self) -> None:
         orphan = Message(role="user", content=(ToolResultBlock(tool_use_id="o1", content="v" * 5000),), id="r")
-        block = results(SpillStage()([orphan], make_ctx()).messages)["o1"]
+        block = results(run_stage(SpillStage(), [orphan], make_ctx()).messages)["o1"]
         assert "tool unknown" in block.content
 
     def test_mewcode_stub(self) -> None:
         content = big(100)
         msgs = [*call_and_result("Read", content, tool_id="m1")]
         cfg = SpillConfig(preview_format="mewcode", unit="bytes")
-        block = results(SpillStage(cfg)(msgs, make_ctx()).messages)["m1"]
+        block = results(run_stage(SpillStage(cfg), msgs, make_ctx()).messages)["m1"]
         head = f"[content offloaded] original size: {len(content.encode())} bytes\n[saved to] {block.spill_path}\n[head preview]\n"
         assert block.content.startswith(head)
         preview = block.content[len(head) :].split("\n\n")[0]
@@ -173,7 +174,7 @@ class TestPreviews:
     def test_mewcode_preview_cut_on_utf8_boundary(self) -> None:
         content = "中" * 30_000
         cfg = SpillConfig(preview_format="mewcode", unit="bytes", threshold=50_000)
-        block = results(SpillStage(cfg)([*call_and_result("Read", content, tool_id="m2")], make_ctx()).messages)["m2"]
+        block = results(run_stage(SpillStage(cfg), [*call_and_result("Read", content, tool_id="m2")], make_ctx()).messages)["m2"]
         preview = block.content.split("[head preview]\n", 1)[1].split("\n", 1)[0]
         assert preview == "中" * 682  # 2046 bytes: the next character would pass 2048
 
@@ -206,14 +207,14 @@ class TestMessageBudget:
         # MewCode's example: 90 + 60 + 50 + 20 KB > 200 KB -> only the 90 KB result is spilled.
         cfg = SpillConfig(unit="bytes", threshold=100_000, message_budget_enabled=True, message_budget=200_000)
         msgs, ctx = budget_message(90_000, 60_000, 50_000, 20_000), make_ctx()
-        result = SpillStage(cfg)(msgs, ctx)
+        result = run_stage(SpillStage(cfg), msgs, ctx)
         out = results(result.messages)
         assert [t for t, b in out.items() if b.compacted] == ["p0"]
-        assert ctx.state.spill_ledger["p1"] is None and ctx.state.spill_ledger["p3"] is None
+        assert ctx.state.stage("spill", SpillState).ledger["p1"] is None and ctx.state.stage("spill", SpillState).ledger["p3"] is None
         assert [e.trigger for e in result.events] == ["message_budget"]
 
     def test_budget_off_by_default(self) -> None:
-        out = results(SpillStage(SpillConfig(threshold=100_000))(budget_message(90_000, 60_000, 60_000), make_ctx()).messages)
+        out = results(run_stage(SpillStage(SpillConfig(threshold=100_000)), budget_message(90_000, 60_000, 60_000), make_ctx()).messages)
         assert not any(b.compacted for b in out.values())
 
     def test_errors_are_not_spilled_for_the_budget(self) -> None:
@@ -221,18 +222,18 @@ class TestMessageBudget:
         res = msgs[-1].content
         msgs[-1] = msgs[-1].model_copy(update={"content": (res[0].model_copy(update={"is_error": True}), *res[1:])})
         cfg = SpillConfig(unit="bytes", threshold=100_000, message_budget_enabled=True, message_budget=200_000)
-        out = results(SpillStage(cfg)(msgs, make_ctx()).messages)
+        out = results(run_stage(SpillStage(cfg), msgs, make_ctx()).messages)
         assert out["p0"].compacted is None and out["p1"].compacted == "spill"
 
 
 class TestLedger:
     def test_later_request_gets_byte_identical_stubs(self) -> None:
         state, store = CompactorState(), MemoryStore()
-        first = SpillStage()(history(9000, 100), make_ctx(store, state))
+        first = run_stage(SpillStage(), history(9000, 100), make_ctx(store, state))
         stub = results(first.messages)["toolu_0"].content
         later = history(9000, 100) + [user("more"), *call_and_result("Read", "n" * 7000, tool_id="toolu_new")]
         # Even a config change does not touch a decision already taken.
-        second = SpillStage(SpillConfig(preview_chars=100, threshold=100))(later, make_ctx(store, state))
+        second = run_stage(SpillStage(SpillConfig(preview_chars=100, threshold=100)), later, make_ctx(store, state))
         out = results(second.messages)
         assert out["toolu_0"].content == stub and out["toolu_0"].spill_path == results(first.messages)["toolu_0"].spill_path
         assert out["toolu_1"].compacted is None  # kept stays kept
@@ -241,16 +242,16 @@ class TestLedger:
 
     def test_idempotent(self) -> None:
         state = CompactorState()
-        once = SpillStage()(history(9000, 300, 12_000), make_ctx(state=state)).messages
-        ledger = dict(state.spill_ledger)
-        again = SpillStage()(once, make_ctx(state=state))
+        once = run_stage(SpillStage(), history(9000, 300, 12_000), make_ctx(state=state)).messages
+        ledger = dict(state.stage("spill", SpillState).ledger)
+        again = run_stage(SpillStage(), once, make_ctx(state=state))
         assert again.messages == once and all(a is b for a, b in zip(again.messages, once, strict=True)) and again.events == ()
-        assert state.spill_ledger == ledger
+        assert state.stage("spill", SpillState).ledger == ledger
 
     def test_no_mutation(self) -> None:
         msgs = history(9000, 300)
         snapshot = copy.deepcopy(msgs)
-        SpillStage()(msgs, make_ctx())
+        run_stage(SpillStage(), msgs, make_ctx())
         assert msgs == snapshot
 
 
@@ -262,20 +263,20 @@ class TestFailures:
         state = CompactorState()
         store = FailingStore(fail_first=1, error=StoreError if error is LabError else OSError)
         msgs = history(9000)
-        first = SpillStage()(msgs, make_ctx(store, state))
+        first = run_stage(SpillStage(), msgs, make_ctx(store, state))
         assert results(first.messages)["toolu_0"] == results(msgs)["toolu_0"]
-        assert "toolu_0" not in state.spill_ledger and "toolu_0" not in state.spill_paths
+        assert "toolu_0" not in state.stage("spill", SpillState).ledger and "toolu_0" not in state.spill_paths
         (event,) = first.events
         assert not event.success and event.ids == ("toolu_0",) and "retried" in event.detail
-        second = SpillStage()(msgs, make_ctx(store, state))
-        assert results(second.messages)["toolu_0"].compacted == "spill" and state.spill_ledger["toolu_0"]
+        second = run_stage(SpillStage(), msgs, make_ctx(store, state))
+        assert results(second.messages)["toolu_0"].compacted == "spill" and state.stage("spill", SpillState).ledger["toolu_0"]
         assert store.attempts == 2
 
     def test_failure_in_budget_pass_moves_to_the_next(self) -> None:
         cfg = SpillConfig(unit="bytes", threshold=100_000, message_budget_enabled=True, message_budget=200_000)
         state = CompactorState()
-        out = results(SpillStage(cfg)(budget_message(90_000, 80_000, 50_000), make_ctx(FailingStore(1), state)).messages)
-        assert out["p0"].compacted is None and "p0" not in state.spill_ledger
+        out = results(run_stage(SpillStage(cfg), budget_message(90_000, 80_000, 50_000), make_ctx(FailingStore(1), state)).messages)
+        assert out["p0"].compacted is None and "p0" not in state.stage("spill", SpillState).ledger
         assert out["p1"].compacted == "spill"
 
 
@@ -290,7 +291,7 @@ class TestRetention:
 
     def test_disabled_stage(self) -> None:
         msgs = history(9000)
-        result = SpillStage(SpillConfig(enabled=False))(msgs, make_ctx())
+        result = run_stage(SpillStage(SpillConfig(enabled=False)), msgs, make_ctx())
         assert result.messages == msgs and result.events == ()
 
 
@@ -300,7 +301,7 @@ def test_corpus_pairs_and_tokens(path: Path, fmt: str, tmp_path: Path) -> None:
     msgs = load(path).messages
     counter, store = MiniCodeCounter(), FolderStore(tmp_path)
     cfg = SpillConfig(preview_format=fmt, unit="bytes" if fmt == "mewcode" else "chars", message_budget_enabled=fmt == "mewcode", message_budget=20_000)
-    result = SpillStage(cfg)(msgs, make_ctx(store))
+    result = run_stage(SpillStage(cfg), msgs, make_ctx(store))
     assert tool_pairs(result.messages) == tool_pairs(msgs)
     assert counter.count_messages(result.messages) <= counter.count_messages(msgs)
     for block in results(result.messages).values():
@@ -317,13 +318,13 @@ class TestNamesIndex:
     def test_off_by_default_so_seed_stubs_are_unchanged(self) -> None:
         content = self.listing(400)
         for fmt in ("minicode", "mewcode"):
-            stub = SpillStage(SpillConfig(preview_format=fmt))._stub(content, "Grep", "/s/x.txt")
+            stub = stub_text(content, "Grep", "/s/x.txt", SpillConfig(preview_format=fmt))
             assert "[names in the full output]" not in stub
 
     def test_stub_lists_names_beyond_the_preview(self) -> None:
         content = self.listing(400)
         cfg = SpillConfig(preview_format="mewcode", mewcode_preview_lines=5, mewcode_preview_bytes=256, index_chars=300)
-        stub = SpillStage(cfg)._stub(content, "Grep", "/s/x.txt")
+        stub = stub_text(content, "Grep", "/s/x.txt", cfg)
         head, index = stub.split("\n[names in the full output] ")
         assert "src/module_0.py" in head and "src/module_0.py" not in index
         names = index.split(", ")
@@ -331,19 +332,18 @@ class TestNamesIndex:
 
     def test_minicode_stub_indexes_what_head_and_tail_leave_out(self) -> None:
         content = self.listing(400)
-        stub = SpillStage(SpillConfig(index_chars=200))._stub(content, "Grep", "/s/x.txt")
+        stub = stub_text(content, "Grep", "/s/x.txt", SpillConfig(index_chars=200))
         index = stub.rsplit("[names in the full output] ", 1)[1]
         assert "src/module_399.py" not in index and index.startswith("src/module_8.py")
 
     def test_stage_spills_with_the_index_and_freezes_it(self) -> None:
         msgs = [system(), user("find it"), *call_and_result("Grep", self.listing(300), tool_id="g1", pattern="handler")]
-        cfg = CompactionConfig()
-        cfg.spill = SpillConfig(preview_format="mewcode", index_chars=500)
+        cfg = CompactionConfig(spill=SpillConfig(preview_format="mewcode", index_chars=500))
         ctx = StageContext(cfg, MiniCodeCounter(), MemoryStore(), None, CompactorState(), now=1000.0)  # type: ignore[arg-type]
         stage = SpillStage(cfg.spill)
-        first = results(stage(msgs, ctx).messages)["g1"]
+        first = results(run_stage(stage, msgs, ctx).messages)["g1"]
         assert first.compacted == "spill" and "[names in the full output] src/module_20.py" in first.content
-        again = results(stage(copy.deepcopy(msgs), ctx).messages)["g1"]
+        again = results(run_stage(stage, copy.deepcopy(msgs), ctx).messages)["g1"]
         assert again.content == first.content
 
 
@@ -356,7 +356,7 @@ class TestSeedPreview:
 
     def stub(self, content: str, **cfg: object) -> ToolResultBlock:
         config = SpillConfig(threshold=100, preview_shape="seed", **cfg)  # type: ignore[arg-type]
-        return results(SpillStage(config)([*call_and_result("Grep", content, tool_id="g1", pattern="x")], make_ctx()).messages)["g1"]
+        return results(run_stage(SpillStage(config), [*call_and_result("Grep", content, tool_id="g1", pattern="x")], make_ctx()).messages)["g1"]
 
     def test_exact_shape_of_a_20_line_crlf_output(self) -> None:
         content = self.crlf(20, 20)
@@ -394,8 +394,8 @@ class TestSeedPreview:
 
     def test_the_lab_shape_keeps_its_own_cut(self) -> None:
         content = big(100, width=100)
-        seed = results(SpillStage(SpillConfig(preview_shape="seed"))([*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
-        lab_shape = results(SpillStage(SpillConfig())([*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
+        seed = results(run_stage(SpillStage(SpillConfig(preview_shape="seed")), [*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
+        lab_shape = results(run_stage(SpillStage(SpillConfig()), [*call_and_result("Read", content, tool_id="c1")], make_ctx()).messages)["c1"]
         assert len(seed.content) <= 500 < len(lab_shape.content)
         assert lab_shape.content.endswith("... (preview cut at 500 chars)")
 

@@ -10,22 +10,31 @@ import pytest
 from lab.core.config import CompactionConfig
 from lab.core.events import CompactorState, StageContext
 from lab.core.messages import Usage
-from lab.core.stages.watermark import WatermarkConfig, WatermarkStage, estimate, exceeds, threshold
+from lab.core.pipeline import fold, run_stage, view_for
+from lab.core.stages.watermark import BreakerState, WatermarkConfig, WatermarkDecision, WatermarkStage, estimate, exceeds, threshold
 from lab.core.store import MemoryStore
 from lab.core.summarizers.rules import RuleSummarizer
 from lab.core.tokens import CharsPerTokenCounter, MiniCodeCounter
 from tests.builders import assistant, session, system, tool_result, user
 
 
-def ctx_for(config: CompactionConfig, *, trigger: str = "auto", counter=None, **state) -> StageContext:
+def ctx_for(config: CompactionConfig, *, trigger: str = "auto", counter=None, breaker_failures: int = 0, breaker_failed_at: float | None = None,
+            **state) -> StageContext:
     return StageContext(
         config=config,
         counter=counter or MiniCodeCounter(),
         store=MemoryStore(),
         summarizer=RuleSummarizer(),
-        state=CompactorState(**state),
+        state=CompactorState(stages={"watermark": BreakerState(breaker_failures, breaker_failed_at)}, **state),
         trigger=trigger,  # type: ignore[arg-type]
     )
+
+
+def gate(stage: WatermarkStage, msgs: list, ctx: StageContext) -> WatermarkDecision:
+    """The gate's answer, with its next state kept in ``ctx.state`` as the Compactor keeps it."""
+    decision = fold([stage], msgs, ctx).decision
+    assert decision is not None
+    return decision
 
 
 RESERVE = WatermarkConfig(mode="reserve")
@@ -64,7 +73,7 @@ class TestEstimate:
     def test_counts_messages_without_an_anchor(self) -> None:
         msgs = session(3, 2000)
         ctx = ctx_for(CompactionConfig())
-        assert estimate(msgs, ctx) == MiniCodeCounter().count_messages(msgs)
+        assert estimate(view_for(msgs, ctx), ctx.config.watermark) == MiniCodeCounter().count_messages(msgs)
 
     def test_anchor_is_usage_total_plus_messages_added_since(self) -> None:
         cfg = CompactionConfig(counter="chars/3.5", watermark=WatermarkConfig(use_usage_anchor=True))
@@ -73,7 +82,7 @@ class TestEstimate:
         usage = Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=30_000, cache_write_tokens=2000)
         ctx = ctx_for(cfg, counter=CharsPerTokenCounter(), anchor=usage, anchor_messages=len(msgs))
         expected = 33_050 + CharsPerTokenCounter().count_messages(added)
-        assert estimate(msgs + added, ctx) == expected
+        assert estimate(view_for(msgs + added, ctx), ctx.config.watermark) == expected
         # The cache terms matter: without them the anchor would be 1,050.
         assert usage.total == 33_050
 
@@ -85,11 +94,11 @@ class TestEstimate:
         usage = Usage(input_tokens=99_999)
         counted = MiniCodeCounter().count_messages(msgs)
         off = ctx_for(CompactionConfig(), anchor=usage, anchor_messages=3)
-        assert estimate(msgs, off) == counted
+        assert estimate(view_for(msgs, off), off.config.watermark) == counted
         on = CompactionConfig(watermark=WatermarkConfig(use_usage_anchor=True))
         # An anchor covering more messages than exist cannot describe them.
         stale = ctx_for(on, anchor=usage, anchor_messages=10)
-        assert estimate(msgs, stale) == counted
+        assert estimate(view_for(msgs, stale), stale.config.watermark) == counted
 
 
 class TestDecision:
@@ -99,30 +108,30 @@ class TestDecision:
 
     def test_below_threshold_no_compaction_no_event(self) -> None:
         cfg = CompactionConfig(window=100_000)
-        d = WatermarkStage(cfg.watermark).decide(self.big(50_000), ctx_for(cfg))
+        d = gate(WatermarkStage(cfg.watermark), self.big(50_000), ctx_for(cfg))
         assert not d.compact and d.reason == "below" and d.event is None
 
     def test_above_threshold_compacts_with_an_event(self) -> None:
         cfg = CompactionConfig(window=100_000)
-        d = WatermarkStage(cfg.watermark).decide(self.big(90_000), ctx_for(cfg))
+        d = gate(WatermarkStage(cfg.watermark), self.big(90_000), ctx_for(cfg))
         assert d.compact and d.threshold == 85_000 and d.event is not None
         assert d.event.stage == "watermark" and d.event.trigger == "threshold" and not d.event.effective
 
     def test_small_window_in_reserve_mode_is_skipped_with_an_event(self) -> None:
         cfg = CompactionConfig(window=32_000, watermark=RESERVE)
-        d = WatermarkStage(cfg.watermark).decide(self.big(31_000), ctx_for(cfg))
+        d = gate(WatermarkStage(cfg.watermark), self.big(31_000), ctx_for(cfg))
         assert not d.compact and d.reason == "skipped_small_window"
         assert d.event is not None and "skipped" in d.event.detail
 
     def test_disabled_watermark_means_no_auto_compaction(self) -> None:
         cfg = CompactionConfig(window=100_000, watermark=WatermarkConfig(enabled=False))
-        d = WatermarkStage(cfg.watermark).decide(self.big(99_000), ctx_for(cfg))
+        d = gate(WatermarkStage(cfg.watermark), self.big(99_000), ctx_for(cfg))
         assert not d.compact and d.reason == "disabled"
 
     @pytest.mark.parametrize("trigger", ["manual", "emergency", "reactive"])
     def test_other_paths_always_pass(self, trigger: str) -> None:
         cfg = CompactionConfig(window=100_000)
-        d = WatermarkStage(cfg.watermark).decide(self.big(10), ctx_for(cfg, trigger=trigger, breaker_failures=99))
+        d = gate(WatermarkStage(cfg.watermark), self.big(10), ctx_for(cfg, trigger=trigger, breaker_failures=99))
         assert d.compact and d.reason == "forced"
 
 
@@ -130,8 +139,8 @@ class TestBreaker:
     def test_three_failures_turn_auto_off(self) -> None:
         cfg = CompactionConfig(window=100_000)
         stage = WatermarkStage(cfg.watermark)
-        assert stage.decide(self.big(), ctx_for(cfg, breaker_failures=2)).compact
-        d = stage.decide(self.big(), ctx_for(cfg, breaker_failures=3))
+        assert gate(stage, self.big(), ctx_for(cfg, breaker_failures=2)).compact
+        d = gate(stage, self.big(), ctx_for(cfg, breaker_failures=3))
         assert not d.compact and d.reason == "breaker_open"
         assert d.event is not None and "breaker" in d.event.detail and not d.event.success
 
@@ -141,19 +150,19 @@ class TestBreaker:
         stage = WatermarkStage(cfg.watermark)
         early = ctx_for(cfg, breaker_failures=3, breaker_failed_at=1_000.0)
         early.now = 1_299.0
-        assert stage.decide(self.big(), early).reason == "breaker_open" and early.state.breaker_failures == 3
+        assert gate(stage, self.big(), early).reason == "breaker_open" and early.state.stage("watermark", BreakerState).failures == 3
         late = ctx_for(cfg, breaker_failures=3, breaker_failed_at=1_000.0)
         late.now = 1_300.0
-        d = stage.decide(self.big(), late)
-        assert d.compact and late.state.breaker_failures == 0 and late.state.breaker_failed_at is None
+        d = gate(stage, self.big(), late)
+        assert d.compact and late.state.stage("watermark", BreakerState).failures == 0 and late.state.stage("watermark", BreakerState).failed_at is None
         assert d.event is not None and "closed 300 s after the last failure" in d.event.detail
 
     def test_below_the_watermark_the_breaker_is_left_alone(self) -> None:
         cfg = CompactionConfig(window=100_000)
         ctx = ctx_for(cfg, breaker_failures=3, breaker_failed_at=0.0)
         ctx.now = 10_000.0
-        assert WatermarkStage(cfg.watermark).decide([system(), user("hi")], ctx).reason == "below"
-        assert ctx.state.breaker_failures == 3
+        assert gate(WatermarkStage(cfg.watermark), [system(), user("hi")], ctx).reason == "below"
+        assert ctx.state.stage("watermark", BreakerState).failures == 3
 
     @pytest.mark.parametrize(("name", "cooldown"), [("minicode", 300), ("mewcode", 0)])
     def test_preset_cooldowns(self, name: str, cooldown: int) -> None:
@@ -166,15 +175,15 @@ class TestBreaker:
         cfg = CompactionConfig(window=100_000, watermark=WatermarkConfig(breaker_cooldown_seconds=0))
         ctx = ctx_for(cfg, breaker_failures=3, breaker_failed_at=0.0)
         ctx.now = 10**9
-        assert WatermarkStage(cfg.watermark).decide(self.big(), ctx).reason == "breaker_open"
+        assert gate(WatermarkStage(cfg.watermark), self.big(), ctx).reason == "breaker_open"
 
     def test_breaker_is_configurable(self) -> None:
         cfg = CompactionConfig(window=100_000, watermark=WatermarkConfig(breaker_failures=1))
-        assert not WatermarkStage(cfg.watermark).decide(self.big(), ctx_for(cfg, breaker_failures=1)).compact
+        assert not gate(WatermarkStage(cfg.watermark), self.big(), ctx_for(cfg, breaker_failures=1)).compact
 
     def test_manual_ignores_an_open_breaker(self) -> None:
         cfg = CompactionConfig(window=100_000)
-        assert WatermarkStage(cfg.watermark).decide(self.big(), ctx_for(cfg, trigger="manual", breaker_failures=3)).compact
+        assert gate(WatermarkStage(cfg.watermark), self.big(), ctx_for(cfg, trigger="manual", breaker_failures=3)).compact
 
     def big(self) -> list:
         return [system("s"), user("x" * 400_000)]
@@ -185,7 +194,7 @@ class TestStageContract:
         cfg = CompactionConfig(window=10_000)
         msgs = session(8, 6000)
         snapshot = copy.deepcopy(msgs)
-        result = WatermarkStage(cfg.watermark)(msgs, ctx_for(cfg))
+        result = run_stage(WatermarkStage(cfg.watermark), msgs, ctx_for(cfg))
         assert msgs == snapshot
         assert result.messages is not msgs and all(a is b for a, b in zip(result.messages, msgs, strict=True))
         assert len(result.events) == 1 and result.events[0].tokens_freed == 0
@@ -193,6 +202,6 @@ class TestStageContract:
     def test_idempotent(self) -> None:
         cfg = CompactionConfig(window=10_000)
         stage = WatermarkStage(cfg.watermark)
-        once = stage(session(8, 6000), ctx_for(cfg))
-        twice = stage(once.messages, ctx_for(cfg))
+        once = run_stage(stage, session(8, 6000), ctx_for(cfg))
+        twice = run_stage(stage, once.messages, ctx_for(cfg))
         assert twice.messages == once.messages

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lab.core.config import CompactionConfig, parse_config
 from lab.core.events import CompactorState, StageContext
 from lab.core.messages import Message, ToolSpec
+from lab.core.pipeline import run_stage
 from lab.core.presets import preset
 from lab.core.stages.summary import SummaryConfig, SummaryStage
 from lab.core.summarizers.attachment import LOSSY_NOTICE, MIN_FILE_TOKENS, build_attachment
@@ -149,7 +150,7 @@ HISTORY = [system(), *reads(6, 600)[:-2], user("next"), *call_and_result("Read",
 
 def _attachment(window: int, summarizer: Any = None, **kw: Any) -> str:
     cfg = SummaryConfig(session_memory=False, attachment_for_rules=True, tail_min_tokens=500, tail_max_tokens=2000, **kw)
-    result = SummaryStage(cfg)(HISTORY, _ctx(window, summarizer))
+    result = run_stage(SummaryStage(cfg), HISTORY, _ctx(window, summarizer))
     event = next(e for e in result.events if e.stage == "summary")
     assert event.success, event.detail
     return event.attachment or ""
@@ -184,7 +185,7 @@ class TestSummaryStage:
         assert (s.attachment_files, s.attachment_file_tokens, s.attachment_max_window_share) == (5, 5000, 0.25)
         # Six reads of about 7000 tokens each: MewCode's 5 newest, each cut to 5000, with the full tool list.
         msgs = [system(), *reads(6, 800), user("thanks")] + [m for _ in range(3) for m in call_and_result("Bash", "ok", command="ls")]
-        result = SummaryStage(s)(msgs, _ctx(200_000, config=cfg))
+        result = run_stage(SummaryStage(s), msgs, _ctx(200_000, config=cfg))
         text = next(e for e in result.events if e.stage == "summary").attachment or ""
         assert heads(text) == ["src/f5.py", "src/f4.py", "src/f3.py", "src/f2.py", "src/f1.py"]
         assert text.count("(as last read") == 5 and text.count("; cut to 5000 tokens)") == 5
@@ -194,6 +195,6 @@ class TestSummaryStage:
         msgs = session(n_reads=12, size=6000)
         before = copy.deepcopy(msgs)
         cfg = SummaryConfig(session_memory=False, attachment_for_rules=True, tail_min_tokens=500)
-        once = SummaryStage(cfg)(msgs, _ctx(16_000))
+        once = run_stage(SummaryStage(cfg), msgs, _ctx(16_000))
         assert msgs == before
-        assert SummaryStage(cfg)(msgs, _ctx(16_000)).messages == once.messages
+        assert run_stage(SummaryStage(cfg), msgs, _ctx(16_000)).messages == once.messages

@@ -1,0 +1,265 @@
+"""Values computed from one message, kept by the message object's identity, and the running sums a row reads.
+
+Messages are frozen and shared between requests, so anything computed from
+one message (its token count, its composition) is computed once and looked
+up by object identity afterwards; each entry keeps its message alive, so an
+``id()`` can never be reused while the entry lives. Some of these caches are
+shared by every replay in the process (``shared_by_identity``,
+``shared_counter``): the next replay of the same messages (a slider's move, a
+compare's next config) finds them again; ``clear_shared`` forgets them.
+
+A request's context is mostly the previous one's: ``SentSums`` keeps running
+sums over the longest prefix two successive contexts share, so a row costs
+time for the messages that changed, not for the whole context.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+from collections.abc import Sequence
+
+from ..core.compactor import clear_shared_counts
+from ..core.lru import SharedLRU
+from ..core.messages import Message, is_sent
+from ..core.messages import shared_prefix as same_prefix
+from ..core.stages.dedup import clear_decoded
+from ..core.stats import PARTS, composition
+from ..core.tokens.base import TokenCounter, get_counter
+from .inputs import first_request_in, message_has_text, sendable
+
+__all__ = [
+    "MAX_CACHED",
+    "ByIdentity",
+    "MAX_SHARED_OWNERS",
+    "shared_by_identity",
+    "shared_counter",
+    "clear_shared",
+    "MessageCounts",
+    "MessageParts",
+    "SentSums",
+    "same_prefix",
+]
+
+
+# Entries in the identity caches before they start over (a stage that rebuilds messages every request
+# would otherwise grow them without bound).
+MAX_CACHED = 200_000
+
+V = TypeVar("V")
+
+
+class ByIdentity(Generic[V]):
+    """Values computed from one message, looked up by the message object's identity.
+
+    The message is kept alive beside its value, so its ``id()`` cannot be
+    reused while the entry lives. Two flat dicts rather than one of (message,
+    value) pairs: a replay holds an entry for every message it has seen, and a
+    pair object per entry would be one more object for every garbage
+    collection to traverse, a cost that grows with the session.
+    """
+
+    __slots__ = ("_keep", "_values", "limit")
+
+    def __init__(self, limit: int = MAX_CACHED) -> None:
+        self._keep: dict[int, Message] = {}
+        self._values: dict[int, V] = {}
+        self.limit = limit
+
+    def get(self, message: Message) -> V | None:
+        key = id(message)
+        # .get, not [key]: a shared cache may be between a put's two stores, or cleared, in another thread.
+        return self._values.get(key) if self._keep.get(key) is message else None
+
+    def put(self, message: Message, value: V) -> V:
+        if len(self._keep) >= self.limit:
+            self._keep.clear()
+            self._values.clear()
+        self._keep[id(message)] = message
+        self._values[id(message)] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
+
+# Owners (counters) whose identity caches are kept for the next replay; see ``shared_by_identity``.
+MAX_SHARED_OWNERS = 4
+_SHARED_OWNERS: SharedLRU[dict[str, ByIdentity]] = SharedLRU(MAX_SHARED_OWNERS)
+# One counter per name: the registry's names are few, so none is dropped in practice.
+_COUNTERS: SharedLRU[TokenCounter] = SharedLRU(64)
+_UNSHARED_COUNTERS = frozenset({"anthropic"})
+
+
+def shared_by_identity(owner: object, kind: str) -> ByIdentity:
+    """The process-wide ``ByIdentity`` of ``kind`` for values that are a pure function of a message and ``owner``.
+
+    A slider move replays the same transcript objects with the same counter: a
+    message's count, composition or wire keys are the ones the last replay
+    computed, which cost a tenth of a replay to compute again. Keyed by the
+    owner object (the entry holds it, so its id is not reused while it lives);
+    the last ``MAX_SHARED_OWNERS`` owners are kept.
+    """
+    caches = _SHARED_OWNERS.get(id(owner), dict, holds=owner)
+    cache = caches.get(kind)
+    # setdefault: two threads asking for a new kind at once get the same one.
+    return cache if cache is not None else caches.setdefault(kind, ByIdentity())
+
+
+def shared_counter(name: str) -> TokenCounter:
+    """``get_counter(name)``, one instance per name for every replay that is given no counter.
+
+    A counter holds only its per-text cache, so replays that share one count each
+    text once; and its per-message caches (``shared_by_identity``,
+    ``core.compactor.shared_counts``) are found again by identity. A counter that
+    asks a provider (``anthropic``) is made afresh each time: its client and key
+    come from the environment of that replay, and are never kept beyond it.
+    """
+    if name in _UNSHARED_COUNTERS:
+        return get_counter(name)
+    return _COUNTERS.get(name, lambda: get_counter(name))
+
+
+def clear_shared() -> None:
+    """Forget the shared counters and identity caches, the Compactor's shared counts and dedup's decoded calls."""
+    _SHARED_OWNERS.clear()
+    _COUNTERS.clear()
+    clear_shared_counts()
+    clear_decoded()
+
+
+class MessageCounts:
+    """Message counts, summed per row, through ``counter``.
+
+    The replay hands it the Compactor's ``counts``, which already keeps each message object's count (shared
+    between replays, ``core.compactor.shared_counts``): a second cache here would only hold the same numbers.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+
+    def __call__(self, message: Message) -> int:
+        return self.counter.count_message(message)
+
+    def sum(self, messages: Sequence[Message]) -> int:
+        return sum(map(self.counter.count_message, messages))
+
+
+class MessageParts:
+    """Composition per message object, summed per row: ``composition`` is additive over messages."""
+
+    def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
+        self.counter = counter
+        self._cache: ByIdentity[tuple[int, ...]] = shared_by_identity(counter, "parts") if shared else ByIdentity()
+        # Equal compositions are one tuple: a session of many short messages repeats the same few.
+        self._same: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+    def one(self, message: Message) -> tuple[int, ...]:
+        """The composition of one message, as token counts in ``PARTS`` order."""
+        hit = self._cache.get(message)
+        if hit is None:
+            parts = composition([message], self.counter)
+            found = tuple(parts[p] for p in PARTS)
+            hit = self._cache.put(message, self._same.setdefault(found, found))
+        return hit
+
+    def of(self, messages: Sequence[Message]) -> dict[str, int]:
+        total = [0] * len(PARTS)
+        for m in messages:
+            for j, n in enumerate(self.one(m)):
+                total[j] += n
+        return dict(zip(PARTS, total, strict=True))
+
+
+class SentSums:
+    """A context's sent messages and the sums a row reports over them, kept request by request.
+
+    After ``update(messages)``: ``sent`` (boundary markers removed), ``tokens``
+    (``MessageCounts.sum(sent)``), ``composition`` (``MessageParts.of(sent)``)
+    and ``first_kept`` (``first_request_in(sent, first)``). Each is a running
+    sum by position, so an update recomputes only from the first message that
+    differs from the previous context's. ``incremental=False`` computes each
+    from scratch with those functions: the reference the running sums match.
+
+    Finding that first difference compares the two contexts, a pass over the
+    whole context, and other running state of the replay (its prompt cache,
+    its recall, its stored contexts) did the same again: with thousands of
+    tiny messages in a context those passes were most of a request's time.
+    ``update(..., known=n)`` takes the caller's word that the first ``n``
+    messages are the previous update's, and ``kept(name)`` hands what every
+    update found on to a consumer that saw the same contexts.
+    """
+
+    def __init__(self, counts: MessageCounts, parts: MessageParts, first: str | None, *, incremental: bool = True) -> None:
+        self.counts, self.parts, self.first, self.incremental = counts, parts, first, incremental
+        self._messages: list[Message] = []
+        self._sent: list[Message] = []
+        # Per position i of the context, sums over its first i messages.
+        self._nsent = [0]
+        self._tokens = [0]
+        self._parts = [(0,) * len(PARTS)]
+        self._found = [False]
+        # Per consumer of ``kept``: the fewest leading messages any update since its last call kept.
+        self._lows: dict[str, int] = {}
+
+    def update(self, messages: Sequence[Message], *, known: int | None = None) -> None:
+        """Move to the context ``messages``. ``known``: the caller knows its first ``known`` messages are
+        the previous update's (the same objects, or equal ones), so they are not compared again."""
+        seq = list(messages)
+        if not self.incremental:
+            self._messages, self._sent = seq, sendable(seq)
+            return
+        k = same_prefix(self._messages, seq) if known is None else min(known, len(self._messages), len(seq))
+        lows = self._lows
+        for name, low in lows.items():
+            if k < low:
+                lows[name] = k
+        self._messages = seq
+        for sums in (self._nsent, self._tokens, self._parts, self._found):
+            del sums[k + 1 :]
+        del self._sent[self._nsent[k] :]
+        nsent, tokens, parts, found = self._nsent[k], self._tokens[k], self._parts[k], self._found[k]
+        first = self.first
+        for m in seq[k:]:
+            if is_sent(m):
+                self._sent.append(m)
+                nsent += 1
+                tokens += self.counts(m)
+                parts = tuple(a + b for a, b in zip(parts, self.parts.one(m), strict=True))
+                found = found or (first is not None and message_has_text(m, first))
+            self._nsent.append(nsent)
+            self._tokens.append(tokens)
+            self._parts.append(parts)
+            self._found.append(found)
+
+    def kept(self, name: str) -> int | None:
+        """For the consumer ``name``, given the current context after each call: how many of its leading
+        messages every update since the last call kept, so the context of that call holds them too (a lower
+        bound of the prefix the two share). None on the first call, and when not incremental."""
+        if not self.incremental:
+            return None
+        low = self._lows.get(name)
+        self._lows[name] = len(self._messages)
+        return low
+
+    def kept_sent(self, name: str) -> int | None:
+        """``kept``, counted in sent messages (boundary markers left out): for a consumer given ``sent``."""
+        low = self.kept(name)
+        return None if low is None else self._nsent[low]
+
+    @property
+    def sent(self) -> list[Message]:
+        return list(self._sent)
+
+    @property
+    def tokens(self) -> int:
+        return self._tokens[-1] if self.incremental else self.counts.sum(self._sent)
+
+    @property
+    def composition(self) -> dict[str, int]:
+        return dict(zip(PARTS, self._parts[-1], strict=True)) if self.incremental else self.parts.of(self._sent)
+
+    @property
+    def first_kept(self) -> bool | None:
+        if not self.incremental:
+            return first_request_in(self._sent, self.first)
+        return None if self.first is None else self._found[-1]
