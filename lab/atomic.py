@@ -27,6 +27,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
+import json
 import os
 import re
 import secrets
@@ -40,6 +41,7 @@ from typing import Any, TextIO, cast
 from collections.abc import Callable, Iterator
 
 from .core.redact import Tally, redact_text
+from .errors import ConfigError, LabError
 
 __all__ = [
     "STALE_AFTER",
@@ -245,10 +247,6 @@ def write_table(df: Any, payload: Callable[[], Any], path: str | os.PathLike[str
 
     ``what`` names the table in the error a wrong extension gets; failures of the write become ``LabError``.
     """
-    import json
-
-    from .errors import ConfigError, LabError
-
     target = Path(path)
     ext = target.suffix.lower()
     if ext not in (".csv", ".parquet", ".json"):

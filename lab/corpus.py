@@ -9,6 +9,7 @@ app lists only ``sample_sessions/``.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 __all__ = ["CORPUS_ENV", "corpus_dir", "corpus_files"]
@@ -30,8 +31,7 @@ def corpus_files(folder: Path) -> list[Path]:
     its files; hidden entries (``.DS_Store``, a half-written ``.x.tmp``) and links are passed over.
     Markdown (SOURCES.md, READMEs) describes the corpus and is left out too.
     """
-    from collections import Counter
-
+    # Lazy: the format readers load only when a corpus is walked; ``lab.cli`` imports this module for every verb.
     from .formats.containers.session_folder import walk
 
     if not folder.is_dir():

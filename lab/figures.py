@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots  # small multiples only: see _with_right_axis
+from .replayer.report import STAGE_LABELS, COMPACTION_KINDS, STRATEGY_KINDS
+from .replayer.content import THIN
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -127,8 +129,6 @@ def _hline(name: str, y: float, xs: Sequence[int] | np.ndarray, color: str, dash
 
 def stage_label(stage: str) -> str:
     """A stage's events as the legend names them, in the words the CLI and the pages use (``report.COMPACTION_KINDS``)."""
-    from .replayer.report import STAGE_LABELS
-
     return STAGE_LABELS.get(stage, stage)
 
 
@@ -241,8 +241,6 @@ def timeline(report: Report, *, selected: int | None = None, title: str | None =
 
 def content_metric(report: Report) -> tuple[str, str]:
     """The Timeline page's content recall metric: (its value, its help), saying what it rests on and whether that is too thin."""
-    from .replayer.content import THIN
-
     value = "n/a" if report.content_recall is None else f"{report.content_recall:.0%}"
     names = "n/a" if report.needed_later_recall is None else f"{report.needed_later_recall:.0%}"
     help_text = (f"{report.content_kept} of {report.content_needed} needed lines and spans held verbatim, "
@@ -433,7 +431,6 @@ def compare_label(column: str) -> str:
         return _LABELS[column]
     if column.startswith("compactions_"):
         # In the words of the CLI and the Timeline: the kind first ("Spills"), the strategy after it.
-        from .replayer.report import COMPACTION_KINDS, STRATEGY_KINDS
 
         strategy = column.removeprefix("compactions_")
         kind = COMPACTION_KINDS[STRATEGY_KINDS.get(strategy, "summary")][1].capitalize()

@@ -10,6 +10,7 @@ section that needs them raises ``CorpusMissing`` and ``run_bench`` prints
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ __all__ = ["run_bench", "SECTIONS", "corpus_files", "sessions_of", "default_corp
 
 
 def _tokens(quick: bool) -> tuple[list[str], dict]:
+    # Each section loads its subject when it runs: ``lab.cli`` imports this package for every verb.
     from .tokens import bench_counters_paths, format_table
 
     rows = bench_counters_paths(corpus_files())
@@ -31,6 +33,7 @@ def _tokens(quick: bool) -> tuple[list[str], dict]:
 
 
 def _imports(quick: bool) -> tuple[list[str], dict]:
+    # Loaded when the section runs, like every section's subject (this package comes with ``lab.cli``).
     from .imports import bench_imports
 
     return bench_imports(corpus_files(), quick=quick)
@@ -79,8 +82,6 @@ def run_bench(sections: list[str] | None = None, quick: bool = False, out: str |
 
 def _load_optional_sections() -> None:
     # Sections that live in later layers register themselves on import.
-    import importlib
-
     for mod in ("lab.bench.machine", "lab.bench.core", "lab.bench.replay", "lab.bench.quality", "lab.bench.heldout", "lab.bench.app", "lab.bench.scale", "lab.bench.serve"):
         try:
             importlib.import_module(mod)

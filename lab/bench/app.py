@@ -47,6 +47,10 @@ from collections.abc import Callable, Iterator
 
 from ..errors import LabError
 from . import CorpusMissing, corpus_files, register_section
+from ..ui import keys
+from ..core.config import CompactionConfig
+from ..replayer import replay
+from ..formats import load
 
 __all__ = [
     "TARGET_SECONDS",
@@ -79,8 +83,6 @@ _KNOB = "watermark.ratio"
 
 def knob_key(at: Any, path: str = _KNOB) -> str:
     """The Timeline knob's widget key now: loading a session applies its window, which starts a new widget generation."""
-    from ..ui import keys
-
     gen = at.session_state.get(keys.GEN, 0)
     return f"tl{gen}:{path}"
 
@@ -112,11 +114,8 @@ def _app_tmp() -> Iterator[None]:
 
 def _drive(load_session: Callable[[Any], None], moves: int, core_repeats: int) -> dict[str, Any]:
     """Start the app, load a session with ``load_session(at)``, then time the Timeline knob; see the module docstring."""
+    # Streamlit (heavy) loads only when this section runs.
     from streamlit.testing.v1 import AppTest
-
-    from ..core.config import CompactionConfig
-    from ..replayer import replay
-    from ..ui import keys
 
     with _app_tmp():
         at = AppTest.from_file(str(_APP), default_timeout=1800)
@@ -221,9 +220,8 @@ def _diff_at_window(at: Any, window: int) -> dict[str, float]:
 
 def bench_pages(load_session: Callable[[Any], None], moves: int = 3) -> dict[str, Any]:
     """Issue 31's page timings on the session ``load_session(at)`` brings; see the module docstring."""
+    # Streamlit (heavy) loads only when this section runs.
     from streamlit.testing.v1 import AppTest
-
-    from ..ui import keys
 
     with _app_tmp():
         at = AppTest.from_file(str(_APP), default_timeout=1800)
@@ -255,8 +253,6 @@ def bench_pages(load_session: Callable[[Any], None], moves: int = 3) -> dict[str
 
 def sized_session(files: list[Path], messages: int = SIZED_MESSAGES) -> Path:
     """The transcript of ``files`` whose message count is nearest ``messages`` (ties: the first listed)."""
-    from ..formats import load
-
     counts = {}
     for path in files:
         try:

@@ -33,6 +33,8 @@ from ..core.compactor import Compactor
 from ..core.messages import Message
 from ..core.presets import preset, preset_names
 from . import corpus_files, register_section
+from ..formats import load
+from ..generator import generate
 
 __all__ = ["agent_loop_seconds", "agent_loop_times", "bench_core", "Timing", "best_of", "best_of_each", "fastest", "GROWTH_TARGET", "REPEAT"]
 
@@ -135,9 +137,6 @@ def agent_loop_seconds(messages: Sequence[Message], preset_name: str, window: in
 
 
 def bench_core(quick: bool = False) -> tuple[list[str], dict]:
-    from ..formats import load
-    from ..generator import generate
-
     lines: list[str] = []
     data: dict = {"largest": {}, "growth": {}}
     largest = max(corpus_files(), key=lambda p: p.stat().st_size)

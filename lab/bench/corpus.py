@@ -44,6 +44,7 @@ def sessions_of(files: list[Path]) -> tuple[list[Transcript], int]:
     """The sessions ``files`` hold, as a compare or a sweep reads them (``lab.evaluation.batch.read_batch``: each
     session of a file that holds several, such as an evaluation output.jsonl, is one), and how many items there
     were: a session the importers refuse is counted, not fatal."""
+    # Lazy: lab.evaluation loads numpy and the readers, and ``lab.cli`` imports this module for every verb.
     from ..evaluation.batch import read_batch
 
     items = read_batch(files).items

@@ -44,6 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from . import corpus_files, register_section, sessions_of
+from ..core.config import parse_config, with_value
+from ..core.presets import preset
+from ..generator import estimate_tokens, generate
+from ..evaluation.grid import run_grid
 
 __all__ = [
     "bench_heldout", "choose", "loso", "summarise", "long_sessions", "lab_variants", "target_misses",
@@ -154,9 +158,6 @@ def _variant_label(values: Mapping[str, Any]) -> str:
 
 def lab_variants(grid: Mapping[str, Sequence[Any]]) -> list[tuple[str, Any]]:
     """Every combination of ``grid`` applied to the ``lab`` preset, as (label, config), today's ``lab`` first."""
-    from ..core.config import parse_config
-    from ..core.presets import preset
-
     base = preset("lab").model_dump(mode="json")
     today = {path: base[path.split(".")[0]][path.split(".")[1]] for path in grid}
     combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
@@ -175,8 +176,6 @@ def lab_variants(grid: Mapping[str, Sequence[Any]]) -> list[tuple[str, Any]]:
 def long_sessions(n: int, min_tokens: int = LONG_MIN_TOKENS) -> list[tuple[str, Any]]:
     """``n`` generated sessions, each at least ``min_tokens`` tokens over its messages, with planted content
     dependencies (edits of lines read earlier, quotes of earlier output, edits of files it wrote)."""
-    from ..generator import estimate_tokens, generate
-
     out = []
     for k in range(n):
         requests = 220
@@ -245,10 +244,6 @@ def _tables(labelled: Sequence[tuple[str, Any]], cells: Sequence[Sequence[Any]],
 
 def bench_heldout(files: list[Path], windows: Sequence[int] = HELDOUT_WINDOWS, grid: Mapping[str, Sequence[Any]] = GRID,
                   long: int = LONG_SESSIONS, processes: int = 2, peers: Sequence[str] = PEERS) -> tuple[list[str], dict]:
-    from ..core.config import with_value
-    from ..core.presets import preset
-    from ..evaluation.grid import run_grid
-
     transcripts, listed = sessions_of(files)
     names = [f"corpus #{k + 1}" for k in range(len(transcripts))]
     generated = long_sessions(long) if long else []

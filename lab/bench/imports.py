@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from ..core.gcpause import gc_paused
+from ..core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..formats import load
+from ..generator import generate_jsonl_bytes
 
 __all__ = ["bench_imports", "time_import"]
 
@@ -62,9 +66,6 @@ def _floor_once(path: Path) -> float:
     """Seconds for the least any importer of a Claude Code JSONL must do: parse each line with the lab's
     parser and build its message as the importer's models (blocks, message; validation skipped, as the
     importer's ``trusted`` construction does), with no other logic; the GC paused, as the import runs."""
-    from ..core.gcpause import gc_paused
-    from ..core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-
     decode = msgspec.json.Decoder().decode
     text_block, use_block, result_block, message = TextBlock.trusted, ToolUseBlock.trusted, ToolResultBlock.trusted, Message.trusted
     out: list[Message] = []
@@ -94,8 +95,6 @@ def _floor_once(path: Path) -> float:
 
 
 def _import_once(path: Path) -> float:
-    from ..formats import load
-
     t0 = _clock()
     result = load(path)
     spent = _clock() - t0
@@ -127,8 +126,6 @@ def time_import(path: Path, repeats: int = 5, floor: bool = False) -> dict:
 
 
 def _peak_memory(path: Path) -> float:
-    from ..formats import load
-
     tracemalloc.start()
     try:
         load(path)
@@ -139,8 +136,6 @@ def _peak_memory(path: Path) -> float:
 
 
 def bench_imports(corpus: list[Path], quick: bool = False) -> tuple[list[str], dict]:
-    from ..generator import generate_jsonl_bytes
-
     rows = []
     largest = max(corpus, key=lambda p: p.stat().st_size)
     # A corpus file imports in milliseconds, where one scheduler tick moves a best of 5 by a tenth: more runs.

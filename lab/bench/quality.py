@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from . import corpus_files, register_section, sessions_of
+from ..core.config import with_value
+from ..core.presets import preset
+from ..replayer import replay
 
 __all__ = ["bench_quality", "QUALITY_PRESETS", "QUALITY_SEEDS", "QUALITY_WINDOWS", "COST_MARGIN"]
 
@@ -100,10 +103,6 @@ def _targets(cells: dict[tuple[str, int], dict[str, Any]], windows: tuple[int, .
 
 
 def bench_quality(files: list[Path], windows: tuple[int, ...] = QUALITY_WINDOWS) -> tuple[list[str], dict]:
-    from ..core.config import with_value
-    from ..core.presets import preset
-    from ..replayer import replay
-
     transcripts, sessions = sessions_of(files)
     cells: dict[tuple[str, int], dict[str, Any]] = {}
     start = time.process_time()

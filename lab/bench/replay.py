@@ -52,9 +52,16 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..core.presets import preset_names
+from ..core.presets import preset, preset_names
 from . import CorpusMissing, corpus_files, default_corpus, register_section, sessions_of
 from .core import REPEAT, Timing, best_of_each
+from ..formats import load
+from ..replayer import clear_caches, replay
+from ..generator import GeneratorConfig, generate, write_lab_json
+from ..evaluation import compare_folder
+from ..evaluation.grid import run_grid
+from ..replayer.recall import History
+from ..replayer.retention import shared_targets
 
 __all__ = ["bench_replay", "bench_corpus", "bench_growth", "bench_compare", "bench_throughput", "bench_recall", "replay_timing", "LINEAR_LIMIT", "RECALL_LIMIT", "CONTENT_LIMIT"]
 
@@ -78,9 +85,6 @@ def _cpu(fn: Any, repeat: int = 1) -> tuple[float, Any]:
 
 
 def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str], dict]:
-    from ..formats import load
-    from ..replayer import replay
-
     lines = [f"{'transcript':46} {'preset':26} {'window':>7} {'req':>4} {'ms/req':>7} {'total s':>8}"]
     rows: list[dict] = []
     for path in files:
@@ -106,8 +110,6 @@ def bench_corpus(files: list[Path], windows: tuple[int, ...]) -> tuple[list[str]
 
 def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
     """CPU time of one whole replay, and of each request in it (from the progress callback)."""
-    from ..replayer import replay
-
     clock = time.process_time
     marks: list[float] = []
     start = clock()
@@ -118,8 +120,6 @@ def replay_timing(transcript: Any, preset_name: str, window: int) -> Timing:
 
 
 def bench_growth(small: int, large: int, presets: tuple[str, ...]) -> tuple[list[str], dict]:
-    from ..generator import GeneratorConfig, generate
-
     sessions = {n: generate(GeneratorConfig(seed=3, requests=n)) for n in (small, large)}
     lines: list[str] = []
     data: dict[str, Any] = {"small": small, "large": large, "window": GROWTH_WINDOW, "repeat": REPEAT, "presets": {}}
@@ -148,10 +148,6 @@ def _load() -> str:
 
 def bench_compare(sessions: int = COMPARE_SESSIONS, requests: int = 40) -> tuple[list[str], dict]:
     """``compare_folder`` over ``sessions`` generated files, 1 vs 2 processes; then grid throughput by where it runs."""
-    from ..generator import GeneratorConfig, generate, write_lab_json
-    from ..evaluation import compare_folder
-    from ..replayer import clear_caches
-
     walls: dict[int, float] = {}
     cpus: dict[int, float] = {}
     table = None
@@ -193,9 +189,6 @@ def bench_throughput(folder: Path) -> tuple[list[str], dict]:
     The grid is what a sweep hands ``run_grid``: loaded transcripts x every preset. Ray's start-up and its
     first grid (its workers import the lab) are timed apart; the rate is a later grid's.
     """
-    from ..core.presets import preset
-    from ..evaluation.grid import run_grid
-
     # As a sweep reads the folder: every session of a file that holds several is a transcript.
     transcripts, _ = sessions_of([folder])
     configs = [preset(name).model_copy(update={"window": 32_000}) for name in preset_names()]
@@ -247,9 +240,6 @@ def _verdict(ratio: float) -> str:
 
 
 def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tuple[list[str], dict]:
-    from ..replayer import replay
-    from ..replayer import clear_caches as clear_cache
-
     transcripts, _ = sessions_of(files)
     names = preset_names()
 
@@ -258,7 +248,7 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
         total = 0.0
         for name in names:
             if forget_each:
-                clear_cache()
+                clear_caches()
             total += _cpu(partial(replay, t, name, window=window, recall=recall, resume=False, content=content))[0]
         return total
 
@@ -273,14 +263,14 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
                 # Every replay from cold: a user's lone first replay of a transcript.
                 timed["first" + suffix] = presets(t, recall, True)
                 # A compare of every preset: what replays share (recall's history included) built by the first.
-                clear_cache()
+                clear_caches()
                 timed["compare" + suffix] = presets(t, recall, False)
                 # The same again, everything kept (a slider's next move, a sweep's next trial).
                 timed["warm" + suffix] = presets(t, recall, False)
             # Content recall on top of names recall, every replay a first one (``content.ContentHistory`` built by each),
             # and a compare of every preset (built by the first of them).
             timed["first_content"] = presets(t, True, True, content=True)
-            clear_cache()
+            clear_caches()
             timed["compare_content"] = presets(t, True, False, content=True)
             for mode, seconds in timed.items():
                 runs[mode] = min(runs.get(mode, float("inf")), seconds)
@@ -289,26 +279,24 @@ def bench_recall(files: list[Path], window: int = 32_000, repeat: int = 3) -> tu
     # What a lone first replay's extra time is made of: the index of the transcript's recorded future
     # (``recall.History``, transcript-only, built once per transcript), timed alone from cold memos; the
     # rest is per request. Alone, the build also collects the retention targets (shell commands parsed) every replay needs.
-    from ..replayer.recall import History
-    from ..replayer.retention import shared_targets
 
     # ``own``: the same build with the retention targets already there, as a replay without recall builds them too.
     index = own = 0.0
     for t in transcripts:
         fastest = fastest_own = float("inf")
         for _ in range(repeat):
-            clear_cache()
+            clear_caches()
             start = time.process_time()
             History(t.messages)
             fastest = min(fastest, time.process_time() - start)
-            clear_cache()
+            clear_caches()
             shared_targets(t.messages)
             start = time.process_time()
             History(t.messages)
             fastest_own = min(fastest_own, time.process_time() - start)
         index += fastest * len(names)
         own += fastest_own * len(names)
-    clear_cache()
+    clear_caches()
     modes = ("first", "compare", "warm")
     ratio = {m: best[m] / best[m + "_off"] if best.get(m + "_off") else float("inf") for m in modes}
     ratio["content"] = best["first_content"] / best["first"] if best.get("first") else float("inf")

@@ -41,6 +41,8 @@ Printed, all from this run:
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import resource
@@ -54,6 +56,8 @@ from typing import Any
 
 from ..errors import LabError
 from . import register_section
+from ..generator import generate_jsonl_bytes
+from ..generator.tiny import generate_tiny_jsonl
 
 __all__ = ["LATE_LIBRARIES", "BIG_MB", "QUICK_BIG_MB", "bench_scale", "measure", "run_size", "sizes", "SIZES", "QUICK_SIZES", "PRESET", "WINDOW", "LINEAR_TARGET", "MEMORY_TARGET", "SIZES_ENV"]
 
@@ -100,9 +104,6 @@ LATE_LIBRARIES = ("numpy", "pickle")
 
 def _import_late_libraries() -> None:
     """Import ``LATE_LIBRARIES`` now, so the constant holds them and the file's share does not."""
-    import contextlib
-    import importlib
-
     for name in LATE_LIBRARIES:
         # A library that is missing costs nothing here: a replay that needs it fails on its own.
         with contextlib.suppress(ImportError):
@@ -179,9 +180,6 @@ def _mark(ok: bool) -> str:
 def bench_scale(quick: bool, *, chosen: tuple[int, ...] | None = None, rounds: int = ROUNDS, preset_name: str = PRESET,
                 window: int = WINDOW, big_mb: float | None = None) -> tuple[list[str], dict]:
     """The section: ``chosen`` sizes (default ``sizes(quick)``), and a session of ``big_mb`` MB of big messages (0: none)."""
-    from ..generator import generate_jsonl_bytes
-    from ..generator.tiny import generate_tiny_jsonl
-
     ns = chosen or sizes(quick)
     big_mb = (QUICK_BIG_MB if quick else BIG_MB) if big_mb is None else big_mb
     best: dict[int, dict[str, Any]] = {}

@@ -20,10 +20,14 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+import tempfile
 import tracemalloc
+from pathlib import Path
 from typing import Any, Literal
 
 from . import register_section
+from ..core.config import CompactionConfig
+from ..serve.conversations import Conversations
 
 __all__ = ["bench_serve", "PAIRS", "CONVERSATIONS", "REQUESTS", "P50_TARGET_MS", "P99_TARGET_MS"]
 
@@ -95,12 +99,6 @@ def _throughput(url: str, conversations: int, requests: int) -> dict[str, float]
 
 
 def _memory_per_conversation(requests: int) -> float:
-    import tempfile
-    from pathlib import Path
-
-    from ..core.config import CompactionConfig
-    from ..serve.conversations import Conversations
-
     with tempfile.TemporaryDirectory() as spill:
         convs = Conversations(CompactionConfig(), spill_dir=Path(spill))
         tracemalloc.start()
@@ -115,7 +113,7 @@ def _memory_per_conversation(requests: int) -> float:
 
 
 def bench_serve(quick: bool = False) -> tuple[list[str], dict]:
-    from ..core.config import CompactionConfig
+    # The proxy and the fake upstream run on starlette and uvicorn (the optional serve extra): loaded when this section runs.
     from ..serve import ServeOptions, build_app
     from ..serve.fake_upstream import FakeUpstream, ServerThread
 

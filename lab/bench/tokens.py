@@ -43,6 +43,8 @@ from ..core.tokens.calibrated import IMPLEMENTATION, CalibratedCounter, Coeffici
 from ..errors import LabError
 from ..generator.text_kinds import text_kinds
 from .corpus import corpus_files
+from ..formats import load
+from ..evaluation.batch import read_batch
 
 __all__ = [
     "BENCH_COUNTERS",
@@ -157,7 +159,6 @@ def _check_offline(counters: Sequence[str]) -> None:
 def _load(item: Transcript | str | os.PathLike[str]) -> Transcript:
     if isinstance(item, Transcript):
         return item
-    from ..formats import load
 
     return load(item)
 
@@ -181,8 +182,6 @@ def corpus_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, 
     Sessions, not files: an OpenHands evaluation output holds several, and
     leaving one file out would hold out several sessions at once.
     """
-    from ..evaluation.batch import read_batch
-
     return [(Path(name.split(" [", 1)[0]).name + (" [" + name.split(" [", 1)[1] if " [" in name else ""), t) for name, t, _ in read_batch(list(paths)).items if t is not None]
 
 

@@ -12,13 +12,14 @@ from typing import Any
 from collections.abc import Callable
 
 from .settings import read_config
+from ..core.presets import PRESETS, preset_description, preset
+from ..core.config import dump_config
 
 __all__ = ["add_config_commands"]
 
 
 def _cmd_presets(args: argparse.Namespace) -> int:
     # Lazy, as every verb's model: the presets build the stage configs, which --help never needs.
-    from ..core.presets import PRESETS, preset_description
 
     for name in PRESETS:
         print(f"{name:28} {preset_description(name)}")
@@ -26,9 +27,6 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
-    from ..core.config import dump_config
-    from ..core.presets import preset
-
     # An old file's replay section is left out of the agent config it prints; read_config says so.
     cfg = read_config(args.config)[0] if args.config else preset(args.preset)
     sys.stdout.write(dump_config(cfg, args.format))

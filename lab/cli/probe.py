@@ -53,6 +53,7 @@ def _print_report(out: Any, path: str) -> None:
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
+    # The verb's engine loads when it runs, not with the CLI (``--help`` and the other verbs never need it).
     from ..formats import load
     from ..probe.run import run_probes
     from ..replayer import replay

@@ -41,6 +41,10 @@ from ..atomic import atomic_writer, file_digest, redaction
 from ..errors import ConfigError, LabError
 from .common import STRICT_HELP, add_no_redact_option, add_probe_options, add_session_option, print_batch_warnings, print_import_notes, probe_spec, whole_number
 from .settings import HIDDEN_HELP, add_settings_option, hidden_tokens, read_config, run_inputs, with_hidden
+from ..core.diagnostics import config_warnings
+from ..core.stages.spill import cleanup_spills
+from ..core.store import FolderStore, MemoryStore
+from ..core.summarizers.factory import build_summarizer
 
 __all__ = ["add_replay_commands", "write_requests"]
 
@@ -55,6 +59,7 @@ def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthrop
 
 def _dump_requests(report: Any, path: str | os.PathLike[str], to: str, run: str | None) -> tuple[int, str]:
     """``write_requests``, also returning the sha256 of the file written."""
+    # The format writers load only when a dump is asked for.
     from ..formats.export import to_anthropic, to_openai
 
     export = to_anthropic if to == "anthropic" else to_openai
@@ -92,10 +97,7 @@ def _share(x: float | None) -> str:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from ..core.diagnostics import config_warnings
-    from ..core.stages.spill import cleanup_spills
-    from ..core.store import FolderStore, MemoryStore
-    from ..core.summarizers.factory import build_summarizer
+    # The verb's engine loads when it runs, not with the CLI (``--help`` and the other verbs never need it).
     from ..formats import load
     from ..replayer import replay, resolve_config
     from ..replayer.alerts import report_alerts
@@ -141,6 +143,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _print_summary(path: str, report: Any) -> None:
     """The replay's summary lines, in the words the app uses (``lab.replayer.report``'s vocabulary and explanations)."""
+    # The replay engine's report helpers load only once a replay has run.
     from ..replayer.prices import cost_text, pricing_rule
     from ..replayer.report import describe_compactions, describe_invalid, raw_peak_note
 
@@ -163,6 +166,7 @@ def _print_summary(path: str, report: Any) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    # The verb's engine loads when it runs, not with the CLI (``--help`` and the other verbs never need it).
     from ..evaluation import compare_folder
     from ..replayer.settings import load_settings, resolve_settings
 
@@ -244,7 +248,7 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 
 def _config_warnings(configs: list[Any], window: int | None) -> None:
     """What ``replay`` warns about a config that cannot work at its window, once per compared config."""
-    from ..core.diagnostics import config_warnings
+    # The verb's engine loads when it runs, not with the CLI (``--help`` and the other verbs never need it).
     from ..replayer import resolve_config
 
     for spec in configs:

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from ..errors import LabError
 from .settings import read_config
+from ..core.presets import preset
+from ..core.store import FolderStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..serve import ServeOptions
@@ -48,7 +50,7 @@ def _url(text: str, what: str) -> str:
 
 def serve_options(args: argparse.Namespace) -> ServeOptions:
     """The ``ServeOptions`` of parsed arguments; raises ``LabError`` on what must not run."""
-    from ..core.presets import preset
+    # lab.serve loads when this verb runs, not with the CLI.
     from ..serve import ServeOptions
     from ..serve.upstream import DEFAULT_ANTHROPIC, DEFAULT_OPENAI
 
@@ -85,6 +87,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from ..serve import build_app
     except ImportError as e:
         raise LabError(f"lab serve needs the serve extra: pip install 'compaction-lab[serve]' ({e})") from None
+    # lab.serve loads when this verb runs, not with the CLI.
     from ..serve.recording import make_private_dir
 
     # Spill files are copies of tool outputs, recordings of whole conversations: both private to the user.
@@ -96,12 +99,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 raise LabError(f"cannot create {folder}: {e.strerror or e}") from None
     days = options.config.spill.retention_days
     if options.spill_dir is not None and days > 0:
-        from ..core.store import FolderStore
-
         # The config's retention, applied once at start: spilled sessions older than it go.
         FolderStore(options.spill_dir).cleanup(days * 86400)
     print(f"lab serve: {options.mode} mode on http://{args.host}:{args.port} (config {options.config.label}); "
           f"anthropic -> {options.upstream_anthropic}, openai -> {options.upstream_openai}", file=sys.stderr)
+    # lab.serve loads when this verb runs, not with the CLI.
     from ..serve import listen_socket
 
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import TYPE_CHECKING
+from ..core.presets import preset
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.config import CompactionConfig
@@ -31,6 +32,7 @@ def add_settings_option(sp: argparse.ArgumentParser) -> None:
 
 def read_config(path: str) -> tuple[CompactionConfig, ReplaySettings | None]:
     """A config file's agent config and the replay settings it carried (old files), each note printed on stderr."""
+    # The replayer's settings load when a verb runs, not with the CLI.
     from ..replayer.settings import load_split
 
     cfg, carried, notes = load_split(path)
@@ -41,7 +43,7 @@ def read_config(path: str) -> tuple[CompactionConfig, ReplaySettings | None]:
 
 def run_inputs(args: argparse.Namespace) -> tuple[CompactionConfig, ReplaySettings]:
     """The command's config (a file's config, else the ``--preset``) and its replay settings."""
-    from ..core.presets import preset
+    # The replayer's settings load when a verb runs, not with the CLI.
     from ..replayer.settings import load_settings, resolve_settings
 
     carried: ReplaySettings | None = None

@@ -69,12 +69,14 @@ def _cell(value: Any) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    # The tuner (optuna) loads when the verb runs, not with the CLI.
     from ..tuning.space import EXAMPLE_SPACE
 
     if args.example_space:
         sys.stdout.write(EXAMPLE_SPACE)
         return 0
     _check(args)
+    # The tuner (optuna) and its plots load when the verb runs, not with the CLI.
     from ..tuning import load_space, sweep
     from ..tuning.text_plot import pareto_plot
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from ..atomic import redaction, write_text_atomic
 from ..errors import LabError
 from .common import MAX_NOTES, Parser, add_no_redact_option, add_session_option, cell, print_import_notes, print_redacted
+from ..core.stats import transcript_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.messages import Message
@@ -27,7 +28,7 @@ DEFAULT_COUNTERS = ("minicode", "chars/3.5", "o200k")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from ..core.stats import transcript_stats
+    # The format readers load when the verb runs, not with the CLI (``--help`` and the other verbs never need them).
     from ..formats import dump, load
 
     t = load(args.path, format=args.format, session=args.session)
@@ -50,6 +51,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    # The format readers load when the verb runs, not with the CLI (``--help`` and the other verbs never need them).
     from ..formats import dump, load
     from ..formats.export import to_anthropic, to_openai
     from ..formats.tool_results import close_pending, export_warnings, pending_note, pending_tool_calls
@@ -123,7 +125,7 @@ def _write_body(body: dict, path: str) -> None:
 
 
 def _cmd_tokens(args: argparse.Namespace) -> int:
-    from ..core.stats import transcript_stats
+    # The format readers load when the verb runs, not with the CLI (``--help`` and the other verbs never need them).
     from ..formats import load
 
     t = load(args.path, format=args.format, session=args.session)
@@ -138,6 +140,7 @@ def _cmd_tokens(args: argparse.Namespace) -> int:
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
+    # The format readers load when the verb runs, not with the CLI (``--help`` and the other verbs never need them).
     from ..formats import sessions
 
     listed = sessions(args.path, format=args.format)

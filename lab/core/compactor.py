@@ -47,6 +47,7 @@ from .store import MemoryStore, SpillStore
 from .summarizers.base import Summarizer
 from .summarizers.rules import first_user_request
 from .tokens.base import TokenCounter, get_counter
+from .summarizers.factory import build_summarizer
 
 __all__ = ["Compactor", "CompactionOutcome", "MAX_SHARED_COUNTS", "shared_counts", "clear_shared_counts", "is_prompt_too_long"]
 
@@ -137,8 +138,6 @@ def clear_shared_counts() -> None:
 
 
 def _default_summarizer(config: CompactionConfig) -> Summarizer:
-    from .summarizers.factory import build_summarizer
-
     return build_summarizer(config)
 
 

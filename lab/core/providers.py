@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from ..errors import ConfigError, LabError, PromptTooLongError, ProviderError
 from .ptl import body_texts, is_prompt_too_long
+from .messages import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .messages import Usage
@@ -338,8 +339,6 @@ def raise_sdk_error(exc: BaseException, settings: ProviderSettings) -> NoReturn:
 
 def anthropic_response_usage(u: Any) -> Usage:
     """The lab's Usage from an Anthropic SDK ``response.usage``."""
-    from .messages import Usage
-
     return Usage(
         input_tokens=u.input_tokens or 0,
         output_tokens=u.output_tokens or 0,
@@ -354,8 +353,6 @@ def openai_response_usage(u: Any) -> Usage:
     OpenAI counts cache hits (and writes, where a server reports them) inside prompt_tokens; the lab keeps
     them apart, as Anthropic does, so that Usage.total does not count them twice.
     """
-    from .messages import Usage
-
     if u is None:
         return Usage()
     details = getattr(u, "prompt_tokens_details", None)

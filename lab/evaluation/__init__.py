@@ -8,32 +8,48 @@
     read_batch(source)                    every transcript of a folder, a file or a list, each file accounted for
 
 Modules: ``rows`` (one report as a flat row), ``batch`` (what a batch run reads), ``grid`` (run_grid,
-worker lifetime, Ray), ``scorers`` (the ``Scorer`` protocol and ``ProbeSpec``), ``compare``
+worker lifetime, Ray), ``scorers`` (the ``Scorer`` protocol and ``ProbeSpec``), ``compare_table``
 (``CompareTable``), ``ranking``. This layer imports ``lab.replayer`` and (lazily, for its SDKs)
 ``lab.probe``; neither imports it back. ``lab.tuning`` builds its sweep on ``run_grid``.
 """
 
-from .batch import Batch, folder_files, folder_listing, read_batch
-from .compare import CompareTable, compare, compare_folder
-from .grid import Cell, run_grid
-from .ranking import Ranking, rank
-from .rows import BASE_COLUMNS, summary_row
-from .scorers import ProbeSpec, Scorer
+from __future__ import annotations
 
-__all__ = [
-    "compare",
-    "compare_folder",
-    "CompareTable",
-    "run_grid",
-    "Cell",
-    "Scorer",
-    "ProbeSpec",
-    "rank",
-    "Ranking",
-    "read_batch",
-    "Batch",
-    "folder_files",
-    "folder_listing",
-    "summary_row",
-    "BASE_COLUMNS",
-]
+import importlib
+from typing import Any
+
+# public name -> submodule, loaded on first use: the CLI reads the objectives (``evaluation.objectives``) for its
+# --help without loading the replay engine, pandas or numpy through this package.
+_EXPORTS: dict[str, str] = {
+    "compare": "compare_table",
+    "compare_folder": "compare_table",
+    "CompareTable": "compare_table",
+    "run_grid": "grid",
+    "Cell": "grid",
+    "Scorer": "scorers",
+    "ProbeSpec": "scorers",
+    "rank": "ranking",
+    "Ranking": "ranking",
+    "read_batch": "batch",
+    "Batch": "batch",
+    "folder_files": "batch",
+    "folder_listing": "batch",
+    "summary_row": "rows",
+    "BASE_COLUMNS": "rows",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'lab.evaluation' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

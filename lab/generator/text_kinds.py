@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable
 
 from .vocab import ADJS, ERRORS, NOUNS, VERBS
+from ..errors import ConfigError
 
 __all__ = ["TEXT_KINDS", "text_kind", "text_kinds"]
 
@@ -329,8 +330,6 @@ def text_kind(kind: str, *, seed: int = 0, size: int = 20_000) -> str:
     try:
         make = TEXT_KINDS[kind]
     except KeyError:
-        from ..errors import ConfigError
-
         raise ConfigError(f"unknown text kind {kind!r}; choose one of {', '.join(TEXT_KINDS)}") from None
     return make(random.Random(f"{seed}:{kind}"), size)
 

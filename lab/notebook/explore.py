@@ -38,6 +38,7 @@ from ..replayer.inputs import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
 from .figure_update import update_in_place
 from .request_view import BEFORE, Before, request_html
+from ..replayer.window import propose_window
 
 __all__ = ["Explorer", "explore", "notable"]
 
@@ -85,7 +86,6 @@ class Explorer:
         if window != "proposed":
             return resolve_config(config, window), ""
         # Imported here: the proposal is an extra pass over the session, paid only when asked for.
-        from ..replayer.window import propose_window
 
         cfg = resolve_config(config)
         proposal = propose_window(self.transcript, config=cfg, settings=self._settings)

@@ -32,6 +32,7 @@ from ..core.commands import Outcome, ToolAction, result_outcome, tool_action
 from ..core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ..core.summarizers.rules import message_plain_text, user_texts
 from ..core.summarizers.sections import call_label, decision_sentences
+from ..errors import ConfigError
 
 __all__ = ["ProbeKind", "PROBE_KINDS", "QUESTIONS", "Probe", "Call", "tool_calls", "build_probes",
            "recall_probe", "artifact_probe", "continuation_probe", "decision_probe"]
@@ -210,8 +211,6 @@ def build_probes(raw: Sequence[Message], future: Sequence[Message], k: int, kind
     """The probes at request ``k``: ``raw`` is the history before it, ``future`` its recorded response."""
     unknown = [x for x in kinds if x not in PROBE_KINDS]
     if unknown:
-        from ..errors import ConfigError
-
         raise ConfigError(f"unknown probe kind {unknown[0]!r}; choose from {', '.join(PROBE_KINDS)}")
     made = {
         "recall": lambda: recall_probe(raw, k),

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import LabError
 from .build import PROBE_KINDS
 from .judge import DIMENSIONS
+from ..atomic import write_text_atomic
 
 __all__ = ["REPORT_VERSION", "ProbeResult", "TypeScore", "ProbeReport", "aggregate"]
 
@@ -87,8 +88,6 @@ class ProbeReport(_Data):
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         """Write the report as JSON; the file appears complete or not at all."""
-        from ..atomic import write_text_atomic
-
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

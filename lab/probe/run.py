@@ -27,6 +27,8 @@ from .call import complete
 from .cost import CostLimitReached, Meter, RequestEstimate, describe_estimate, request_estimate
 from .judge import JUDGE_TOKENS, grade, judge_body
 from .report import ProbeReport, ProbeResult, aggregate
+from ..replayer import replay
+from ..replayer.engine import as_transcript
 
 __all__ = ["run_probes", "probe_session", "probe_score", "estimate", "resolve_points", "future_at", "plan"]
 
@@ -168,9 +170,6 @@ def run_probes(
 
 def probe_session(session: object, config: object, settings: ProviderSettings, *, window: int | None = None, **kwargs: object) -> ProbeReport:
     """Replay ``session`` (a path, a Transcript or messages) under ``config``, then ``run_probes`` on it."""
-    from ..replayer import replay
-    from ..replayer.engine import as_transcript
-
     t = as_transcript(session)  # type: ignore[arg-type]
     report = replay(t, config, window=window)  # type: ignore[arg-type]
     name = str(t.meta.source_path or t.meta.title or t.meta.session_id or "session")

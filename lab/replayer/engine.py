@@ -111,6 +111,10 @@ from .inputs import (
     with_session_cwd,
     summary_numbers,
 )
+from .content import clear_cache as clear_content
+from .recall import clear_cache as clear_recall
+from .retention import clear_shared_targets
+from .identity_caches import clear_shared
 
 __all__ = ["replay", "request_points", "resolve_config", "as_transcript", "prompt_too_long_error", "EPOCH", "MAX_PROBLEMS"]
 
@@ -261,11 +265,6 @@ def clear_caches() -> None:
     per-message counts, compositions and decoded calls (``identity_caches.clear_shared``), the
     retention targets, recall's histories and mention memos, the traces replays resume from, and the repaired
     histories (``lab.core.repair``). Results never change; only the time does."""
-    from .content import clear_cache as clear_content
-    from .recall import clear_cache as clear_recall
-    from .retention import clear_shared_targets
-    from .identity_caches import clear_shared
-
     clear_shared()
     clear_shared_targets()
     clear_recall()

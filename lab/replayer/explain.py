@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from ..core.validate import anthropic_problems, openai_problems
+from ..errors import LabError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.messages import Transcript
@@ -58,9 +60,6 @@ def first_invalid(report: Report) -> tuple[str | None, bool | None]:
     """Where the replay first sent an invalid request, with the validator's reason; and whether the
     uncompacted history at that request breaks the rules too (the source is invalid there, so no config can fix it).
     (None, None) when every request is valid."""
-    from ..core.validate import anthropic_problems, openai_problems
-    from ..errors import LabError
-
     for k, row in enumerate(report.rows):
         if row.valid:
             continue

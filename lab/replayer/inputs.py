@@ -22,6 +22,7 @@ from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
 from ..core.summarizers.rules import message_plain_text
 from ..errors import ConfigError, PromptTooLongError, TranscriptError
 from .settings import ReplaySettings
+from ..core.summarizers.rules import RuleSummarizer
 
 __all__ = [
     "EPOCH",
@@ -83,6 +84,7 @@ def as_transcript(source: Transcript | str | os.PathLike[str] | Sequence[Message
     if isinstance(source, Transcript):
         return source
     if isinstance(source, (str, os.PathLike)):
+        # Lazy: the format readers load only when a path is given (the replayer needs none of them otherwise).
         from ..formats import load
 
         return load(source)
@@ -119,7 +121,6 @@ class RecordingSummarizer:
 def default_summarizer(cfg: CompactionConfig, given: Summarizer | None, notes: list[str]) -> Summarizer:
     if given is not None:
         return given
-    from ..core.summarizers.rules import RuleSummarizer
 
     if cfg.summary.summarizer != "rules":
         # A replay reaches a provider only when the caller hands it an LLM summarizer on purpose.

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..core.messages import Message, Transcript, message_text
 from ..core.stages.active import is_boundary
+from ..errors import ConfigError
 
 __all__ = ["RecordedMode", "RecordedCompaction", "find_recorded", "apply_recorded", "RECORDED_MODES"]
 
@@ -135,8 +136,6 @@ def find_recorded(t: Transcript, mode: RecordedMode = "undo") -> list[RecordedCo
 def apply_recorded(t: Transcript, mode: RecordedMode) -> tuple[Transcript, list[RecordedCompaction], list[str]]:
     """The transcript the replay plays under ``mode``, the compactions found, and notes for the report."""
     if mode not in RECORDED_MODES:
-        from ..errors import ConfigError
-
         raise ConfigError(f"recorded_compactions must be 'undo' or 'keep', got {mode!r}")
     found = find_recorded(t, mode)
     notes = [f"recorded compaction: {c.describe()}" for c in found]

@@ -39,6 +39,7 @@ from .recorded import RecordedMode, apply_recorded
 from .report import Report
 from .settings import ReplaySettings, resolve_settings
 from .inputs import as_transcript, request_points, sendable
+from .engine import replay
 
 __all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window"]
 
@@ -126,8 +127,6 @@ def propose_window(
     takes them from ``settings`` (``hidden_tokens``) or else from the recorded usage (``fit_usage``), 0 without either.
     The config's own window is the model's. See the module docstring for the steps.
     """
-    from .engine import replay  # the engine imports this package's modules: imported when a proposal is made
-
     cfg = preset(config) if isinstance(config, str) else (config if config is not None else preset("minicode"))
     count: TokenCounter | None = None
     if isinstance(counter, str):

@@ -53,6 +53,9 @@ from .recording import Recorder, iso_now
 from .sse import read_copy, usage_of
 from .stats import Stats
 from .upstream import DEFAULT_ANTHROPIC, DEFAULT_OPENAI, TOKEN_HEADER, api_of_path, error_body, join_url, request_headers, response_headers
+from ..core.summarizers.factory import build_summarizer
+from ..errors import LabError
+from ..core.summarizers.rules import RuleSummarizer
 
 __all__ = ["ServeOptions", "build_app", "listen_socket", "DEFAULT_MAX_BODY"]
 
@@ -119,9 +122,6 @@ class _Server:
 
     def _summarizer(self, config: CompactionConfig, api: str, api_key: str | None) -> Any:
         """The config's summarizer; an LLM one calls the same upstream, with the caller's own key when it speaks that API."""
-        from ..core.summarizers.factory import build_summarizer
-        from ..errors import LabError
-
         kind = config.summary.summarizer
         if kind == "rules":
             return None
@@ -134,7 +134,6 @@ class _Server:
         except LabError as e:
             # No key for it: the rule-based summary instead, said once per conversation, never with the key.
             log.warning("lab serve: the %s summarizer cannot run (%s); using the rule-based summary", kind, type(e).__name__)
-            from ..core.summarizers.rules import RuleSummarizer
 
             return RuleSummarizer()
 

@@ -54,6 +54,12 @@ from ..core.events import Event
 from ..core.messages import Message, ToolResultBlock, ToolUseBlock, has_tool_result
 from ..core.store import FolderStore, MemoryStore, SpillStore
 from ..errors import LabError
+from ..core.messages import ImportNotes
+from ..formats.history_builder import HistoryBuilder, Loc
+from ..formats.openai.openai_responses import add_item, from_items
+from ..formats.claude.anthropic import request_to_transcript
+from ..formats.openai.openai_chat import from_messages
+from ..formats.export import to_anthropic, to_openai, to_responses
 
 __all__ = [
     "API_ANTHROPIC",
@@ -165,10 +171,6 @@ class _Items:
 
 def _import_responses(raw: list[Any]) -> tuple[list[Message], _Items]:
     """``from_items(raw).messages``, item by item, noting which items each message came from."""
-    from ..core.messages import ImportNotes
-    from ..formats.history_builder import HistoryBuilder, Loc
-    from ..formats.openai.openai_responses import add_item
-
     b = HistoryBuilder(ImportNotes())
     base = Loc(None, "$")
     source = _Items()
@@ -192,14 +194,9 @@ def _import_responses(raw: list[Any]) -> tuple[list[Message], _Items]:
 
 def _import(api: str, raw: list[Any]) -> list[Message]:
     if api == API_ANTHROPIC:
-        from ..formats.claude.anthropic import request_to_transcript
-
         return list(request_to_transcript({"messages": raw}).messages)
     if api == API_RESPONSES:
-        from ..formats.openai.openai_responses import from_items
-
         return list(from_items(raw).messages)
-    from ..formats.openai.openai_chat import from_messages
 
     return list(from_messages(raw).messages)
 
@@ -210,8 +207,6 @@ def _had_cache_marker(raw: list[Any]) -> bool:
 
 
 def _export(api: str, messages: Sequence[Message], mark_cache: bool) -> list[Any]:
-    from ..formats.export import to_anthropic, to_openai
-
     if api == API_ANTHROPIC:
         turns: list[Any] = to_anthropic(list(messages))["messages"]
         if mark_cache and turns and turns[-1]["content"]:
@@ -256,8 +251,6 @@ def _patched(items: list[Any], imported: Message, now: Message) -> list[Any] | N
 
 def _export_responses(messages: Sequence[Message], source: _Items) -> list[Any]:
     """The ``input`` items for ``messages``: the agent's own items wherever they still say the same (module docstring)."""
-    from ..formats.export import to_responses
-
     reused: set[int] = set()
 
     def reuse(msg: Message) -> list[Any] | None:

@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from .app import listen_socket
 
 __all__ = ["FakeUpstream", "ServerThread", "Received", "cache_view"]
 
@@ -239,8 +240,6 @@ class ServerThread:
     """An ASGI app served by uvicorn on 127.0.0.1 at a free port, in a thread; a context manager."""
 
     def __init__(self, app: Any) -> None:
-        from .app import listen_socket
-
         self.sock = listen_socket("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"

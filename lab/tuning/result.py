@@ -40,6 +40,7 @@ from ..atomic import write_table, write_text_atomic
 from ..core.config import CompactionConfig, dump_config, parse_config
 from ..errors import ConfigError, LabError
 from ..evaluation.objectives import OBJECTIVES, SCORES
+from ..replayer.explain import batch_line
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -92,8 +93,6 @@ class SweepResult:
 
     def summary(self) -> str:
         """One line on what the sweep read: "12 of 14 swept; 2 unreadable: a.jsonl (why), ...; left out, not transcripts: ..."."""
-        from ..replayer.explain import batch_line
-
         return batch_line(self.listed or self.transcripts + list(self.unreadable), self.unreadable, self.left_out, "swept")
 
     @property

@@ -72,6 +72,7 @@ from ..evaluation.objectives import Objective, objectives as pick_objectives, sc
 from .progress import ProgressCallback, StderrLine, SweepProgress
 from .result import SweepResult, non_dominated
 from .space import SearchSpace, load_space, parse_space
+from ..evaluation.batch import Batch, read_batch
 
 __all__ = ["sweep", "load_transcripts", "resolve_space", "STUDY_NAME", "DEFAULT_POPULATION"]
 
@@ -97,8 +98,6 @@ def _split(batch: Any) -> tuple[list[Transcript], list[str], list[str]]:
 
 def _read(source: TranscriptSource) -> Any:
     """Every item of ``source`` as a compare reads it (``read_batch``), Transcripts given as they are."""
-    from ..evaluation.batch import Batch, read_batch
-
     items: list[Any] = [source] if isinstance(source, (str, os.PathLike, Transcript)) else list(source)
     batch = Batch()
     for item in items:

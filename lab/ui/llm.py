@@ -31,6 +31,7 @@ from ..errors import LabError
 from . import keys
 from .settings import get_config, set_llm_settings
 from ..views.summary import SummaryComparison, summarise_request
+from ..core.summarizers.factory import llm_summarizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
@@ -80,8 +81,6 @@ def build_settings(provider: str, key: str = "", base_url: str = "", model: str 
 
 def make_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Summarizer:
     """The provider's summarizer, wrapped in MewCode's prompt-too-long retry."""
-    from ..core.summarizers.factory import llm_summarizer
-
     return llm_summarizer(settings, config)
 
 

@@ -23,6 +23,12 @@ from . import keys
 from .proposal import proposal_for
 from .settings import config_for_choice, get_config, get_settings, llm_settings
 from .transcript import get_transcript, transcript_key
+from ..core.summarizers.factory import llm_summarizer
+from ..replayer import replay
+from ..core.stats import transcript_stats
+from ..core.tokens import get_counter
+from ..replayer.overhead import fit_usage
+from ..replayer.recorded import find_recorded
 
 if TYPE_CHECKING:  # pragma: no cover
     # providers imports both SDKs (seconds on a busy machine): only pages that call an LLM pay for it.
@@ -63,7 +69,6 @@ def summarizer_fingerprint(config: CompactionConfig, settings: ProviderSettings 
 def _summarizer(config: CompactionConfig, settings: ProviderSettings | None) -> Any:
     if config.summary.summarizer == "rules" or settings is None:
         return None  # the Compactor's default: rule-based
-    from ..core.summarizers.factory import llm_summarizer
 
     return llm_summarizer(settings, config)
 
@@ -77,7 +82,6 @@ def _replay_cached(transcript_key: str, config_key: str, settings_key: str, summ
     # Only the string arguments are hashed; the leading underscores tell Streamlit to skip the
     # objects, whose content those strings already identify. Report objects are shared between
     # reruns (cache_resource does not copy), so callers treat them as read-only.
-    from ..replayer import replay
 
     return replay(_transcript, _config, settings=_settings, summarizer=_summarizer)
 
@@ -109,8 +113,6 @@ def get_report() -> Report | None:
 
 @st.cache_resource(max_entries=12, show_spinner="Counting tokens...")
 def _stats_cached(transcript_key: str, _transcript: Transcript) -> TranscriptStats:
-    from ..core.stats import transcript_stats
-
     return transcript_stats(_transcript, STATS_COUNTERS)
 
 
@@ -127,6 +129,7 @@ def get_stats() -> TranscriptStats | None:
 @st.cache_resource(max_entries=6, show_spinner="Replaying the session under each config...")
 def _compare_cached(transcript_key: str, labelled: tuple[tuple[str, str], ...], settings_key: str, _transcript: Transcript,
                     _configs: tuple[CompactionConfig, ...], _settings: ReplaySettings) -> CompareTable:
+    # Lazy: lab.evaluation brings numpy, which a page that compares nothing never needs.
     from ..evaluation import compare
 
     # labelled: (label, fingerprint) pairs, the cache key; _configs: the values they identify, in the same order.
@@ -160,9 +163,6 @@ def get_window_proposal() -> WindowProposal | None:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _fit_cached(transcript_key: str, counter: str, _transcript: Transcript) -> UsageFit | None:
-    from ..core.tokens import get_counter
-    from ..replayer.overhead import fit_usage
-
     return fit_usage(_transcript.messages, get_counter(counter))
 
 
@@ -179,8 +179,6 @@ def get_usage_fit() -> UsageFit | None:
 
 def get_recorded() -> list[RecordedCompaction]:
     """The compactions the loaded session's agent recorded, with what the active config's replay does with each."""
-    from ..replayer.recorded import find_recorded
-
     transcript = get_transcript()
     if transcript is None:
         return []

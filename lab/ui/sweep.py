@@ -24,6 +24,7 @@ from ..errors import ConfigError, TranscriptError
 from . import keys
 from .settings import get_config, get_settings, set_config
 from .transcript import _load_sample_cached, _sample_paths, get_transcript, transcript_label
+from ..tuning.space import EXAMPLE_SPACE
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tuning import ProgressCallback, SweepResult
@@ -35,8 +36,6 @@ _RESULT, _PICKED = keys.SWEEP_RESULT, keys.SWEEP_PICKED
 
 
 def example_space() -> str:
-    from ..tuning.space import EXAMPLE_SPACE
-
     return EXAMPLE_SPACE
 
 
@@ -74,6 +73,7 @@ def run_sweep(sources: Sequence[str], space: str, objectives: Sequence[str], tri
 
     ``folds``: as ``lab.sweep``'s (None: held out by default, 5 folds from 10 sessions, one per session below; 0: off).
     """
+    # Lazy: the tuner brings optuna and numpy, which only a sweep that runs needs.
     from ..tuning import sweep
 
     transcripts, names = _transcripts(sources)

@@ -37,6 +37,7 @@ from .reload import as_current
 from .settings import get_settings, set_session_window, set_settings
 from ..views.files import SessionDir, StoreSessions, import_file, import_upload, read_stored_session, sanitize_name, save_upload, store_sessions, sweep_old_dirs, temp_root
 from ..views.files import sample_files as _sample_files
+from ..generator import generate
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..generator import GeneratorConfig
@@ -304,8 +305,6 @@ def session_pick_error() -> str | None:
 
 
 def generate_session(config: GeneratorConfig) -> Transcript:
-    from ..generator import generate
-
     transcript = generate(config)
     set_transcript(
         transcript,

@@ -38,6 +38,8 @@ from ..fields import (
 )
 from ..replayer.prices import row_names, session_pricing, with_row
 from ..replayer.settings import ReplaySettings
+from .settings import get_config, get_settings, set_config, set_config_error, set_settings
+from .transcript import get_transcript
 
 __all__ = [
     "FieldSpec",
@@ -160,9 +162,6 @@ def render_fields(
 
 def update_config(spec: FieldSpec, value: Any) -> None:
     """on_change callback of the config widgets: set one field of the session's config or replay settings, validated."""
-    from .settings import get_config, get_settings, set_config, set_config_error, set_settings
-    from .transcript import get_transcript
-
     try:
         if spec.path == PRICE_ROW_PATH:
             # Picking a row fills in its four prices: the number widgets are rebuilt to show them.

@@ -28,6 +28,9 @@ from ..core.redact import Tally, redact_text
 from ..core.messages import ToolSpec
 from ..errors import ConfigError
 from ..replayer.settings import ReplaySettings, dump_settings, load_split
+from ..core.presets import preset_names
+from ..formats.export import to_anthropic, to_openai
+from ..formats.tool_results import export_warnings
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
@@ -100,8 +103,6 @@ def export_label(preset_name: str, changed: Sequence[str], label: str = "") -> s
     A file labelled "minicode" after three changes claimed to be MiniCode's defaults, which it no longer was.
     ``label``: the config's own, kept when a user gave it (a restored file's name is neither a preset's nor "custom").
     """
-    from ..core.presets import preset_names
-
     if label and label != "custom" and label not in preset_names():
         return label
     if not changed:
@@ -125,9 +126,6 @@ def settings_file(settings: ReplaySettings, fmt: ConfigFormat = "json", stem: st
 
 def transcript_file(report: Report, k: int, shape: Shape, tools: Sequence[ToolSpec] = (), *, redact: bool = True) -> ExportFile:
     """The request body sent at request ``k``, in the provider's own shape (secrets redacted unless ``redact=False``)."""
-    from ..formats.export import to_anthropic, to_openai
-    from ..formats.tool_results import export_warnings
-
     if shape not in SHAPES:
         raise ConfigError(f"unknown request shape {shape!r}; use anthropic or openai")
     messages = report.context_at(k)

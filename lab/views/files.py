@@ -38,6 +38,13 @@ from typing import TYPE_CHECKING
 
 from ..core.messages import ImportNotes, Transcript
 from ..errors import TranscriptError
+from ..formats.databases import opencode_storage
+from ..formats.containers import archive
+from ..formats import detect, load, sessions
+from ..formats.detect import path_format
+from ..formats.session_choice import READERS
+from ..formats.containers.session_folder import holds_sessions
+from ..formats.openhands import openhands
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..formats.session_choice import SessionInfo
@@ -136,8 +143,6 @@ def save_upload(folder: Path, name: str, data: bytes) -> Path:
 
 def _opencode_db_renamed(path: Path) -> bool:
     """Whether ``path`` is OpenCode's SQLite database under another name (found by its tables)."""
-    from ..formats.databases import opencode_storage
-
     return not opencode_storage.DB_NAME.fullmatch(path.name) and opencode_storage.database(path) is not None
 
 
@@ -167,10 +172,6 @@ def import_upload(path: Path, *, shown_as: str | None = None, unpack_to: Path | 
 def _import(
     path: Path, shown_as: str | None, unpack_to: Path | None, session: str | None, *, listing: bool
 ) -> tuple[Transcript, str, list[SessionInfo]]:
-    from ..formats.containers import archive
-    from ..formats import detect
-    from ..formats.detect import path_format
-
     try:
         if archive.is_archive(path):
             return _import_archive(path, shown_as, unpack_to, session, listing)
@@ -195,8 +196,6 @@ def _import(
 
 def _guarded(path: Path, format: str | None, session: str | None = None) -> Transcript:
     """``load``, with any failure as the lab's error: folder readers run outside detection's own guard."""
-    from ..formats import load
-
     try:
         return load(path, format=format, session=session)
     except TranscriptError:
@@ -208,8 +207,6 @@ def _guarded(path: Path, format: str | None, session: str | None = None) -> Tran
 def _import_archive(
     path: Path, shown_as: str | None, unpack_to: Path | None, session: str | None, listing: bool
 ) -> tuple[Transcript, str, list[SessionInfo]]:
-    from ..formats.containers import archive
-
     listed: list[SessionInfo] = []
 
     def read(entry: Path) -> Transcript:
@@ -230,11 +227,6 @@ def _import_archive(
 
 def _listed(path: Path, transcript: Transcript) -> list[SessionInfo]:
     """The sessions ``path`` holds when it holds several, read as the format ``transcript`` was read in; else []."""
-    from ..formats import sessions
-    from ..formats.session_choice import READERS
-
-    from ..formats.containers.session_folder import holds_sessions
-
     fmt = transcript.meta.source_format
     folder = holds_sessions(path)  # an archive of a folder of session files: each file is a session
     if fmt not in READERS and not folder:
@@ -324,8 +316,6 @@ def store_sessions(path: Path, name: str, data_digest: str, transcript: Transcri
     output.jsonl of records without distinct instance ids its first record ("0", listed last, since
     no record says when it ran and later lines count as newer).
     """
-    from ..formats.openhands import openhands
-
     ids = [s.id for s in listed]
     if transcript.meta.session_id in ids:
         shown = str(transcript.meta.session_id)

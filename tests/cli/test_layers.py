@@ -39,7 +39,7 @@ def test_main_registers_every_verb_module() -> None:
     assert set(VERBS) <= _siblings("main")
 
 
-def test_help_needs_no_provider_sdk_optuna_or_pandas() -> None:
+def test_help_needs_no_provider_sdk_optuna_pandas_or_numpy() -> None:
     # Each verb imports what it drives when it runs: --help stays quick and never loads another verb's dependencies.
     code = "\n".join([
         "import contextlib, io, sys",
@@ -47,7 +47,7 @@ def test_help_needs_no_provider_sdk_optuna_or_pandas() -> None:
         "for verb in ('replay', 'compare', 'probe', 'sweep', 'serve'):",
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):",
         "        main([verb, '--help'])",
-        "print(sorted({n.split('.')[0] for n in sys.modules} & {'anthropic', 'openai', 'optuna', 'pandas', 'starlette', 'uvicorn'}))",
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'anthropic', 'openai', 'optuna', 'pandas', 'starlette', 'uvicorn', 'numpy', 'plotly', 'streamlit'}))",
     ])
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == "[]"

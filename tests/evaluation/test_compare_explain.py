@@ -52,7 +52,7 @@ class TestEveryFileIsListed:
         assert data["summary"] == line and data["left_out"] == ["README.md", "data.csv"] and set(data["unreadable"]) == {"bad.json", "junk.jsonl"}
 
     def test_strict_refuses_before_any_replay(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        compare_module = sys.modules["lab.evaluation.compare"]  # the attribute lab.evaluation.compare is the function
+        compare_module = sys.modules["lab.evaluation.compare_table"]
         monkeypatch.setattr(compare_module, "run_grid", lambda *a, **k: pytest.fail("strict must refuse before replaying"))
         with pytest.raises(TranscriptError, match=r"2 of 4 transcript\(s\) unreadable \(strict\): bad\.json .*junk\.jsonl"):
             compare_folder(folder, PRESETS, processes=1, strict=True)

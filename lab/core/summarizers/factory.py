@@ -13,6 +13,8 @@ from pydantic import SecretStr
 from ...errors import ConfigError
 
 from .base import Summarizer
+from .rules import RuleSummarizer
+from .ptl import PTLRetrySummarizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import CompactionConfig
@@ -34,9 +36,8 @@ def build_summarizer(
     """
     kind = config.summary.summarizer
     if kind == "rules":
-        from .rules import RuleSummarizer
-
         return RuleSummarizer()
+    # Lazy: lab.core.providers imports the provider SDKs (anthropic, openai), which only an LLM summarizer needs.
     from ..providers import ProviderSettings
 
     settings = ProviderSettings(
@@ -58,8 +59,8 @@ def build_summarizer(
 
 def llm_summarizer(settings: ProviderSettings, config: CompactionConfig) -> Summarizer:
     """The provider's summarizer with the config's attachment limits, behind MewCode's PTL retry."""
+    # Lazy: the LLM summarizer imports the provider SDKs (anthropic, openai).
     from .llm import make_llm_summarizer
-    from .ptl import PTLRetrySummarizer
 
     inner = make_llm_summarizer(
         settings,

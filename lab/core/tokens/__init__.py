@@ -38,24 +38,28 @@ __all__ = [
 
 
 def _o200k(**kwargs: Any) -> TokenCounter:
+    # Lazy: a counter's module (and its tokenizer) loads on first use of that counter.
     from .tiktoken_counter import O200kCounter
 
     return O200kCounter(**kwargs)
 
 
 def _cl100k(**kwargs: Any) -> TokenCounter:
+    # Lazy: a counter's module (and its tokenizer) loads on first use of that counter.
     from .tiktoken_counter import Cl100kCounter
 
     return Cl100kCounter(**kwargs)
 
 
 def _calibrated(**kwargs: Any) -> TokenCounter:
+    # Lazy: a counter's module (and its tokenizer) loads on first use of that counter.
     from .calibrated import CalibratedCounter
 
     return CalibratedCounter(**kwargs)
 
 
 def _anthropic(**kwargs: Any) -> TokenCounter:
+    # Lazy: a counter's module (and its tokenizer) loads on first use of that counter.
     from .anthropic_counter import AnthropicCounter
 
     return AnthropicCounter(**kwargs)
