@@ -17,10 +17,10 @@ import pytest
 import lab
 from lab.core.messages import Transcript
 from lab.core.presets import preset_names
-from lab.errors import LabError
-from lab.formats import load, sessions
+from lab.formats import load
 from lab.formats.export import to_anthropic, to_openai
-from tests.conftest import CORPUS_FILES, corpus_id
+from tests.corpus_sessions import cell_id, corpus_cells
+from tests.conftest import CORPUS_FILES
 from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems
 
 pytestmark = pytest.mark.slow
@@ -28,19 +28,8 @@ pytestmark = pytest.mark.slow
 WINDOWS = [32_000, 64_000, 128_000]
 
 
-def _cells() -> list[tuple[Path, str | None]]:
-    """(file, session id) for every session in the corpus; None for a file holding one."""
-    out: list[tuple[Path, str | None]] = []
-    for path in CORPUS_FILES:
-        try:
-            listed = sessions(path)
-        except LabError:
-            listed = []  # a file that lists no sessions is read whole
-        out += [(path, s.id) for s in listed] if len(listed) > 1 else [(path, None)]
-    return out
 
-
-CELLS = _cells()
+CELLS = corpus_cells()
 _loaded: dict[tuple[Path, str | None], Transcript] = {}
 
 
@@ -52,17 +41,14 @@ def _load(path: Path, session: str | None) -> Transcript:
     return _loaded[key]
 
 
-def _cell_id(cell: tuple[Path, str | None]) -> str:
-    return corpus_id(cell[0]) + (f"#{cell[1]}" if cell[1] is not None else "")
-
 
 @pytest.mark.parametrize("preset", preset_names())
-@pytest.mark.parametrize("cell", CELLS, ids=[_cell_id(c) for c in CELLS])
+@pytest.mark.parametrize("cell", CELLS, ids=[cell_id(c) for c in CELLS])
 def test_every_request_is_valid_by_both_readers(cell: tuple[Path, str | None], preset: str) -> None:
     t = _load(*cell)
     for window in WINDOWS:
         report = lab.replay(t, preset, window=window, recorded_compactions="undo")
-        where = f"{_cell_id(cell)} under {preset} at {window:,}"
+        where = f"{cell_id(cell)} under {preset} at {window:,}"
         bad = [(r.index, r.problems[:2]) for r in report.rows if not r.valid]
         assert report.invalid_requests == 0 and not bad, f"{where}: {bad[:3]}"
         for k, row in enumerate(report.rows):

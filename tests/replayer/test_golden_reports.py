@@ -26,9 +26,9 @@ import pytest
 import lab
 from lab.core.messages import Transcript
 from lab.core.presets import preset_names
-from lab.errors import LabError
-from lab.formats import load, sessions
-from tests.conftest import CORPUS, CORPUS_FILES, ROOT, SAMPLES, corpus_id
+from lab.formats import load
+from tests.corpus_sessions import cell_id, corpus_cells
+from tests.conftest import CORPUS, ROOT, SAMPLES
 
 pytestmark = pytest.mark.slow
 
@@ -42,19 +42,6 @@ TOTALS = (
 SWEEP_SPACE = {"spill.threshold": [4_000, 60_000], "watermark.ratio": [0.5, 0.95]}
 
 
-def _cells() -> list[tuple[Path, str | None]]:
-    out: list[tuple[Path, str | None]] = []
-    for path in CORPUS_FILES:
-        try:
-            listed = sessions(path)
-        except LabError:
-            listed = []
-        out += [(path, s.id) for s in listed] if len(listed) > 1 else [(path, None)]
-    return out
-
-
-def _cell_id(cell: tuple[Path, str | None]) -> str:
-    return corpus_id(cell[0]) + (f"#{cell[1]}" if cell[1] is not None else "")
 
 
 def _canonical(value: Any) -> str:
@@ -96,16 +83,16 @@ def _golden() -> dict[str, Any]:
     return json.loads(GOLDEN.read_text(encoding="utf-8"))
 
 
-CELLS = _cells()
+CELLS = corpus_cells()
 
 
-@pytest.mark.parametrize("cell", CELLS, ids=[_cell_id(c) for c in CELLS])
+@pytest.mark.parametrize("cell", CELLS, ids=[cell_id(c) for c in CELLS])
 def test_every_report_matches_the_one_recorded(cell: tuple[Path, str | None]) -> None:
     golden = _golden()["reports"]
-    cell_id = _cell_id(cell)
-    if not any(key.startswith(f"{cell_id} | ") for key in golden):
-        pytest.skip(f"{cell_id} is not in the golden reports (a corpus file added after they were recorded)")
-    got = _replays(load(cell[0], session=cell[1]), cell_id)
+    name = cell_id(cell)
+    if not any(key.startswith(f"{name} | ") for key in golden):
+        pytest.skip(f"{name} is not in the golden reports (a corpus file added after they were recorded)")
+    got = _replays(load(cell[0], session=cell[1]), name)
     moved = {}
     for key, digest in got.items():
         want = golden.get(key)
@@ -120,7 +107,7 @@ def test_the_golden_reports_cover_this_corpus() -> None:
         pytest.skip("no corpus: set LAB_CORPUS to a folder of transcripts")
     golden = _golden()["reports"]
     covered = {key.split(" | ")[0] for key in golden}
-    assert covered & {_cell_id(c) for c in CELLS}, "none of this corpus's sessions has a recorded report"
+    assert covered & {cell_id(c) for c in CELLS}, "none of this corpus's sessions has a recorded report"
 
 
 def test_a_seeded_sweep_matches_the_one_recorded() -> None:
@@ -130,8 +117,8 @@ def test_a_seeded_sweep_matches_the_one_recorded() -> None:
 def _write() -> None:
     reports: dict[str, Any] = {}
     for cell in CELLS:
-        print(_cell_id(cell), file=sys.stderr)
-        reports.update(_replays(load(cell[0], session=cell[1]), _cell_id(cell)))
+        print(cell_id(cell), file=sys.stderr)
+        reports.update(_replays(load(cell[0], session=cell[1]), cell_id(cell)))
     GOLDEN.parent.mkdir(exist_ok=True)
     body = {"windows": list(WINDOWS), "reports": reports, "sweep": _sweep_digest()}
     GOLDEN.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
