@@ -390,11 +390,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 sniff = schema_sniff(_REQUIRED)
 
 
-def _read(path: Path, session_id: str | None) -> Transcript:
-    return read_db(path, session_id=session_id)
-
-
-STORE = SqliteStore(format=NAME, what="Crush's crush.db", expected=_EXPECTED, rows=_sessions, read=_read)
+STORE = SqliteStore(format=NAME, what="Crush's crush.db", expected=_EXPECTED, rows=_sessions, read=read_db)
 
 
 FORMAT = Format(

@@ -392,11 +392,7 @@ def sniff(probe: FileHead) -> int:
     return score_database(probe, _score)
 
 
-def _read(path: Path, session_id: str | None) -> Transcript:
-    return read_db(path, session_id=session_id)
-
-
-STORE = SqliteStore(format=NAME, what="Cursor's state.vscdb", expected=_EXPECTED, rows=_sessions, read=_read, label="the Cursor database")
+STORE = SqliteStore(format=NAME, what="Cursor's state.vscdb", expected=_EXPECTED, rows=_sessions, read=read_db, label="the Cursor database")
 
 
 FORMAT = Format(

@@ -244,11 +244,7 @@ def sniff(probe: FileHead) -> int:
     return score_database(probe, lambda conn: 100 if has_columns(conn, _REQUIRED) else 40, unreadable=40)
 
 
-def _read(path: Path, session_id: str | None) -> Transcript:
-    return read_db(path, session_id=session_id)
-
-
-STORE = SqliteStore(format=NAME, what="Goose's sessions.db", expected=_EXPECTED, rows=_sessions, read=_read)
+STORE = SqliteStore(format=NAME, what="Goose's sessions.db", expected=_EXPECTED, rows=_sessions, read=read_db)
 
 
 FORMAT = Format(

@@ -622,11 +622,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 sniff = schema_sniff({_TABLE: _REQUIRED})
 
 
-def _read(path: Path, session_id: str | None) -> Transcript:
-    return read_db(path, session_id=session_id)
-
-
-STORE = SqliteStore(format=NAME, what="Zed's threads.db", expected=_EXPECTED, rows=_sessions, read=_read, label="Zed's threads database")
+STORE = SqliteStore(format=NAME, what="Zed's threads.db", expected=_EXPECTED, rows=_sessions, read=read_db, label="Zed's threads database")
 
 
 FORMAT = Format(

@@ -94,11 +94,7 @@ def read_db(path: str | Path, session_id: str | None = None) -> Transcript:
 sniff = schema_sniff(_REQUIRED)
 
 
-def _read(path: Path, session_id: str | None) -> Transcript:
-    return read_db(path, session_id=session_id)
-
-
-STORE = SqliteStore(format=NAME, what="an Agents SDK session database", expected=_EXPECTED, rows=_sessions, read=_read, label=_WHAT)
+STORE = SqliteStore(format=NAME, what="an Agents SDK session database", expected=_EXPECTED, rows=_sessions, read=read_db, label=_WHAT)
 
 
 FORMAT = Format(
