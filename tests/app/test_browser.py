@@ -3,7 +3,11 @@
 The app runs as ``streamlit run lab/app.py`` in a subprocess on a free local
 port. The test uploads a transcript (a corpus session when LAB_CORPUS is set,
 else a Claude Code session of sample_sessions/) and checks that the window the
-session proposes was applied, moves the watermark slider with the keyboard,
+session proposes was applied. With no other input it then checks issue 31's
+Done-when: Timeline and Summary show at least one summary under that window,
+Timeline's cost names the same dollars and model as ``lab replay`` run with the
+command the Session page gives, and overflows and invalid requests are
+explained where they are counted. It moves the watermark slider with the keyboard,
 visits every page at a 1440x900 viewport (a full-height screenshot of each
 goes to test-artifacts/, and no page may be taller than MAX_SCREENS screens),
 downloads the config from the Export page to check that it carries the moved
@@ -185,6 +189,51 @@ def _breaker_window(transcript: Path) -> int:
     pytest.fail(f"{BREAKER_PRESET} opens no breaker on {transcript.name} at any of {BREAKER_WINDOWS}")
 
 
+_COMMAND = re.compile(r"python -m lab replay FILE (?P<args>--preset \S+ --window \d+ --hidden-tokens auto)")
+_CLI_COST = re.compile(r"^cost: (?P<cost>\$[\d,.]+) \((?P<model>[^:]+):", re.M)
+_CLI_COUNTS = re.compile(r"^invalid requests: (?P<invalid>\d+); overflows: (?P<overflows>\d+) \(recovered \d+, failed (?P<failed>\d+)\)", re.M)
+
+
+def _metric(page: object, label: str) -> str:
+    """The value Streamlit shows for the metric labelled ``label`` on the open page."""
+    box = page.locator('[data-testid="stMetric"]').filter(  # type: ignore[attr-defined]
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")))  # type: ignore[attr-defined]
+    return str(box.first.locator('[data-testid="stMetricValue"]').inner_text()).strip()
+
+
+def _same_replay_as_the_cli(page: object, transcript: Path, window: int) -> None:
+    """Issue 31's Done-when, with no input beyond the upload: the proposed window is in force and the replay under it
+    writes a summary (Timeline and Summary show it); Timeline's cost names the same dollars and model as `lab replay`
+    run with the command the Session page gives; overflows and invalid requests are explained where they occur."""
+    from playwright.sync_api import expect
+
+    said = page.locator('[data-testid="stAlert"]', has_text="python -m lab replay FILE").first  # type: ignore[attr-defined]
+    found = _COMMAND.search(said.inner_text())
+    assert found is not None, f"the Session page gives no replay command: {said.inner_text()!r}"
+    assert f"--window {window}" in found["args"]
+    cli = subprocess.run([sys.executable, "-m", "lab", "replay", str(transcript), *found["args"].split()],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    cost, counts = _CLI_COST.search(cli.stdout), _CLI_COUNTS.search(cli.stdout)
+    assert cost is not None and counts is not None, cli.stdout
+
+    _open(page, "Timeline")
+    assert int(_metric(page, "Summaries")) >= 1
+    # The same dollars with the same model named, as the CLI prints them.
+    expect(page.get_by_text(f"Cost {cost['cost']} ({cost['model']}:").first).to_be_visible()
+    assert _metric(page, "Overflows / failures / invalid") == f"{counts['overflows']} / {counts['failed']} / {counts['invalid']}"
+    if int(counts["overflows"]):
+        # An overflow is explained in a banner on the page that counts it: where, how many, what to change.
+        expect(page.locator('[data-testid="stAlert"]', has_text=f"went over the {window:,}-token window").first).to_be_visible()
+    if int(counts["invalid"]):
+        expect(page.locator('[data-testid="stAlert"]', has_text="invalid request(s): a provider would refuse them").first).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+    _open(page, "Summary")
+    expect(page.locator('[data-testid="stExpander"] summary', has_text=re.compile(r"request \d+: .*summary")).first).to_be_visible()
+    expect(page.get_by_text("No compaction wrote a summary")).to_have_count(0)
+
+
 @pytest.mark.timeout(600)
 def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
@@ -216,6 +265,9 @@ def test_upload_tune_look_and_export_in_a_real_browser(server: str, tmp_path: Pa
                 expect(page.locator('[data-testid="stAlert"]', has_text=f"window {proposed:,} proposed").first).to_be_visible()
             _idle(page)
             screens["session"] = _shot(page, "session")
+            if proposed is not None:
+                _same_replay_as_the_cli(page, transcript, proposed)
+                _open(page, "Session")
 
             # Pipeline: open the watermark section and move its ratio slider with the keyboard.
             _open(page, "Pipeline")
