@@ -1,6 +1,6 @@
 """``python -m lab replay`` and ``python -m lab compare``.
 
-    replay PATH [--session ID] (--config F | --preset P) [--settings S] [--window N] [--spill-dir DIR]
+    replay PATH [--session ID] (--config F | --preset P) [--settings S] [--window N|proposed] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
            --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai] [--no-redact]
     compare PATH_OR_DIR [--session ID] (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] [--strict] --out TABLE.csv|.parquet|.json [--ranking RANKING.csv]
@@ -111,13 +111,22 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     transcript = load(args.path, session=args.session)
     # What the import warned about (a cut-off last line, skipped records, a simulated clock...), once, on stderr.
     print_import_notes(transcript, args.path, replayed=True, use_timestamps=settings.use_timestamps)
+    window = args.window
+    if window == PROPOSED:
+        # The app's rule, so the two give one replay: the window at which this config summarizes the session,
+        # measured with the hidden part counted, and the replays then count it too (lab.replayer.window).
+        from ..replayer.window import propose_window, settings_for
+
+        proposal = propose_window(transcript, config=cfg, settings=settings)
+        print(f"window: {proposal.reason}")
+        window, settings = proposal.window, settings_for(proposal, settings)
     store = FolderStore(args.spill_dir, redact=not args.no_redact) if args.spill_dir else MemoryStore()
     # MewCode removes spilled sessions after 30 days; a spill folder reused across runs ages the same way.
     cleanup_spills(store, cfg.spill)
     # Settings that cannot work at this window are said up front; the replay still runs, it is an experiment.
-    for warning in config_warnings(resolve_config(cfg, args.window)):
+    for warning in config_warnings(resolve_config(cfg, window)):
         print(f"warning: {warning}", file=sys.stderr)
-    report = replay(transcript, cfg, settings=settings, window=args.window, store=store, summarizer=summarizer)
+    report = replay(transcript, cfg, settings=settings, window=window, store=store, summarizer=summarizer)
     run = secrets.token_hex(8)
     with redaction(not args.no_redact) as tally:
         # The dump first: the report then names it and its hash, and a report is never beside a dump of another run unawares.
@@ -258,6 +267,12 @@ def _config_warnings(configs: list[Any], window: int | None) -> None:
 
 
 _positive = whole_number(1)
+PROPOSED = "proposed"
+
+
+def _window(text: str) -> int | str:
+    """``--window``: tokens, or ``proposed`` (the window the app applies on load: lab.replayer.window)."""
+    return PROPOSED if text.strip().lower() == PROPOSED else _positive(text)
 
 
 _RECORDED_HELP = (
@@ -275,7 +290,8 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     group.add_argument("--config", help="A config file (JSON, YAML or TOML).")
     group.add_argument("--preset", help="A preset name (see `python -m lab presets`).")
     add_settings_option(sp)
-    sp.add_argument("--window", type=_positive, help="Override the config's context window, in tokens.")
+    sp.add_argument("--window", type=_window, help="Override the config's context window, in tokens; or `proposed`: the window at "
+                    "which the config summarizes this session, the one the app applies on load (its hidden tokens counted too).")
     sp.add_argument("--spill-dir", help="Write spilled tool results under this folder (default: in memory).")
     sp.add_argument("--summarizer", choices=["rules", "anthropic", "openai"], help="Who writes summaries (default: the config's choice).")
     sp.add_argument("--base-url", help="API base URL for the LLM summarizer (an OpenAI-compatible server needs /v1).")

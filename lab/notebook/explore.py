@@ -38,7 +38,7 @@ from ..replayer.inputs import ConfigLike, as_transcript, resolve_config
 from .controls import Controls
 from .figure_update import update_in_place
 from .request_view import BEFORE, Before, request_html
-from ..replayer.window import propose_window
+from ..replayer.window import propose_window, settings_for
 
 __all__ = ["Explorer", "explore", "notable"]
 
@@ -91,9 +91,8 @@ class Explorer:
         proposal = propose_window(self.transcript, config=cfg, settings=self._settings)
         if proposal.window is not None:
             cfg = resolve_config(cfg, proposal.window)
-            if proposal.hidden and not self._settings.hidden_tokens:
-                # Measured with the hidden part counted: the replays count it too, as the app's do.
-                self._settings = self._settings.model_copy(update={"hidden_from_usage": True})
+            # Measured with the hidden part counted: the replays count it too, as the app's and the CLI's do.
+            self._settings = settings_for(proposal, self._settings)
         return cfg, proposal.reason
 
     # -- what a user reads -------------------------------------------------------------------

@@ -41,7 +41,7 @@ from .settings import ReplaySettings, resolve_settings
 from .inputs import as_transcript, request_points, sendable
 from .engine import replay
 
-__all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window"]
+__all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window", "settings_for"]
 
 # Shares of the sent peak the messages are given room for, largest first: the first that summarizes wins.
 SHARES = (0.9, 0.8, 0.7, 0.6, 0.5)
@@ -160,3 +160,15 @@ def propose_window(
         if done and report.failures <= base.failures:
             return WindowProposal(window, peak, _reason(window, peak, hidden, model_window, done, room, report.overflows), counter_name, hidden, model_window, done)
     return WindowProposal(None, peak, _reason(None, peak, hidden, model_window, 0, room), counter_name, hidden, model_window)
+
+
+def settings_for(proposal: WindowProposal, settings: ReplaySettings) -> ReplaySettings:
+    """The replay settings to replay at ``proposal``'s window: the app, the notebook and ``lab replay --window proposed`` share this rule.
+
+    A window measured with the hidden part counted (larger than one fitted to the file alone) is only
+    filled when the replays count it too: they then take it from the recorded usage (``hidden_from_usage``),
+    unless the settings name their own ``hidden_tokens``. Without a proposed window nothing changes.
+    """
+    if proposal.window is not None and proposal.hidden and not settings.hidden_tokens and not settings.hidden_from_usage:
+        return settings.model_copy(update={"hidden_from_usage": True})
+    return settings

@@ -153,7 +153,8 @@ def window_line(proposal: WindowProposal, window: int, preset: str = "minicode")
     if proposal.window is not None and proposal.window == window and proposal.hidden:
         # The app counts the hidden part for this window; the CLI does when asked, so its figures can be matched.
         note += (f" The replays count the {proposal.hidden:,} hidden tokens too; the same replay from the command line: "
-                 f"`python -m lab replay FILE --preset {preset} --window {window} --hidden-tokens auto --report OUT.json`.")
+                 f"`python -m lab replay FILE --preset {preset} --window {window} --hidden-tokens auto --report OUT.json` "
+                 "(`--window proposed` measures the same window).")
     return f"Window: {proposal.reason}.{note}"
 
 

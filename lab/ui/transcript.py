@@ -121,7 +121,9 @@ def _apply_proposed_window() -> None:
     set_session_window(proposal.window if proposal is not None else None)
     was = st.session_state.pop(keys.SESSION_HIDDEN, False)
     settings = get_settings()
-    if proposal is not None and proposal.window is not None and proposal.hidden and not settings.hidden_tokens:
+    # Loaded with the proposal's engine (lab.ui.proposal), never with the app.
+    from ..replayer.window import settings_for
+    if proposal is not None and settings_for(proposal, settings.model_copy(update={"hidden_from_usage": False})).hidden_from_usage:
         # The window was measured with the hidden part counted (it is larger than a window fitted to the file
         # alone): the replays count it too, from the recorded usage, or the proposed window would never fill.
         st.session_state[keys.SESSION_HIDDEN] = True

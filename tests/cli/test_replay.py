@@ -38,6 +38,27 @@ class TestReplay:
         assert auto.usage_fit is not None and auto.hidden_tokens == max(0, auto.usage_fit["hidden_tokens"])
         assert main([*base, "--hidden-tokens", "lots", "--report", str(tmp_path / "bad.json")]) == 2
 
+    def test_the_proposed_window_is_the_apps(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``--window proposed`` replays at the window the app applies on load, its hidden part counted as the app does."""
+        from lab.formats import load
+        from lab.replayer import propose_window, replay
+        from lab.replayer.settings import ReplaySettings
+        from lab.replayer.window import settings_for
+
+        session = SAMPLES / "generated-claude-code.jsonl"
+        proposal = propose_window(load(session))
+        assert proposal.window is not None and proposal.hidden > 0
+        assert main(["replay", str(session), "--preset", "minicode", "--window", "proposed", "--report", str(tmp_path / "r.json")]) == 0
+        assert capsys.readouterr().out.startswith(f"window: {proposal.reason}\n")
+        got = Report.read(tmp_path / "r.json")
+        want = replay(load(session), "minicode", window=proposal.window, settings=settings_for(proposal, ReplaySettings()))
+        assert (got.window, got.hidden_tokens, got.total_cost) == (want.window, want.hidden_tokens, want.total_cost)
+        assert got.hidden_tokens == proposal.hidden and got.summary_calls >= 1
+        # No proposal (a session too small for one): the config's own window, and the reason says so.
+        assert main(["replay", str(SMALL), "--preset", "minicode", "--window", "proposed", "--report", str(tmp_path / "s.json")]) == 0
+        assert capsys.readouterr().out.startswith("window: no window proposed")
+        assert Report.read(tmp_path / "s.json").window == 200_000
+
     def test_report_requests_and_summary(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         rc = main(["replay", str(SMALL), "--preset", "minicode", "--window", "16000", "--spill-dir", str(tmp_path / "spill"),
                    "--report", str(tmp_path / "REPORT.json"), "--dump-requests", str(tmp_path / "REQUESTS.jsonl")])
