@@ -57,13 +57,14 @@ PATH_KEYS = ("file_path", "path", "filename", "file", "notebook_path", "target_f
 EXCERPT = 60
 
 
-@dataclass(frozen=True)
+# Slots on the values ``shell_action``'s cache keeps (thousands of them in a long session): no ``__dict__`` each.
+@dataclass(frozen=True, slots=True)
 class FileChange:
     path: str
     what: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolAction:
     """What one tool call does: ``paths`` are every file it names, ``reads`` and ``writes`` split them."""
 
@@ -711,7 +712,7 @@ _WRAPPER_LINE = re.compile(r"^\s*(?:</?returncode>.*|</?output>|exit code:?\s*-?
 _ENDS = 400
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """How a tool call ended: ``error`` is the line that says what went wrong, when one does."""
 

@@ -15,7 +15,8 @@ their decisions (``lab.core.pipeline``), serves what they ask for (store
 writes, summaries), and keeps what must persist between requests in
 ``self.state``: each stage's typed state, the usage anchor, the clock. Message
 counts are cached by object identity: messages are frozen, so one that comes
-back unchanged on the next request is never counted again.
+back unchanged on the next request is not counted again while it is in use
+(the cache lets go of the counts of messages long gone, ``_MessageCountCache``).
 
 The auto and dispatch paths are incremental (``lab.core.incremental.Track``):
 an agent loop sends the last output plus its new messages, so the Compactor
@@ -83,32 +84,55 @@ class CompactionOutcome:
 
 
 class _MessageCountCache:
-    """A counter wrapper that remembers each message object's count.
+    """A counter wrapper that remembers the counts of the message objects in use.
 
-    Entries hold the message itself, so its ``id()`` cannot be reused by
-    another object while the entry lives.
+    Counts are keyed by ``id()``, in two generations: each keeps the messages
+    it counted alive in a list beside it, so no id can be reused by another
+    object while its entry lives and a hit needs no identity check. When the
+    young generation is full it becomes the old one and the old one is
+    dropped; a hit in the old generation moves the count back into the young.
+    So what a replay is using (its context, the messages just arrived) stays,
+    and the counts of messages long summarised away go, with the messages only
+    the cache still held (a 30,000-message replay kept a quarter of the file's
+    size in a cache of every message it had ever counted). A count taken again
+    is cheap: the counters cache their block texts, or need only a length.
     """
 
-    # As many as the replay's own identity caches (``lab.replayer.identity_caches.MAX_CACHED``): at 100,000 a session of
-    # 100,000 tiny messages filled it, and every count was taken again after it started over.
-    max_entries = 200_000
+    # The smallest generation; a Compactor grows it to twice the longest context it is asked about (``fit``), so
+    # the messages of a context in use outlive a generation's turn.
+    min_generation = 4096
 
     def __init__(self, inner: TokenCounter) -> None:
         self.inner = inner
         self.name = inner.name
-        self._counts: dict[int, tuple[Message, int]] = {}
+        self.generation = self.min_generation
+        # (young counts, young held, old counts, old held), swapped whole: a thread that counts meanwhile (Streamlit
+        # runs pages in threads, and the cache may be shared) reads and writes one consistent pair of generations.
+        self._table: tuple[dict[int, int], list[Message], dict[int, int], list[Message]] = ({}, [], {}, [])
+
+    def fit(self, messages: int) -> None:
+        """Make each generation hold at least twice ``messages`` counts (the length of a context in use)."""
+        if 2 * messages > self.generation:
+            self.generation = 2 * messages
 
     def count_text(self, text: str) -> int:
         return self.inner.count_text(text)
 
     def count_message(self, message: Message) -> int:
-        hit = self._counts.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        n = self.inner.count_message(message)
-        if len(self._counts) >= self.max_entries:
-            self._counts.clear()
-        self._counts[id(message)] = (message, n)
+        table = self._table
+        counts, held, old, _ = table
+        key = id(message)
+        n = counts.get(key)
+        if n is not None:
+            return n
+        n = old.get(key)
+        if n is None:
+            n = self.inner.count_message(message)
+        if len(counts) >= self.generation:
+            counts, held = {}, []
+            self._table = (counts, held, table[0], table[1])
+        held.append(message)
+        counts[key] = n
         return n
 
     def count_messages(self, messages: Iterable[Message]) -> int:
@@ -364,6 +388,8 @@ class Compactor:
     ) -> StageContext:
         if self.state.first_request is None:
             self.state.first_request = first_user_request(messages)
+        # The count cache keeps at least what a context in use holds.
+        self._counts.fit(len(messages))
         return StageContext(
             config=self.config,
             counter=self._counts,

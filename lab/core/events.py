@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Literal
 
 from .messages import Boundary, Message, ToolSpec, Usage
@@ -25,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .summarizers.base import Summarizer
     from .tokens.base import TokenCounter
 
-__all__ = ["Trigger", "Event", "StageResult", "CompactorState", "StageContext"]
+__all__ = ["Trigger", "Event", "StageResult", "CompactorState", "StateSnapshot", "StageContext"]
 
 Trigger = Literal["auto", "manual", "emergency", "reactive", "dispatch"]
 
@@ -102,6 +104,9 @@ class CompactorState:
     # The Compactor's incremental bookkeeping: a Track per trigger path (its last output, token
     # prefix sums, the stages' memos). Pure speed-up: dropping it only costs one run from scratch.
     tracks: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # The packs of the last ``snapshot`` (container's place -> a weak reference to its pack): the next snapshot
+    # of a container that has only grown since shares their chunks. Pure saving, like ``tracks``.
+    packs: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def stage(self, name: str, make: Callable[[], Any] | None = None) -> Any:
         """The state of stage ``name``, made by ``make`` on first use (None for a stage that keeps none)."""
@@ -138,6 +143,29 @@ class CompactorState:
             first_request=self.first_request,
         )
 
+    def snapshot(self) -> StateSnapshot:
+        """The decisions so far, packed to go on from later (``StateSnapshot.fork``), as a resume checkpoint keeps them.
+
+        ``fork`` made now, in much less memory. A replay keeps a checkpoint every few requests, each with the
+        whole ledgers: a dict is packed as tuples of its keys and of its values, a set or a list as tuples of
+        its items, and a container that has only grown since the last snapshot shares that snapshot's tuples
+        and adds one of what is new (``_Pack``), so N checkpoints of a growing ledger hold it about once.
+        """
+        packs: dict[tuple[str, str], Any] = {}
+        stages = tuple((name, _packed_state(name, value, self.packs, packs)) for name, value in self.stages.items())
+        claims = _Pack.of(self.claims, _alive(self.packs.get(("", "claims"))))
+        packs[("", "claims")] = weakref.ref(claims)
+        self.packs = packs
+        return StateSnapshot(
+            session_id=self.session_id,
+            stages=stages,
+            claims=claims,
+            last_request_time=self.last_request_time,
+            anchor=self.anchor,
+            anchor_messages=self.anchor_messages,
+            first_request=self.first_request,
+        )
+
 
 def _copied(state: Any) -> Any:
     """A stage's state with its own containers: a state holds flat dicts and sets of immutable values, so a
@@ -146,6 +174,128 @@ def _copied(state: Any) -> Any:
         return copy.deepcopy(state)
     fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
     return dataclasses.replace(state, **{k: v.copy() if isinstance(v, (dict, set, list)) else v for k, v in fields.items()})
+
+
+def _alive(ref: Any) -> Any:
+    return ref() if ref is not None else None
+
+
+class _Pack:
+    """A dict, set or list of immutable values, packed as chunks (tuples) of its keys, and of its values for a dict.
+
+    ``of(container, earlier)`` shares the chunks of ``earlier`` (a pack of the same container) when the
+    container still holds what they hold, in the same order for a dict or a list (checked, value by value, in
+    C), and adds one chunk of what is new; otherwise it packs the container whole. ``unpack`` gives a
+    container of the same type equal to the one packed.
+    """
+
+    __slots__ = ("kind", "keys", "values", "size", "__weakref__")
+
+    def __init__(self, kind: type, keys: tuple[tuple[Any, ...], ...], values: tuple[tuple[Any, ...], ...], size: int) -> None:
+        self.kind, self.keys, self.values, self.size = kind, keys, values, size
+
+    @staticmethod
+    def of(container: dict | set | list, earlier: _Pack | None = None) -> _Pack:
+        kind = type(container)
+        if earlier is not None and earlier.kind is kind and earlier.size and len(container) >= earlier.size:
+            grown = earlier._grown(container)
+            if grown is not None:
+                return grown
+        if kind is dict:
+            assert isinstance(container, dict)
+            return _Pack(dict, _chunk(tuple(container)), _chunk(tuple(container.values())), len(container))
+        return _Pack(kind, _chunk(tuple(container)), (), len(container))
+
+    def _grown(self, container: dict | set | list) -> _Pack | None:
+        """This pack plus a chunk of what ``container`` gained since, or None when it changed otherwise."""
+        n = self.size
+        if self.kind is set:
+            assert isinstance(container, set)
+            if not all(container.issuperset(chunk) for chunk in self.keys):
+                return None
+            new = tuple(container.difference(*self.keys))
+            if len(new) != len(container) - n:
+                return None
+            return _Pack(set, self.keys + _chunk(new), (), len(container))
+        keys = iter(container)
+        if any(tuple(islice(keys, len(chunk))) != chunk for chunk in self.keys):
+            return None
+        if self.kind is dict:
+            assert isinstance(container, dict)
+            values = iter(container.values())
+            if any(tuple(islice(values, len(chunk))) != chunk for chunk in self.values):
+                return None
+            return _Pack(dict, self.keys + _chunk(tuple(keys)), self.values + _chunk(tuple(values)), len(container))
+        return _Pack(self.kind, self.keys + _chunk(tuple(keys)), (), len(container))
+
+    def unpack(self) -> Any:
+        if self.kind is dict:
+            return dict(zip(chain.from_iterable(self.keys), chain.from_iterable(self.values), strict=True))
+        return self.kind(chain.from_iterable(self.keys))
+
+
+def _chunk(items: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    return (items,) if items else ()
+
+
+def _packed_state(name: str, state: Any, earlier: dict[tuple[str, str], Any], packs: dict[tuple[str, str], Any]) -> Any:
+    """A stage's state with its containers packed (``_Pack``, sharing ``earlier``'s; the new ones go in ``packs``).
+
+    A state that is not a dataclass is deep-copied, as ``fork`` does.
+    """
+    if not dataclasses.is_dataclass(state) or isinstance(state, type):
+        return copy.deepcopy(state)
+    packed = copy.copy(state)
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if type(value) in (dict, set, list):
+            pack = _Pack.of(value, _alive(earlier.get((name, f.name))))
+            packs[(name, f.name)] = weakref.ref(pack)
+            object.__setattr__(packed, f.name, pack)
+    return packed
+
+
+def _unpacked_state(packed: Any) -> Any:
+    """A state of its own from a packed one: every container unpacked, anything else deep-copied as ``fork`` does."""
+    if not dataclasses.is_dataclass(packed) or isinstance(packed, type):
+        return copy.deepcopy(packed)
+    state = copy.copy(packed)
+    for f in dataclasses.fields(packed):
+        value = getattr(packed, f.name)
+        if isinstance(value, _Pack):
+            object.__setattr__(state, f.name, value.unpack())
+        elif isinstance(value, (dict, set, list)):
+            object.__setattr__(state, f.name, value.copy())
+    return state
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    """A ``CompactorState``'s decisions, packed (``CompactorState.snapshot``); ``fork`` gives a state to go on from.
+
+    Never changed once made, so one snapshot serves any number of resumes; like ``CompactorState.fork``
+    it leaves the incremental bookkeeping (``tracks``) out.
+    """
+
+    session_id: str
+    stages: tuple[tuple[str, Any], ...]
+    claims: _Pack
+    last_request_time: float | None
+    anchor: Usage | None
+    anchor_messages: int
+    first_request: str | None
+
+    def fork(self) -> CompactorState:
+        """A state of its own, equal to the one this snapshot was taken of at the time."""
+        return CompactorState(
+            session_id=self.session_id,
+            stages={name: _unpacked_state(value) for name, value in self.stages},
+            claims=self.claims.unpack(),
+            last_request_time=self.last_request_time,
+            anchor=self.anchor,
+            anchor_messages=self.anchor_messages,
+            first_request=self.first_request,
+        )
 
 
 @dataclass

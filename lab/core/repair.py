@@ -48,6 +48,7 @@ repaired history changes nothing.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -427,7 +428,8 @@ def repair(messages: Sequence[Message]) -> Repaired:
     A history that needs nothing comes back as the same list (a list given) or a list of the same objects.
     """
     given = messages if isinstance(messages, list) else list(messages)
-    key = tuple(map(id, given))
+    # The ids packed 8 bytes each: a tuple of int objects was 40 bytes a message, kept while the memo lives.
+    key = array("Q", map(id, given)).tobytes()
     done = _MEMO.get(key, lambda: _repair(list(given)), holds=tuple(given))
     if not done.changed:
         return Repaired(given)

@@ -86,6 +86,7 @@ costs time linear in N and gets the same lists as the full checks.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 
@@ -277,25 +278,33 @@ class Validator:
     """
 
     def __init__(self) -> None:
+        # Per sent message examined, in order (an "entry"), kept in compact form: a long session's validator
+        # held several lists, a dict and an object per message, most of them empty. Ints go in arrays; what
+        # is rarely there (look-back problems) is kept only for the entries that have it, with their entry
+        # numbers beside it; the ids added are one flat list; an OpenAI turn that a message leaves as it
+        # was is the same object.
         self._messages: list[Message] = []
         self._seen_uses: set[str] = set()
         self._seen_results: set[str] = set()
-        # One entry per sent message examined, in order.
-        self._at: list[int] = []  # its position in the history
-        self._sent: list[Message] = []
-        self._added: list[tuple[list[str], list[str]]] = []  # ids it added to the seen sets
-        self._unasked: list[list[str]] = []  # Anthropic's look-back problems, waiting for the look-ahead ones
-        self._turns: list[_Turn] = []  # the OpenAI turn after it
+        self._at = array("q")  # each entry's position in the history (its message is ``_messages[at]``)
+        # The ids the entries added to the seen sets, in order; *_end[k] is the length after entry k.
+        self._used: list[str] = []
+        self._used_end = array("q")
+        self._answered: list[str] = []
+        self._answered_end = array("q")
+        self._unasked_at = array("q")  # entries with Anthropic look-back problems, waiting for their look-ahead...
+        self._unasked: list[list[str]] = []  # ...and those problems
+        self._turns: list[_Turn] = []  # the OpenAI turn after each entry
         # Problems in list order; *_end[k] is the length after entry k. Anthropic's list is complete
         # up to the entry before the last (the last one's look-ahead needs the next message).
         self._common: list[str] = []  # Anthropic's view of the rules both read
-        self._common_end: list[int] = []
+        self._common_end = array("q")
         self._common_openai: list[str] = []  # OpenAI's: the same without empty content and blank text
-        self._common_openai_end: list[int] = []
+        self._common_openai_end = array("q")
         self._anthropic: list[str] = []
-        self._anthropic_end: list[int] = []
+        self._anthropic_end = array("q")
         self._openai: list[str] = []
-        self._openai_end: list[int] = []
+        self._openai_end = array("q")
         self._first_convo: int | None = None  # entry index
 
     def check(self, messages: Sequence[Message]) -> tuple[list[str], list[str]]:
@@ -304,6 +313,7 @@ class Validator:
         same = shared_prefix(self._messages, seq)
         # The last kept sent message's look-ahead is always left open, so it sees the new next message.
         self._rollback(bisect_left(self._at, same))
+        # Entries kept are at positions before ``same``: the same (or equal) messages in ``seq``.
         self._messages = seq
         for i in range(same, len(seq)):
             m = seq[i]
@@ -312,15 +322,19 @@ class Validator:
         return self._result()
 
     def _rollback(self, keep: int) -> None:
-        """Forget every entry from ``keep`` on."""
+        """Forget every entry from ``keep`` on; the work is proportional to what is forgotten."""
         n = len(self._at)
         if keep >= n:
             return
-        for uses, results in self._added[keep:]:
-            self._seen_uses.difference_update(uses)
-            self._seen_results.difference_update(results)
-        ends = (self._common_end, self._common_openai_end, self._openai_end)
-        for lst in (self._at, self._sent, self._added, self._unasked, self._turns, *ends):
+        used = self._used_end[keep - 1] if keep else 0
+        self._seen_uses.difference_update(self._used[used:])
+        del self._used[used:]
+        answered = self._answered_end[keep - 1] if keep else 0
+        self._seen_results.difference_update(self._answered[answered:])
+        del self._answered[answered:]
+        j = bisect_left(self._unasked_at, keep)
+        del self._unasked_at[j:], self._unasked[j:]
+        for lst in (self._at, self._turns, self._used_end, self._answered_end, self._common_end, self._common_openai_end, self._openai_end):
             del lst[keep:]
         del self._common[self._common_end[-1] if keep else 0 :]
         del self._common_openai[self._common_openai_end[-1] if keep else 0 :]
@@ -331,36 +345,48 @@ class Validator:
         if self._first_convo is not None and self._first_convo >= keep:
             self._first_convo = None
 
+    def _last_unasked(self) -> list[str]:
+        """The look-back problems of the last entry (none for most)."""
+        at = self._unasked_at
+        return self._unasked[-1] if at and at[-1] == len(self._at) - 1 else []
+
     def _add(self, i: int, m: Message) -> None:
         k = len(self._at)
-        if k:
+        prev = self._messages[self._at[-1]] if k else None
+        if prev is not None:
             # The previous entry's look-ahead can be settled now.
-            pi, pm = self._at[-1], self._sent[-1]
-            self._anthropic += _unanswered(pi, pm, m)
-            self._anthropic += self._unasked[-1]
+            self._anthropic += _unanswered(self._at[-1], prev, m)
+            self._anthropic += self._last_unasked()
             self._anthropic_end.append(len(self._anthropic))
         a_problems, o_problems, uses, results = _common_step(i, m, self._seen_uses, self._seen_results)
         self._common += a_problems
         self._common_end.append(len(self._common))
         self._common_openai += o_problems
         self._common_openai_end.append(len(self._common_openai))
-        self._added.append((uses, results))
-        self._unasked.append(_unasked(i, m, self._sent[-1] if k else None))
-        turn = self._turns[-1].copy() if k else _Turn()
+        self._used += uses
+        self._used_end.append(len(self._used))
+        self._answered += results
+        self._answered_end.append(len(self._answered))
+        unasked = _unasked(i, m, prev)
+        if unasked:
+            self._unasked_at.append(k)
+            self._unasked.append(unasked)
+        before = self._turns[-1] if k else _Turn()
+        turn = before.copy()
         turn.step(i, m, self._openai)
         self._openai_end.append(len(self._openai))
-        self._turns.append(turn)
+        # Turns are never changed once kept: a message that leaves the turn as it was shares the object.
+        self._turns.append(before if k and turn.caller is before.caller and turn.open_calls == before.open_calls else turn)
         self._at.append(i)
-        self._sent.append(m)
         if self._first_convo is None and m.role != "system":
             self._first_convo = k
 
     def _result(self) -> tuple[list[str], list[str]]:
         first = self._first_convo
-        head = _head((self._at[first], self._sent[first]) if first is not None else None)
+        head = _head((self._at[first], self._messages[self._at[first]]) if first is not None else None)
         anthropic = head + self._common + self._anthropic
         if self._at:
-            anthropic += _unanswered(self._at[-1], self._sent[-1], None) + self._unasked[-1]
+            anthropic += _unanswered(self._at[-1], self._messages[self._at[-1]], None) + self._last_unasked()
         openai = head + self._common_openai + self._openai
         if self._turns:
             tail: list[str] = []

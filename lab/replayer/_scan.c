@@ -12,7 +12,10 @@
    check the two give the same set on any text.
 
    normalise, items_table and items_in: content recall's text scans (lab/replayer/content.py), which falls back
-   to its Python rules the same way; its tests hold the two to the same results. */
+   to its Python rules the same way; its tests hold the two to the same results.
+
+   IdMap: recall's index of raw messages by identity (lab/replayer/recall.py), without an int object per key;
+   recall.IdentityMap is the same table in Python, and the tests hold the two to the same answers. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1032,6 +1035,196 @@ longest_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nn)", best_s, best_e);
 }
 
+/* --- IdMap: values by the identity of their keys (recall.py's History, one entry per raw message) ------------ */
+
+/* A dict keyed by id(message) costs an int object per key (32 bytes) beside its entry and hash slot, and a
+   recall index holds one entry per raw message of a transcript. This table keeps each key's address (never
+   dereferenced, never owned: whoever fills it keeps the keys alive, as a History keeps its raw messages) and
+   a reference to its value: 16 bytes a slot, open addressing (linear probing), at most 2/3 full. No entry is
+   ever removed. recall.IdentityMap is the same table as a dict by id(), used when this module is not built. */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t used;
+    int bits;
+    const void **keys;
+    PyObject **values;
+} IdMapObject;
+
+static Py_ssize_t
+idmap_find(const void *const *keys, int bits, const void *key)
+{
+    const Py_ssize_t mask = ((Py_ssize_t)1 << bits) - 1;
+    Py_ssize_t i = (Py_ssize_t)((((uint64_t)(uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+    while (keys[i] != NULL && keys[i] != key) {
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+static int
+idmap_alloc(IdMapObject *m, int bits)
+{
+    const Py_ssize_t slots = (Py_ssize_t)1 << bits;
+    const void **keys = PyMem_Calloc(slots, sizeof(void *));
+    PyObject **values = PyMem_Calloc(slots, sizeof(PyObject *));
+    if (keys == NULL || values == NULL) {
+        PyMem_Free(keys);
+        PyMem_Free(values);
+        PyErr_NoMemory();
+        return -1;
+    }
+    const void **old_keys = m->keys;
+    PyObject **old_values = m->values;
+    const Py_ssize_t old_slots = old_keys == NULL ? 0 : (Py_ssize_t)1 << m->bits;
+    for (Py_ssize_t j = 0; j < old_slots; j++) {
+        if (old_keys[j] != NULL) {
+            Py_ssize_t i = idmap_find(keys, bits, old_keys[j]);
+            keys[i] = old_keys[j];
+            values[i] = old_values[j];
+        }
+    }
+    PyMem_Free(old_keys);
+    PyMem_Free(old_values);
+    m->keys = keys;
+    m->values = values;
+    m->bits = bits;
+    return 0;
+}
+
+static PyObject *
+idmap_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 0 || (kwds != NULL && PyDict_GET_SIZE(kwds) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "IdMap() takes no arguments");
+        return NULL;
+    }
+    IdMapObject *m = (IdMapObject *)type->tp_alloc(type, 0);
+    if (m == NULL) {
+        return NULL;
+    }
+    m->used = 0;
+    m->keys = NULL;
+    m->values = NULL;
+    if (idmap_alloc(m, 3) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return (PyObject *)m;
+}
+
+static void
+idmap_dealloc(IdMapObject *m)
+{
+    if (m->values != NULL) {
+        const Py_ssize_t slots = (Py_ssize_t)1 << m->bits;
+        for (Py_ssize_t j = 0; j < slots; j++) {
+            Py_XDECREF(m->values[j]);
+        }
+    }
+    PyMem_Free(m->keys);
+    PyMem_Free(m->values);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* The value stored for key, else NULL (no exception set). */
+static PyObject *
+idmap_lookup(const IdMapObject *m, PyObject *key)
+{
+    const Py_ssize_t i = idmap_find(m->keys, m->bits, key);
+    return m->keys[i] == NULL ? NULL : m->values[i];
+}
+
+static PyObject *
+idmap_get(IdMapObject *m, PyObject *key)
+{
+    PyObject *value = idmap_lookup(m, key);
+    return Py_NewRef(value == NULL ? Py_None : value);
+}
+
+/* key's value becomes value (replace: 1) or stays when it has one (0); the value stored, a new reference. */
+static PyObject *
+idmap_store(IdMapObject *m, PyObject *const *args, Py_ssize_t nargs, int replace)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "takes (key, value)");
+        return NULL;
+    }
+    PyObject *key = args[0], *value = args[1];
+    Py_ssize_t i = idmap_find(m->keys, m->bits, key);
+    if (m->keys[i] != NULL) {
+        if (replace) {
+            Py_SETREF(m->values[i], Py_NewRef(value));
+        }
+        return Py_NewRef(m->values[i]);
+    }
+    /* Grown before the entry that would pass 2/3 full. */
+    if (3 * (m->used + 1) > 2 * ((Py_ssize_t)1 << m->bits)) {
+        if (idmap_alloc(m, m->bits + 1) < 0) {
+            return NULL;
+        }
+        i = idmap_find(m->keys, m->bits, key);
+    }
+    m->keys[i] = key;
+    m->values[i] = Py_NewRef(value);
+    m->used++;
+    return Py_NewRef(value);
+}
+
+static PyObject *
+idmap_put(IdMapObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *stored = idmap_store(m, args, nargs, 1);
+    if (stored == NULL) {
+        return NULL;
+    }
+    Py_DECREF(stored);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+idmap_setdefault(IdMapObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    return idmap_store(m, args, nargs, 0);
+}
+
+static Py_ssize_t
+idmap_len(IdMapObject *m)
+{
+    return m->used;
+}
+
+static int
+idmap_contains(IdMapObject *m, PyObject *key)
+{
+    return idmap_lookup(m, key) != NULL;
+}
+
+static PyMethodDef idmap_methods[] = {
+    {"get", (PyCFunction)idmap_get, METH_O, "The value stored for this very object, or None."},
+    {"put", (PyCFunction)(void (*)(void))idmap_put, METH_FASTCALL, "Store a value for this very object (replacing any)."},
+    {"setdefault", (PyCFunction)(void (*)(void))idmap_setdefault, METH_FASTCALL,
+     "The value stored for this very object, storing the one given first when there is none."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods idmap_as_sequence = {
+    .sq_length = (lenfunc)idmap_len,
+    .sq_contains = (objobjproc)idmap_contains,
+};
+
+static PyTypeObject IdMapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lab.replayer._scan.IdMap",
+    .tp_basicsize = sizeof(IdMapObject),
+    .tp_dealloc = (destructor)idmap_dealloc,
+    .tp_as_sequence = &idmap_as_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Values by the identity of their keys, which the caller keeps alive; no entry is ever removed.",
+    .tp_methods = idmap_methods,
+    .tp_new = idmap_new,
+};
+
 static PyMethodDef methods[] = {
     {"token_set", token_set, METH_O, "The set of tokens and their parts a text holds (the mention tokenizer's rule)."},
     {"settle", (PyCFunction)(void (*)(void))settle, METH_FASTCALL,
@@ -1059,5 +1252,16 @@ PyInit__scan(void)
     for (int c = 0; c < 256; c++) {
         space_ucs1[c] = Py_UNICODE_ISSPACE(c) != 0;
     }
-    return PyModule_Create(&module);
+    if (PyType_Ready(&IdMapType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(m, "IdMap", (PyObject *)&IdMapType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

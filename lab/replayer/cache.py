@@ -35,6 +35,7 @@ reference the running sums are tested against.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Sequence
@@ -128,8 +129,8 @@ class PromptCache:
         self.blocks = _Blocks(counter)
         self.incremental = incremental
         self._prev: list[Message] = []
-        # _prev_sums[i]: tokens of _prev[:i].
-        self._prev_sums: list[int] = [0]
+        # _prev_sums[i]: tokens of _prev[:i]; machine ints, not an int object per message of the context.
+        self._prev_sums = array("q", [0])
         self._prev_sent = 0
         self._prev_time: float | None = None
         self._prev_written = False
@@ -139,7 +140,7 @@ class PromptCache:
         copy = PromptCache.__new__(PromptCache)
         copy.__dict__.update(self.__dict__)
         # _prev is replaced on every step, never changed in place; the running sums are changed in place.
-        copy._prev_sums = list(self._prev_sums)
+        copy._prev_sums = array("q", self._prev_sums)
         return copy
 
     def _expired(self, now: float) -> bool:

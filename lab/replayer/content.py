@@ -88,7 +88,7 @@ from ..core.store import SpillStore
 from ..core.tokens.base import TokenCounter
 from ..errors import StoreError
 from .mentions import COMMAND_KEYS, PATH_KEYS
-from .recall import spill_refs
+from .recall import IdentityMap, IdMap, shared_by_identity, spill_refs
 from .report import Row
 from .identity_caches import ByIdentity
 
@@ -572,9 +572,10 @@ class ContentHistory:
         self._table = _items_table(tuple(self.items)) if _items_table is not None and _items_in is not None and self.items else None
         self.automaton = self._automaton() if self._table is None else None
         self._texts: dict[str, frozenset[int]] = {}
-        # Which items each raw message holds, by identity (``raw`` keeps every message alive), and where a
-        # source first holds each item: an anchor is needed when that is before its response.
-        self._hits: dict[int, frozenset[int]] = {}
+        # Which items each raw message holds, by identity (``raw`` keeps every message alive; ``recall.IdMap``, no
+        # int object per key), and where a source first holds each item: an anchor is needed when that is before
+        # its response.
+        self._hits: IdentityMap[frozenset[int]] = IdMap()
         first: dict[int, int] = {}
         # Nothing needed anywhere (no item): no message is looked at again, so none is indexed. Nor is a message at
         # or after the last response that needs something: no context it can be in is asked about.
@@ -585,12 +586,12 @@ class ContentHistory:
             if src:
                 for x in src:
                     first.setdefault(x, i)
-                self._hits[id(m)] = src | hits(part.other, keep=False) if part.other else src
+                self._hits.put(m, src | hits(part.other, keep=False) if part.other else src)
             else:
-                self._hits[id(m)] = hits(part.other, keep=False) if part.other else _NONE
-        # What a replay's running state asks of a raw message, in one lookup: its items, for the sent ones that can
-        # point to no spill file (no compacted result, not written by a pipeline).
-        self.entries: dict[int, frozenset[int]] = {id(m): self._hits[id(m)] for m in self.raw[:limit] if is_sent(m) and not _may_point(m)}
+                self._hits.put(m, hits(part.other, keep=False) if part.other else _NONE)
+        # A replay's running state takes a raw message's items alone, in one lookup, for the sent ones that can point
+        # to no spill file (no compacted result, not written by a pipeline): the others are these few, by id.
+        self.special: frozenset[int] = frozenset(id(m) for m in self.raw[:limit] if not is_sent(m) or _may_point(m))
         self._needed: dict[int, tuple[int, ...]] = {}
         for p in sorted(set(self._anchors) | set(self._spans)):
             anchors = {x for x in self._anchors.get(p, ()) if first.get(x, p) < p}
@@ -635,7 +636,7 @@ class ContentHistory:
 
     def hits(self, message: Message) -> frozenset[int]:
         """The items a message holds: cached for the raw history's own messages."""
-        hit = self._hits.get(id(message))
+        hit = self._hits.get(message)
         if hit is not None:
             return hit
         if not self.items:
@@ -644,7 +645,12 @@ class ContentHistory:
         return self.text_hits(part.source) | self.text_hits(part.other)
 
     def raw_hits(self, message: Message) -> frozenset[int] | None:
-        return self._hits.get(id(message))
+        return self._hits.get(message)
+
+    def plain(self, message: Message) -> bool:
+        """Whether a message is one of the indexed raw ones, sent and pointing to no spill file: its items are all
+        a replay's running state needs of it."""
+        return message in self._hits and id(message) not in self.special
 
     def needed(self, point: int, end: int) -> tuple[int, ...]:
         """The items the response starting at ``point`` needed (``end`` is where it stops; one response starts at ``point``)."""
@@ -658,7 +664,7 @@ class ContentHistory:
     @classmethod
     def of(cls, raw: Sequence[Message]) -> ContentHistory:
         """The content history of these raw messages, shared by every replay of the same message objects."""
-        return _HISTORIES.get(tuple(map(id, raw)), lambda: cls(raw))
+        return shared_by_identity(_HISTORIES, raw, lambda: cls(raw))
 
 
 def clear_cache() -> None:
@@ -756,14 +762,14 @@ class ContentRecall:
             self._added, self._removed, self._paths = Counter(), Counter(), Counter()
             self._context = []
         k = shared_prefix(self._context, seq) if same is None or not self.incremental else min(same, len(self._context), len(seq))
-        raw = self.history.entries
+        raw, special = self.history._hits.get, self.history.special
         gone: list[frozenset[int]] = []
         came: list[frozenset[int]] = []
         for moved, hits, sign in ((self._context[k:], gone, -1), (seq[k:], came, 1)):
             for m in moved:
                 # Most messages are raw ones holding nothing: one lookup, nothing counted.
-                hit = raw.get(id(m))
-                if hit is not None:
+                hit = raw(m)
+                if hit is not None and not (special and id(m) in special):
                     if hit:
                         hits.append(hit)
                     continue

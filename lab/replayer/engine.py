@@ -43,7 +43,9 @@ Those per-message values (counts, composition, dedup's
 decoded calls, the retention targets) are pure functions of a frozen message
 and the counter or config, so they outlive a replay: a replay given no counter
 uses one shared instance per counter name, and the next replay of the same
-message objects (a slider's move, a compare's next config) finds them again.
+message objects (a slider's move, a compare's next config) finds them again
+(the counts and compositions of the messages in recent use: those caches
+follow the context, not the whole session).
 A request's context is mostly the previous one's, so the row's sums (tokens,
 composition, the first request), its validity and its cache prefix are kept
 as running state over the prefix the two share (``SentSums``, ``Validator``,
@@ -58,13 +60,15 @@ requests), and a later replay of the same transcript under a config that
 differs only in the watermark's threshold resumes from the last checkpoint
 before the two configs part (``resume.py``): a threshold knob's move replays
 only the requests after that point, and gives the same report a full replay
-does. ``resume=False`` plays every request.
+does. ``resume=False`` plays every request and records no trace.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any, Literal, NamedTuple
 from collections.abc import Callable, Sequence
 
@@ -191,7 +195,8 @@ def replay(
     ``recall=False``: skip needed-later recall (``recall.py``) and content recall (``content.py``; their fields stay
     empty), for the bench's ratio; ``content=False`` skips content recall alone (the bench's content cost).
     ``resume=False``: replay every request even when an earlier replay of the same transcript, under a config
-    differing only in the watermark's threshold, could be resumed (``resume.py``; the report is the same).
+    differing only in the watermark's threshold, could be resumed (``resume.py``; the report is the same), and
+    record nothing for a later replay to resume from (no trace, no checkpoints).
     ``repair=False``: replay the history as the source wrote it, without ``lab.core.repair``'s mends (aborted
     calls answered, one-block records merged, ...), to see the requests the source itself makes invalid.
     """
@@ -218,10 +223,13 @@ def replay(
     # (the Compactor's shared per-message counts, share_counts below).
     fit = fit_usage(given.messages, shared_counts(counter))
     hidden = max(0, fit.hidden_tokens) if rs.hidden_from_usage and fit is not None else rs.hidden_tokens
-    # Only the lab's own store and summarizer can be resumed: a caller's may hold state no checkpoint saw.
-    traced = incremental and store is None and summarizer is None
+    # Only the lab's own store and summarizer can be resumed: a caller's may hold state no checkpoint saw. A replay
+    # told not to resume records no trace either: its checkpoints (a copy of the Compactor's state and the store
+    # every few requests) were a third of the file's size kept for a resume that the callers passing
+    # resume=False (the benches) never make; the app and the CLI resume, and so keep their traces.
+    traced = resume and incremental and store is None and summarizer is None
     key = resume_key(cfg, rs.fingerprint, counter, (anchor, recall, content, retention_each, hidden)) if traced else None
-    start = find(given, key, t.messages, cfg.watermark, cfg.window) if key is not None and resume else None
+    start = find(given, key, t.messages, cfg.watermark, cfg.window) if key is not None else None
     if start is not None:
         store, state = start[1].store.fork(), start[1].state.fork()
     else:
@@ -363,6 +371,15 @@ class _Run:
             fields.update(self.content.step(p, q, working, same=self.sums.kept("content")).fields())
         return fields
 
+    def _summary_numbers(self, since: int, pricing: PricingConfig, *, traced: bool) -> tuple[int, int, float]:
+        """Tokens in and out and dollars of this request's summary calls (the recorder's results from ``since`` on)."""
+        numbers = summary_numbers(self.recorder.results[since:], pricing)
+        if not traced:
+            # Only a trace reads a result again (a resume takes the ones before its checkpoint): without one, a
+            # result is its request's numbers, and kept it held every summary the session ever wrote.
+            self.recorder.results.clear()
+        return numbers
+
     def _count_compactions(self, events: Sequence[Event]) -> None:
         for e in events:
             if e.effective and e.strategy and e.stage not in _NOT_COMPACTIONS and e.strategy != "reapply":
@@ -371,7 +388,7 @@ class _Run:
     def _checkpoint(self, k: int, context: list[Message], consumed: int, raw_tokens: int, usage: Usage | None) -> Checkpoint:
         assert isinstance(self.store, MemoryStore)  # a traced replay's store is its own MemoryStore
         return Checkpoint(k, list(context), consumed, raw_tokens, usage, dict(self.compactions), dict(self._hidden_written),
-                          self.compactor.state.fork(), self.store.fork(), len(self.recorder.results), self.recorder.calls,
+                          self.compactor.state.snapshot(), self.store.fork(), len(self.recorder.results), self.recorder.calls,
                           self.cache.fork(), self.raw_cache.fork(), replace(self.clock))
 
     def _resume(self, trace: Trace | None, start: tuple[Trace, Checkpoint] | None, points: int) -> _Resumed:
@@ -395,14 +412,15 @@ class _Run:
         if self.progress is not None and at.k:
             self.progress(at.k, points)
         # The rows before the checkpoint are the base's, but for the one field the threshold decides.
-        rows = Rows(r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in base.rows[: at.k])
+        rows = Rows(r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in islice(base.rows, at.k))
         return _Resumed(rows, base.contexts.head(at.k), list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
 
     def go(self, notes: list[str], trace: Trace | None = None, start: tuple[Trace, Checkpoint] | None = None) -> Report:
         t, cfg, compactor = self.t, self.cfg, self.compactor
         raw = t.messages
         pricing = self.settings.pricing
-        points = request_points(raw)
+        # Machine ints: a list held an int object per request for the whole replay.
+        points = array("q", request_points(raw))
         rows, contexts, context, consumed, raw_tokens, usage, first = self._resume(trace, start, len(points))
         for k in range(first, len(points)):
             p = points[k]
@@ -464,7 +482,7 @@ class _Run:
                 hidden_usd, hidden_cached = self._hidden("sent", cache_step.expired, pricing)
                 cost = request_cost(cache_step, output, pricing) + hidden_usd
             raw_step = self.raw_cache.step_append(raw_tokens, now)
-            s_in, s_out, s_cost = summary_numbers(self.recorder.results[calls_before:], pricing)
+            s_in, s_out, s_cost = self._summary_numbers(calls_before, pricing, traced=trace is not None)
             if self.validator is not None:
                 a_problems, o_problems = self.validator.check(working)
             else:

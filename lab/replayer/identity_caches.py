@@ -6,7 +6,10 @@ up by object identity afterwards; each entry keeps its message alive, so an
 ``id()`` can never be reused while the entry lives. Some of these caches are
 shared by every replay in the process (``shared_by_identity``,
 ``shared_counter``): the next replay of the same messages (a slider's move, a
-compare's next config) finds them again; ``clear_shared`` forgets them.
+compare's next config) finds them again; ``clear_shared`` forgets them. A
+cache keeps two generations of entries (``ByIdentity``), and the compositions'
+generations follow the context in use: the values of the messages a replay
+still asks about, not of every message the session ever had.
 
 A request's context is mostly the previous one's: ``SentSums`` keeps running
 sums over the longest prefix two successive contexts share, so a row costs
@@ -15,6 +18,7 @@ time for the messages that changed, not for the whole context.
 
 from __future__ import annotations
 
+from array import array
 from typing import Generic, TypeVar
 from collections.abc import Sequence
 
@@ -29,6 +33,7 @@ from .inputs import first_request_in, message_has_text, sendable
 
 __all__ = [
     "MAX_CACHED",
+    "MIN_GENERATION",
     "ByIdentity",
     "MAX_SHARED_OWNERS",
     "shared_by_identity",
@@ -41,9 +46,10 @@ __all__ = [
 ]
 
 
-# Entries in the identity caches before they start over (a stage that rebuilds messages every request
-# would otherwise grow them without bound).
+# Entries in a generation of an identity cache (a stage that rebuilds messages every request would
+# otherwise grow them without bound), and the smallest generation of a cache that follows a context (``fit``).
 MAX_CACHED = 200_000
+MIN_GENERATION = 4096
 
 V = TypeVar("V")
 
@@ -51,35 +57,61 @@ V = TypeVar("V")
 class ByIdentity(Generic[V]):
     """Values computed from one message, looked up by the message object's identity.
 
-    The message is kept alive beside its value, so its ``id()`` cannot be
-    reused while the entry lives. Two flat dicts rather than one of (message,
-    value) pairs: a replay holds an entry for every message it has seen, and a
-    pair object per entry would be one more object for every garbage
-    collection to traverse, a cost that grows with the session.
+    Every message with an entry is kept alive (a list of them), so while the
+    entry lives no other object can have its ``id()``: the value is looked up
+    by the id alone. One dict of values and a list rather than a second dict
+    of id -> message: a replay holds an entry for every message it has seen,
+    and the second dict (its entries and a second int per key) cost as much as
+    the first; rather than one dict of (message, value) pairs, for the pair
+    object per entry every garbage collection would traverse.
+
+    Entries live in two generations: when the young one holds ``limit`` entries
+    it becomes the old one, and the old one is let go, messages and values
+    together; a value found in the old generation moves to the young one. So a
+    cache holds at most ``2 * limit`` entries, and one whose ``limit`` follows
+    the context in use (``fit``) holds the messages a replay still asks about,
+    not every message of the session.
     """
 
-    __slots__ = ("_keep", "_values", "limit")
+    __slots__ = ("_table", "limit")
 
     def __init__(self, limit: int = MAX_CACHED) -> None:
-        self._keep: dict[int, Message] = {}
-        self._values: dict[int, V] = {}
+        # (young values, young messages, old values, old messages), swapped whole: a thread that reads meanwhile (a
+        # shared cache, Streamlit's threads) sees a pair of generations whose values' messages are all held.
+        self._table: tuple[dict[int, V], list[Message], dict[int, V], list[Message]] = ({}, [], {}, [])
         self.limit = limit
 
+    def fit(self, messages: int) -> None:
+        """Make a generation hold at least twice ``messages`` entries (the length of a context in use)."""
+        if 2 * messages > self.limit:
+            self.limit = 2 * messages
+
     def get(self, message: Message) -> V | None:
+        young, _, old, _ = self._table
         key = id(message)
-        # .get, not [key]: a shared cache may be between a put's two stores, or cleared, in another thread.
-        return self._values.get(key) if self._keep.get(key) is message else None
+        hit = young.get(key)
+        if hit is None:
+            hit = old.get(key)
+            if hit is not None:
+                self.put(message, hit)
+        return hit
 
     def put(self, message: Message, value: V) -> V:
-        if len(self._keep) >= self.limit:
-            self._keep.clear()
-            self._values.clear()
-        self._keep[id(message)] = message
-        self._values[id(message)] = value
+        table = self._table
+        values, keep = table[0], table[1]
+        if len(values) >= self.limit:
+            values, keep = {}, []
+            self._table = (values, keep, table[0], table[1])
+        key = id(message)
+        if key not in values:
+            # Kept before its value is stored: an id found in another thread meanwhile has its message held.
+            keep.append(message)
+        values[key] = value
         return value
 
     def __len__(self) -> int:
-        return len(self._keep)
+        """Entries held, a value moved to the young generation counted in both."""
+        return len(self._table[0]) + len(self._table[2])
 
 
 # Owners (counters) whose identity caches are kept for the next replay; see ``shared_by_identity``.
@@ -90,7 +122,7 @@ _COUNTERS: SharedLRU[TokenCounter] = SharedLRU(64)
 _UNSHARED_COUNTERS = frozenset({"anthropic"})
 
 
-def shared_by_identity(owner: object, kind: str) -> ByIdentity:
+def shared_by_identity(owner: object, kind: str, *, limit: int = MAX_CACHED) -> ByIdentity:
     """The process-wide ``ByIdentity`` of ``kind`` for values that are a pure function of a message and ``owner``.
 
     A slider move replays the same transcript objects with the same counter: a
@@ -102,7 +134,7 @@ def shared_by_identity(owner: object, kind: str) -> ByIdentity:
     caches = _SHARED_OWNERS.get(id(owner), dict, holds=owner)
     cache = caches.get(kind)
     # setdefault: two threads asking for a new kind at once get the same one.
-    return cache if cache is not None else caches.setdefault(kind, ByIdentity())
+    return cache if cache is not None else caches.setdefault(kind, ByIdentity(limit))
 
 
 def shared_counter(name: str) -> TokenCounter:
@@ -149,7 +181,10 @@ class MessageParts:
 
     def __init__(self, counter: TokenCounter, *, shared: bool = False) -> None:
         self.counter = counter
-        self._cache: ByIdentity[tuple[int, ...]] = shared_by_identity(counter, "parts") if shared else ByIdentity()
+        # Generations that follow the context (``fit``): a message asked about again is one of a context in use,
+        # and one of the session's early messages, long summarized away, is let go with its value.
+        self._cache: ByIdentity[tuple[int, ...]] = (shared_by_identity(counter, "parts", limit=MIN_GENERATION) if shared
+                                                    else ByIdentity(MIN_GENERATION))
         # Equal compositions are one tuple: a session of many short messages repeats the same few.
         self._same: dict[tuple[int, ...], tuple[int, ...]] = {}
 
@@ -161,6 +196,10 @@ class MessageParts:
             found = tuple(parts[p] for p in PARTS)
             hit = self._cache.put(message, self._same.setdefault(found, found))
         return hit
+
+    def fit(self, messages: int) -> None:
+        """A context of ``messages`` is in use: keep at least twice that many compositions (``ByIdentity.fit``)."""
+        self._cache.fit(messages)
 
     def of(self, messages: Sequence[Message]) -> dict[str, int]:
         total = [0] * len(PARTS)
@@ -193,11 +232,13 @@ class SentSums:
         self.counts, self.parts, self.first, self.incremental = counts, parts, first, incremental
         self._messages: list[Message] = []
         self._sent: list[Message] = []
-        # Per position i of the context, sums over its first i messages.
-        self._nsent = [0]
-        self._tokens = [0]
-        self._parts = [(0,) * len(PARTS)]
-        self._found = [False]
+        # Per position i of the context, sums over its first i messages: machine ints, not an int object (and a
+        # tuple of them for the composition) per position of a context of thousands of tiny messages.
+        self._nsent = array("q", [0])
+        self._tokens = array("q", [0])
+        # The composition's running sums, len(PARTS) per position, one after another.
+        self._parts = array("q", (0,) * len(PARTS))
+        self._found = bytearray(1)
         # Per consumer of ``kept``: the fewest leading messages any update since its last call kept.
         self._lows: dict[str, int] = {}
 
@@ -205,6 +246,7 @@ class SentSums:
         """Move to the context ``messages``. ``known``: the caller knows its first ``known`` messages are
         the previous update's (the same objects, or equal ones), so they are not compared again."""
         seq = list(messages)
+        self.parts.fit(len(seq))
         if not self.incremental:
             self._messages, self._sent = seq, sendable(seq)
             return
@@ -214,10 +256,13 @@ class SentSums:
             if k < low:
                 lows[name] = k
         self._messages = seq
-        for sums in (self._nsent, self._tokens, self._parts, self._found):
+        width = len(PARTS)
+        for sums in (self._nsent, self._tokens, self._found):
             del sums[k + 1 :]
+        del self._parts[width * (k + 1) :]
         del self._sent[self._nsent[k] :]
-        nsent, tokens, parts, found = self._nsent[k], self._tokens[k], self._parts[k], self._found[k]
+        nsent, tokens, found = self._nsent[k], self._tokens[k], self._found[k]
+        parts = tuple(self._parts[width * k :])
         first = self.first
         for m in seq[k:]:
             if is_sent(m):
@@ -228,7 +273,7 @@ class SentSums:
                 found = found or (first is not None and message_has_text(m, first))
             self._nsent.append(nsent)
             self._tokens.append(tokens)
-            self._parts.append(parts)
+            self._parts.extend(parts)
             self._found.append(found)
 
     def kept(self, name: str) -> int | None:
@@ -256,10 +301,10 @@ class SentSums:
 
     @property
     def composition(self) -> dict[str, int]:
-        return dict(zip(PARTS, self._parts[-1], strict=True)) if self.incremental else self.parts.of(self._sent)
+        return dict(zip(PARTS, self._parts[-len(PARTS) :], strict=True)) if self.incremental else self.parts.of(self._sent)
 
     @property
     def first_kept(self) -> bool | None:
         if not self.incremental:
             return first_request_in(self._sent, self.first)
-        return None if self.first is None else self._found[-1]
+        return None if self.first is None else bool(self._found[-1])

@@ -102,7 +102,8 @@ def prompt_too_long_error(tokens: int, window: int) -> PromptTooLongError:
 
 
 class RecordingSummarizer:
-    """Passes calls through and keeps every result, so rows can show summary calls and their usage."""
+    """Passes calls through and keeps each result, so rows can show summary calls and their usage (a replay that
+    records no trace clears them once its row has read them)."""
 
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner

@@ -162,15 +162,20 @@ def clear_cache() -> None:
 
 
 def release_command_memos() -> None:
-    """Forget what each shell command names (``_SHELL``, ``_ARGS``), keeping the token memos.
+    """Forget what each shell command names (``_SHELL``, ``_ARGS``) and which tokens are worth naming
+    (``_NAMED``, ``_NOISE``), keeping the kinds (``_KIND``, which a replay's rows ask for).
 
-    They serve the two readers of a transcript's commands, retention's targets and recall's index, which
-    a replay builds first and shares with every later replay of the transcript; past that, no request
-    reads them again (a message a stage writes is looked up token by token), and on a session of many
-    short commands they held a tenth of the replay's memory to its end. Results never change.
+    They serve the two readers of a transcript's commands and tokens, retention's targets and recall's
+    index, which a replay builds first and shares with every later replay of the transcript; past that,
+    no request reads them again (a message a stage writes is looked up token by token), and on a session
+    of many short commands they held a tenth of the replay's memory to its end, the token memos a token
+    per distinct token of the session. The next transcript's build classifies its tokens afresh (a regex
+    match per distinct token). Results never change.
     """
     _SHELL.clear()
     _ARGS.clear()
+    _NAMED.clear()
+    _NOISE.clear()
 
 
 def tokens(text: str) -> set[str]:
@@ -295,15 +300,17 @@ class Lookup:
     the occurrence part of a longer piece. Only the rest walk out to the run's ends.
     """
 
-    __slots__ = ("wanted", "_single", "_lines", "_links", "_automaton", "_bare", "_how")
+    __slots__ = ("wanted", "_lines", "_links", "_automaton", "_bare", "_how")
 
     def __init__(self, wanted: Iterable[str]) -> None:
         self.wanted = frozenset(wanted)
-        self._single = frozenset(filter(_RUN.fullmatch, self.wanted))
+        # The strings that are one run of token characters (all a token can be): the automaton's; not kept, as
+        # only the Python checks ask for them again.
+        single = sorted(filter(_RUN.fullmatch, self.wanted))
         # Joined by line breaks, which no "://" can straddle.
         self._links = "://" in "\n".join(self.wanted)
         # Every error line matches _ERROR from its start (error_lines keeps only lines with a space).
-        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted - self._single)
+        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted)
         self._automaton: ahocorasick.Automaton | None = None
         # Strings whose shadow is all spaces (non-ASCII digits, say) would match at every run of spaces:
         # those few are searched for in the text itself.
@@ -314,7 +321,6 @@ class Lookup:
         # (the C module works it out from the string), so it is filled on their first use.
         self._how: dict[str, tuple[frozenset[str], frozenset[str], bool]] | None = None
         bare: list[str] = []
-        single = sorted(self._single)
         # One shadow for all of them: the strings never hold a line break, which the shadow keeps.
         shadows = _shadow_lines("\n".join(single)).split("\n") if single else []
         for w, shadow in zip(single, shadows, strict=True):
@@ -357,7 +363,7 @@ class Lookup:
         if self._automaton is not None:
             how = self._how
             if how is None:
-                single = sorted(self._single)
+                single = sorted(filter(_RUN.fullmatch, self.wanted))
                 shadows = _shadow_lines("\n".join(single)).split("\n") if single else []
                 how = self._how = {w: (*_neighbours(w), shadow == w) for w, shadow in zip(single, shadows, strict=True) if not shadow.isspace()}
             # The shadow is padded with a space at each end, so a match ending at ``end`` (its closing

@@ -38,21 +38,32 @@ texts) is looked up for the wanted tokens only (``mentions.Lookup``), once
 per text. A first replay pays for the build: it is most of recall's cost
 there (the bench's "lone first replay" figure). What each response needed
 (named, seen before, outside the system prompt) depends on the transcript
-alone too (``History.needed``). Per replay, only
+alone too (``History.needed``). A history lives as long as its transcript is
+replayed, so it is held compactly: hits as sorted tuples shared when equal,
+the raw messages' hits in an identity table without an int per key
+(``IdMap``, C in ``_scan.c``), positions as ints and arrays. Per replay, only
 the messages a stage wrote (stubs, summaries) are looked up, and the
 context's hits are a multiset kept over the prefix two successive contexts
 share (``incremental=False`` recomputes the union from scratch every
-request: the reference the running state matches). ``clear_cache`` forgets
+request: the reference the running state matches); a context that a summary
+mostly replaced is counted afresh, at what it holds. A summary is searched for
+the multiword mentions line by line, each line remembered (``Anchored``):
+successive summaries repeat most of their lines, so each costs its new text,
+not its length. ``clear_cache`` forgets
 the histories and the mention memos (the bench's "first replay" figure).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import Counter
 from itertools import chain
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from hashlib import blake2b
+from operator import is_
+from typing import Generic, Protocol, TypeVar
 
 from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
@@ -64,7 +75,44 @@ from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row, column
 from .identity_caches import ByIdentity
 
-__all__ = ["Anchored", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "scan", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
+__all__ = ["Anchored", "IdMap", "IdentityMap", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "shared_by_identity", "scan", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
+
+V = TypeVar("V")
+
+
+class IdentityMap(Generic[V]):
+    """Values by the identity of their keys, which the caller keeps alive; no entry is ever removed.
+
+    The Python table, a dict by ``id()``: ``_scan.IdMap`` (C) is the same without an int object per key (32
+    bytes, beside the dict's entry), and recall's index keeps one entry per raw message of a transcript.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self) -> None:
+        self._values: dict[int, V] = {}
+
+    def get(self, key: object) -> V | None:
+        return self._values.get(id(key))
+
+    def put(self, key: object, value: V) -> None:
+        self._values[id(key)] = value
+
+    def setdefault(self, key: object, value: V) -> V:
+        return self._values.setdefault(id(key), value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        return id(key) in self._values
+
+
+try:
+    from ._scan import IdMap as _IdMapC
+except ImportError:  # built without a C compiler, or an older build: the Python table serves
+    _IdMapC = None  # type: ignore[assignment, misc]
+IdMap: type[IdentityMap] = _IdMapC if _IdMapC is not None else IdentityMap  # type: ignore[assignment]
 
 # Lost mentions listed per row; the counts are exact regardless.
 MAX_LOST = 20
@@ -111,6 +159,8 @@ def message_mentions(message: Message) -> set[str]:
 
 
 _NO_REFS: frozenset[str] = frozenset()
+# The wanted mentions a message or text holds, sorted: a tuple costs 8 bytes a string, a frozenset 216 bytes at least.
+Hits = tuple[str, ...]
 
 
 def _may_point(message: Message) -> bool:
@@ -178,8 +228,10 @@ class RecallStep:
         }
 
 
-# Positions of one piece in a text past which ``Anchored`` scans the text instead of trying each.
+# Positions of one piece in a line past which ``Anchored`` scans the line instead of trying each.
 _MAX_TRIES = 8
+# Lines per generation of ``Anchored``'s line memo: two generations hold the lines of a few summaries.
+_LINES_KEPT = 8_192
 
 
 class Anchored:
@@ -188,35 +240,85 @@ class Anchored:
     Why: a summary or another pipeline message is searched for every multiword mention of the transcript's
     recorded future, and their number grows with the transcript, as does the number of summaries: a
     session of many short turns spent most of its replay there. Each string is filed under its rarest
-    ``GRAM``-character piece (and where in the string it starts); a text is cut into its pieces once,
+    ``GRAM``-character piece; a text is cut into its pieces once,
     and a string filed under one of them is only tried where that piece occurs, so a try costs the
     string's length, not the text's. A string that occurs in the text holds all its pieces: none is missed.
+    Strings shorter than a piece are looked up by every substring of their lengths, so their number costs nothing.
+
+    A string without a line break occurs in a text exactly when it occurs in one of the text's lines,
+    and successive summaries repeat most of their lines (the same user messages, the same file list):
+    each line's strings are remembered (two generations of ``_LINES_KEPT`` lines), so a text costs its
+    new lines, not its length. The few strings that hold a line break are looked for in the whole text.
     """
 
     GRAM = 4
 
     def __init__(self, strings: Sequence[str]) -> None:
         g = self.GRAM
-        pieces = [{w[i : i + g] for i in range(len(w) - g + 1)} for w in strings]
+        one_line = [w for w in strings if "\n" not in w]
+        across = [w for w in strings if "\n" in w]
+        pieces = [{w[i : i + g] for i in range(len(w) - g + 1)} for w in one_line]
         # How many strings hold each piece: a string is filed under the piece fewest others share.
         share: dict[str, int] = {}
         for held in pieces:
             for piece in held:
                 share[piece] = share.get(piece, 0) + 1
-        self.short = tuple(w for w, held in zip(strings, pieces, strict=True) if not held)
-        self.by_piece: dict[str, list[tuple[str, int]]] = {}
-        for w, held in zip(strings, pieces, strict=True):
+        self.short = frozenset(w for w, held in zip(one_line, pieces, strict=True) if not held)
+        self._short_lengths = sorted({len(w) for w in self.short})
+        # A piece's strings: the string itself when one (the commonest), else a tuple; where the piece starts in
+        # each is found again at a try (a tuple per string cost more than the string).
+        self.by_piece: dict[str, str | tuple[str, ...]] = {}
+        filed = self.by_piece
+        for w, held in zip(one_line, pieces, strict=True):
             if held:
-                piece = min(held, key=lambda p: (share[p], p))
-                self.by_piece.setdefault(piece, []).append((w, w.index(piece)))
+                # Any piece finds the string; the rarest is tried least (a tie goes either way, to the same answer).
+                piece = min(held, key=share.__getitem__)
+                there = filed.get(piece)
+                filed[piece] = w if there is None else (there, w) if type(there) is str else (*there, w)
+        # Strings spanning lines: rare (a mention is one line or one command), each tried on the whole text.
+        self.across = tuple(across)
+        self._lines: dict[str, frozenset[str]] = {}
+        self._older: dict[str, frozenset[str]] = {}
 
     def within(self, text: str) -> set[str]:
-        g = self.GRAM
-        found = {w for w in self.short if w in text}
+        found = {w for w in self.across if w in text}
+        if not self.short and not self.by_piece:
+            return found
+        lines, older = self._lines, self._older
+        parts = text.split("\n")
+        # Every line's memo looked up in one C-level pass; only the lines the newest generation lacks take a Python step.
+        got: list[frozenset[str] | None] = list(map(lines.get, parts))
+        for j, hit in enumerate(got):
+            if hit is not None:
+                continue
+            line = parts[j]
+            # A line seen earlier in this text was stored meanwhile.
+            hit = lines.get(line)
+            if hit is None:
+                hit = older.get(line)
+                if hit is None:
+                    hit = self._in_line(line)
+                if len(lines) >= _LINES_KEPT:
+                    # A new generation: the lines no text used since the last one are forgotten.
+                    self._older, older = lines, lines
+                    self._lines = lines = {}
+                lines[line] = hit
+            got[j] = hit
+        return found.union(*filter(None, got))
+
+    def _in_line(self, text: str) -> frozenset[str]:
+        """The strings one line holds (each without a line break)."""
+        found: set[str] = set()
+        short = self.short
+        for n in self._short_lengths:
+            for i in range(len(text) - n + 1):
+                if text[i : i + n] in short:
+                    found.add(text[i : i + n])
         filed = self.by_piece
         if not filed:
-            return found
-        # Where each filed piece occurs in the text.
+            return frozenset(found) if found else _NO_REFS
+        g = self.GRAM
+        # Where each filed piece occurs in the line.
         at: dict[str, list[int]] = {}
         for i in range(len(text) - g + 1):
             piece = text[i : i + g]
@@ -224,12 +326,19 @@ class Anchored:
                 at.setdefault(piece, []).append(i)
         starts = text.startswith
         for piece, positions in at.items():
-            # A piece the text holds in many places: one scan of the text (in C) beats a try at each.
+            # A piece the line holds in many places: one scan of the line (in C) beats a try at each.
             tries = len(positions) <= _MAX_TRIES
-            for w, offset in filed[piece]:
-                if w not in found and (any(i >= offset and starts(w, i - offset) for i in positions) if tries else w in text):
+            strings = filed[piece]
+            for w in (strings,) if type(strings) is str else strings:
+                if w in found:
+                    continue
+                if tries:
+                    offset = w.index(piece)
+                    if any(i >= offset and starts(w, i - offset) for i in positions):
+                        found.add(w)
+                elif w in text:
                     found.add(w)
-        return found
+        return frozenset(found) if found else _NO_REFS
 
 
 class History:
@@ -237,6 +346,11 @@ class History:
 
     It depends on the transcript alone, never on a config, so every replay of the same raw history (a
     compare's configs, a sweep's trials, a slider's moves) shares one, built on first use (``of``).
+
+    Held compactly, as it lives as long as the transcript: what a response names as a sorted tuple (a
+    frozenset costs 216 bytes however few it holds), equal hit sets as one object, a mention's positions
+    as one int when it occurs once and an ``array`` of 4-byte ints otherwise, and what a request needed in
+    a list by its first position.
     """
 
     def __init__(self, raw: Sequence[Message]) -> None:
@@ -251,74 +365,107 @@ class History:
                 said.append((i, other))
                 read.append((texts, calls))
         named = mentions_of_each(read)
-        # Equal sets are one object: most messages hold none of the wanted mentions or the same few, and a
-        # frozenset costs 216 bytes however few it holds (a set per message was a third of the file's size).
-        self._canon: dict[frozenset[str], frozenset[str]] = {_NO_REFS: _NO_REFS}
+        # A raw message's hits are a sorted tuple (a frozenset costs 216 bytes however few it holds, and a
+        # hash table beyond), and equal ones are one object: most messages hold none of the wanted mentions
+        # or the same few. The public accessors answer with frozensets.
+        self._canon: dict[Hits, Hits] = {(): ()}
         same = self._same
         # Every mention any response names: the only strings worth indexing anywhere.
-        self.responses: list[frozenset[str]] = [_NO_REFS] * len(self.raw)
+        self.responses: list[tuple[str, ...]] = [()] * len(self.raw)
         for (i, _), (names, _) in zip(said, named, strict=True):
-            self.responses[i] = same(frozenset(names))
-        self.wanted: frozenset[str] = frozenset().union(*self.responses)
+            if names:
+                # Often the very set the message holds (its hits, below): then one object for both.
+                self.responses[i] = same(names)
+        self.wanted: frozenset[str] = frozenset(chain.from_iterable(self.responses))
         self.lookup = Lookup(self.wanted)
         self.multiword = sorted(w for w in self.wanted if is_multiword(w))
-        self._anchored = Anchored(self.multiword)
-        self._texts: dict[str, frozenset[str]] = {}
-        # By the raw messages' identities: ``raw`` keeps each alive, so no other object can have its id.
-        self._hits: dict[int, frozenset[str]] = {}
+        # Built when a pipeline's message is first asked about: a replay that writes none never needs it.
+        self._anchor_index: Anchored | None = None
+        # The build's texts are remembered only while it runs (a result repeated across the session is looked up
+        # once): kept after it, the memo would be an entry per raw text, and the messages' hits are kept anyway.
+        self._texts: dict[str, Hits] = {}
+        # By the raw messages' identities (``IdMap``): ``raw`` keeps each alive, so no other object can have its id.
+        self._hits: IdentityMap[Hits] = IdMap()
         hits = self._hits
         # What a response holds is what it names, its wanted tokens, and the wanted tokens of its thinking
         # (looked up, never tokenized: they name nothing).
         for (i, other), (names, toks) in zip(said, named, strict=True):
-            hit = self.wanted.intersection(toks).union(names)
+            hit = names | self.wanted.intersection(toks)
             for text in other:
-                hit |= self.text_hits(text)
-            hits.setdefault(id(self.raw[i]), same(hit))
-        # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p"
-        # are one lookup and one bisect.
-        occurs: defaultdict[str, list[int]] = defaultdict(list)
+                hit.update(self.text_hits(text))
+            hits.setdefault(self.raw[i], same(hit))
+        # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p" are
+        # one lookup and one bisect. One position (the commonest) is an int; more are an array.
+        occurs: dict[str, int | array[int]] = {}
         for i, m in enumerate(self.raw):
-            known = hits.get(id(m))
+            known = hits.get(m)
             if known is None:
-                known = hits[id(m)] = same(self.compute_hits(m))
+                known = same(self._found_in(m))
+                hits.put(m, known)
             for x in known:
-                occurs[x].append(i)
-        self.occurs: dict[str, list[int]] = dict(occurs)
-        self._first = {x: occ[0] for x, occ in self.occurs.items()}
+                occ = occurs.get(x)
+                if occ is None:
+                    occurs[x] = i
+                elif type(occ) is int:
+                    occurs[x] = array("i", (occ, i))
+                else:
+                    occ.append(i)  # type: ignore[union-attr]
+        # Past the build, the memo and the canonical sets serve only the texts a replay writes.
+        self._texts = {}
+        self._canon = {(): ()}
+        self.occurs = occurs
         lead = self.raw[: system_prompt_length(self.raw)]
-        self.system: frozenset[str] = frozenset().union(*(self.hits(m) for m in lead))
+        self.system: frozenset[str] = frozenset(chain.from_iterable(self.held(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
-        # By ``point * (len(raw) + 1) + end``: one int per request, not a tuple of two.
-        self._needed: dict[int, tuple[str, ...]] = {}
-        # What a replay's running state asks of a raw message, in one lookup: (its hits, the spill paths it
-        # points to). Only for the sent ones that can point to none, whatever the replay has spilled: no
-        # compacted result, not written by a pipeline (a re-imported lab session may hold such messages).
-        # One entry per distinct set of hits, shared by the messages holding it.
-        pairs: dict[frozenset[str], tuple[frozenset[str], frozenset[str]]] = {}
-        self.entries: dict[int, tuple[frozenset[str], frozenset[str]]] = {
-            id(m): pairs.setdefault(hits[id(m)], (hits[id(m)], _NO_REFS)) for m in self.raw if is_sent(m) and not _may_point(m)
-        }
+        # What each request needed, by its first position (with the end it was asked for): a list and an array
+        # sized by the transcript, where a dict by request cost an int key, an entry and a hash slot each.
+        self._needed: list[tuple[str, ...]] = [()] * (len(self.raw) + 1)
+        self._needed_end = array("i", (-1,)) * (len(self.raw) + 1)
+        # The raw messages a replay's running state cannot take from ``raw_hits`` alone: a marker (never sent),
+        # and a message that can point to a spill file (a compacted result, or a pipeline's text; a re-imported
+        # lab session may hold such messages). Every other raw message is its hits and points nowhere.
+        self.special: frozenset[int] = frozenset(id(m) for m in self.raw if not is_sent(m) or _may_point(m))
 
-    def _same(self, found: frozenset[str]) -> frozenset[str]:
-        """The one object holding the set ``found``."""
-        return self._canon.setdefault(found, found)
+    def _same(self, found: Iterable[str]) -> Hits:
+        """The one tuple holding the strings of ``found``, sorted."""
+        key = tuple(sorted(found))
+        return self._canon.setdefault(key, key)
+
+    @property
+    def _anchored(self) -> Anchored:
+        if self._anchor_index is None:
+            self._anchor_index = Anchored(self.multiword)
+        return self._anchor_index
 
     def raw_hits(self, message: Message) -> frozenset[str] | None:
         """The wanted mentions a message of this raw history holds; None for any other message object."""
-        return self._hits.get(id(message))
+        hit = self._hits.get(message)
+        return None if hit is None else frozenset(hit)
+
+    def plain(self, message: Message) -> bool:
+        """Whether a message is one of this raw history's own, sent and pointing to no spill file: its hits are all
+        a replay's running state needs of it."""
+        return message in self._hits and id(message) not in self.special
 
     def hits(self, message: Message) -> frozenset[str]:
         """The wanted mentions any message holds: cached for the raw history's own messages."""
-        hit = self._hits.get(id(message))
-        return hit if hit is not None else self.compute_hits(message)
+        return frozenset(self.held(message))
+
+    def held(self, message: Message) -> Hits:
+        """``hits`` as a tuple, the raw history's own one object for its messages: what a replay's running state counts."""
+        hit = self._hits.get(message)
+        return hit if hit is not None else tuple(self._found_in(message))
 
     def compute_hits(self, message: Message) -> frozenset[str]:
         """The wanted mentions any message holds (uncached by message; its texts are cached)."""
+        return frozenset(self._found_in(message))
+
+    def _found_in(self, message: Message) -> set[str]:
         found = self._wanted_in(message)
         if message.tag in _PIPELINE_TAGS and self.multiword:
             text = _text(message)
             found |= self._anchored.within(text)
-        return frozenset(found)
+        return found
 
     def _wanted_in(self, message: Message) -> set[str]:
         # What ``scan`` would say, without building the message's token set: only the wanted tokens of its
@@ -328,29 +475,30 @@ class History:
         calls: list[ToolUseBlock] = []
         for b in message.content:
             if isinstance(b, ToolResultBlock):
-                found |= self.text_hits(b.content)
+                found.update(self.text_hits(b.content))
             elif isinstance(b, TextBlock):
-                found |= self.text_hits(b.text)
+                found.update(self.text_hits(b.text))
             elif isinstance(b, ThinkingBlock):
-                found |= self.text_hits(b.thinking)
+                found.update(self.text_hits(b.thinking))
             elif isinstance(b, ToolUseBlock):
                 calls.append(b)
         if calls:
             strings, beside = call_texts(calls)
             # Each string on its own: a text's diff headers count only with its own diff (see mentions.JOIN).
             for text in strings:
-                found |= self.text_hits(text)
+                found.update(self.text_hits(text))
             found |= self.wanted.intersection(beside)
         return found
 
-    def text_hits(self, text: str) -> frozenset[str]:
+    def text_hits(self, text: str) -> Hits:
+        """The wanted tokens a text holds, sorted."""
         # By text: a spill file, or a stage's copy of a message, holds a raw text again; configs of one
         # transcript write the same stubs again. Started over at MAX_TEXTS, so it stays small.
         hit = self._texts.get(text)
         if hit is None:
             if len(self._texts) >= MAX_TEXTS:
                 self._texts.clear()
-            hit = self._texts[text] = self._same(frozenset(self.lookup.held(text)))
+            hit = self._texts[text] = self._same(self.lookup.held(text))
         return hit
 
     def used(self, point: int, end: int) -> set[str]:
@@ -362,26 +510,60 @@ class History:
 
         A transcript's alone, so kept for every replay of it.
         """
-        key = point * (len(self.raw) + 1) + end
-        found = self._needed.get(key)
-        if found is None:
-            first = self._first.get
-            # ``seen_before`` inline: a mention never seen counts as first seen at ``point``, so not before it.
-            found = self._needed[key] = tuple(sorted(x for x in self.used(point, end).difference(self.system) if first(x, point) < point))
+        if self._needed_end[point] == end:
+            return self._needed[point]
+        first = self.first
+        # ``seen_before`` inline: a mention never seen counts as first seen at ``point``, so not before it.
+        found = tuple(sorted(x for x in self.used(point, end).difference(self.system) if first(x, point) < point))
+        self._needed[point], self._needed_end[point] = found, end
         return found
 
+    def first(self, mention: str, default: int) -> int:
+        """The first position holding ``mention``; ``default`` when none does."""
+        occ = self.occurs.get(mention)
+        return default if occ is None else occ if type(occ) is int else occ[0]  # type: ignore[index]
+
+    def positions(self, mention: str) -> list[int]:
+        """Every position holding ``mention``, ascending."""
+        occ = self.occurs.get(mention)
+        return [] if occ is None else [occ] if type(occ) is int else list(occ)  # type: ignore[arg-type]
+
     def seen_before(self, mention: str, point: int) -> bool:
-        return self._first.get(mention, point) < point
+        return self.first(mention, point) < point
 
     def last_before(self, mention: str, point: int) -> int:
         """The last position before ``point`` holding a mention ``seen_before`` it."""
         occ = self.occurs[mention]
-        return occ[bisect_left(occ, point) - 1]
+        if type(occ) is int:
+            return occ
+        return occ[bisect_left(occ, point) - 1]  # type: ignore[index, arg-type]
 
     @classmethod
     def of(cls, raw: Sequence[Message]) -> History:
         """The history of these raw messages, shared by every replay of the same message objects."""
-        return _HISTORIES.get(tuple(map(id, raw)), lambda: cls(raw))
+        return shared_by_identity(_HISTORIES, raw, lambda: cls(raw))
+
+
+class _HoldsRaw(Protocol):
+    @property
+    def raw(self) -> tuple[Message, ...]: ...
+
+
+H = TypeVar("H", bound=_HoldsRaw)
+
+
+def shared_by_identity(cache: SharedLRU[H], raw: Sequence[Message], build: Callable[[], H]) -> H:
+    """The value ``cache`` keeps for these very message objects (``raw``, in order), else ``build()``'s, kept.
+
+    Keyed by a 16-byte digest of their ids rather than the ids (a tuple of them cost 40 bytes a message, as
+    long as the value was kept): the value holds its messages (``.raw``), which keeps every id unique, and a
+    hit is checked against them object by object, so two sequences sharing a digest never share a value.
+    """
+    key = blake2b(array("Q", map(id, raw)).tobytes(), digest_size=16).digest()
+    found = cache.get(key, build)
+    if len(found.raw) == len(raw) and all(map(is_, found.raw, raw)):
+        return found
+    return build()
 
 
 def clear_cache() -> None:
@@ -403,12 +585,12 @@ class Recall:
         self.history = History.of(raw)
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
-        self._entries: ByIdentity[tuple[frozenset[str] | None, frozenset[str]]] = ByIdentity()
+        self._entries: ByIdentity[tuple[Hits | None, frozenset[str]]] = ByIdentity()
         self._context: list[Message] = []
         self._held = _Multiset()
         self._paths: Counter[str] = Counter()
         self._reach = _Multiset()
-        self._spilled: dict[str, frozenset[str] | None] = {}
+        self._spilled: dict[str, Hits | None] = {}
 
     @property
     def wanted(self) -> frozenset[str]:
@@ -437,9 +619,9 @@ class Recall:
     def _find_refs(self, message: Message) -> frozenset[str]:
         return spill_refs(message, self.spill_paths)
 
-    def _spill_hits(self, path: str) -> frozenset[str] | None:
+    def _spill_hits(self, path: str) -> Hits | None:
         if path not in self._spilled:
-            found: frozenset[str] | None = None
+            found: Hits | None = None
             if self.store is not None and self.store.exists(path):
                 try:
                     found = self.history.text_hits(self.store.read(path))
@@ -460,31 +642,12 @@ class Recall:
             return held, reach
         seq = list(context)
         k = shared_prefix(self._context, seq) if same is None else min(same, len(self._context), len(seq))
-        raw_entries = self.history.entries
-        live = self._paths
-        # What left and what joined, each counted in one update: a request moves a few messages, and
-        # Counter.update's own checks cost more per call than counting a message's mentions.
-        gone: list[frozenset[str]] = []
-        for m in self._context[k:]:
-            hit, refs = raw_entries.get(id(m)) or self._entry(m)
-            if hit is None:
-                continue
-            gone.append(hit)
-            for path in refs:
-                live[path] -= 1
-                if live[path] == 0:
-                    self._reach.remove(self._spill_hits(path) or ())
-        came: list[frozenset[str]] = []
-        for m in seq[k:]:
-            hit, refs = raw_entries.get(id(m)) or self._entry(m)
-            if hit is None:
-                continue
-            came.append(hit)
-            for path in refs:
-                live[path] += 1
-                if live[path] == 1:
-                    # A file's mentions count once per live file, however many stubs point to it.
-                    self._reach.add(self._spill_hits(path) or ())
+        if len(seq) < len(self._context) - k:
+            # More left than the new context holds (a summary replaced most of it): counting the new context
+            # from nothing costs what it holds, where taking the old one out costs what the session had sent.
+            self._held, self._reach, self._paths = _Multiset(), _Multiset(), Counter()
+            self._context, k = [], 0
+        gone, came = self._moved(self._context[k:], -1), self._moved(seq[k:], 1)
         if gone:
             self._held.remove(chain.from_iterable(gone))
         if came:
@@ -492,13 +655,36 @@ class Recall:
         self._context = seq
         return self._held, self._reach
 
-    def _entry(self, message: Message) -> tuple[frozenset[str] | None, frozenset[str]]:
+    def _moved(self, messages: Sequence[Message], step: int) -> list[Hits]:
+        """The hits of ``messages`` leaving (``step`` -1) or joining (+1) the context, with the spill files they
+        point to counted out or in; a file's mentions count once per live file, however many stubs point to it.
+
+        What left and what joined are each counted in one update by the caller: a request moves a few messages,
+        and Counter.update's own checks cost more per call than counting a message's mentions. A plain raw
+        message (``History.plain``) is its hits alone: one lookup, no spill path to follow.
+        """
+        raw_hits, special, live = self.history._hits.get, self.history.special, self._paths
+        out: list[Hits] = []
+        for m in messages:
+            hit = raw_hits(m)
+            if hit is None or (special and id(m) in special):
+                hit, refs = self._entry(m)
+                if hit is None:
+                    continue
+                for path in refs:
+                    live[path] += step
+                    if live[path] == (1 if step > 0 else 0):
+                        (self._reach.add if step > 0 else self._reach.remove)(self._spill_hits(path) or ())
+            out.append(hit)
+        return out
+
+    def _entry(self, message: Message) -> tuple[Hits | None, frozenset[str]]:
         """(the wanted mentions a message holds, the spill paths it points to); (None, none) for a marker,
-        which is never sent. For the messages ``History.entries`` does not hold."""
+        which is never sent. For the messages that are not ``History.plain``."""
         entry = self._entries.get(message)
         if entry is None:
             # Computed, not taken from the ``hits`` and ``_spill_refs`` caches: this entry is the message's one cache here.
-            entry = self._entries.put(message, (self.history.hits(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
+            entry = self._entries.put(message, (self.history.held(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
         return entry
 
     def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> RecallStep:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from ..core.messages import Message, is_sent, shared_prefix
 from ..core.stats import PARTS
 from ..atomic import write_text_atomic
 from ..errors import LabError
+from .columns import Column, Sparse, column_of
 from .recorded import RecordedCompaction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,13 +58,16 @@ class Contexts(Sequence[tuple[Message, ...]]):
     one context replays at most about two contexts' worth of entries.
     """
 
-    __slots__ = ("_keep", "_tail", "_frame", "_since", "_last")
+    __slots__ = ("_keep", "_start", "_flat", "_frame", "_since", "_last")
 
     def __init__(self) -> None:
-        # Per entry: messages kept from the previous context, the messages after them, and its key frame's index.
-        self._keep: list[int] = []
-        self._tail: list[tuple[Message, ...]] = []
-        self._frame: list[int] = []
+        # Per entry: messages kept from the previous context, where the messages after them start in ``_flat``
+        # (every entry's, one after another: an entry's end where the next one's start), and its key frame's
+        # index. Machine ints and one list: an int object or two and a tuple per request were most of the log.
+        self._keep = array("q")
+        self._start = array("q")
+        self._frame = array("q")
+        self._flat: list[Message] = []
         # Messages stored since the last key frame, and the last context (None: rebuilt when next needed).
         self._since = 0
         self._last: tuple[Message, ...] | None = ()
@@ -85,29 +90,37 @@ class Contexts(Sequence[tuple[Message, ...]]):
         else:
             self._frame.append(self._frame[-1])
         self._keep.append(keep)
-        self._tail.append(tail)
+        self._start.append(len(self._flat))
+        self._flat.extend(tail)
         self._since += len(tail)
         self._last = now
 
     def head(self, n: int) -> Contexts:
         """The first ``n`` contexts, as a log of their own that shares the stored messages."""
         out = Contexts()
-        out._keep, out._tail, out._frame = self._keep[:n], self._tail[:n], self._frame[:n]
-        out._since = sum(len(t) for t in out._tail[out._frame[-1]:]) if n else 0
+        out._keep, out._start, out._frame = self._keep[:n], self._start[:n], self._frame[:n]
+        end = self._end(n - 1) if n else 0
+        out._flat = self._flat[:end]
+        out._since = end - self._start[out._frame[-1]] if n else 0
         out._last = None if n else ()
         return out
 
     def __len__(self) -> int:
         return len(self._keep)
 
+    def _end(self, i: int) -> int:
+        """Where entry ``i``'s messages end in ``_flat``."""
+        return self._start[i + 1] if i + 1 < len(self._start) else len(self._flat)
+
     def _length(self, k: int) -> int:
         return len(self._build(k % len(self._keep)))
 
     def _build(self, k: int) -> list[Message]:
         msgs: list[Message] = []
+        keep, start, flat = self._keep, self._start, self._flat
         for i in range(self._frame[k], k + 1):
-            del msgs[self._keep[i]:]
-            msgs.extend(self._tail[i])
+            del msgs[keep[i]:]
+            msgs.extend(flat[start[i] : self._end(i)])
         return msgs
 
     def __getitem__(self, k: int) -> tuple[Message, ...]:  # type: ignore[override]
@@ -123,14 +136,15 @@ class Contexts(Sequence[tuple[Message, ...]]):
 
     def __iter__(self) -> Iterator[tuple[Message, ...]]:
         msgs: list[Message] = []
-        for keep, tail in zip(self._keep, self._tail, strict=True):
+        flat = self._flat
+        for i, keep in enumerate(self._keep):
             del msgs[keep:]
-            msgs.extend(tail)
+            msgs.extend(flat[self._start[i] : self._end(i)])
             yield tuple(msgs)
 
 
 class _Marker:
-    """A shared stand-in for an empty container in a packed row (``Rows``)."""
+    """A shared stand-in in a packed row (``Rows``): an empty container, or a composition packed as its counts."""
 
     __slots__ = ("name",)
 
@@ -138,6 +152,10 @@ class _Marker:
         self.name = name
 
     def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        # Pickled (a report sent to a worker) and copied as the module's own marker: packed rows compare by identity.
         return self.name
 
 
@@ -292,44 +310,51 @@ class Row(_Data):
 # Every Row's ``model_fields_set`` (see ``Row.model_post_init``).
 _ROW_FIELDS = set(Row.model_fields)
 
-# Row fields in declaration order: a packed row holds their values in this order.
+# Row fields in declaration order: a packed row holds their values in this order, then a composition's counts.
 _ROW_NAMES = tuple(Row.model_fields)
 _row_values = itemgetter(*_ROW_NAMES)
-# Where the containers are: an empty one is packed as a shared marker, and made afresh for each Row built.
-_EMPTY_DICT, _EMPTY_LIST = _Marker("{}"), _Marker("[]")
+# An empty container is packed as a shared marker (one per kind), and made afresh for each Row built.
+_EMPTY_DICT, _EMPTY_LIST = _Marker("_EMPTY_DICT"), _Marker("_EMPTY_LIST")
 _CONTAINERS = tuple((i, info.default_factory) for i, info in enumerate(Row.model_fields.values()) if info.default_factory in (dict, list))
+_CONTAINER_MARKS = tuple((i, _EMPTY_DICT if factory is dict else _EMPTY_LIST) for i, factory in _CONTAINERS)
+# A composition in ``PARTS`` order is packed as this marker in its own place and its counts after the fields
+# (a dict per row was 360 bytes); any other composition as itself, with zeros there.
+_FROM_PARTS = _Marker("_FROM_PARTS")
 _COMPOSITION = _ROW_NAMES.index("composition")
+_FIELDS = len(_ROW_NAMES)
+_NO_PARTS = (0,) * len(PARTS)
+# The places whose values are mostly one object (an empty container, a composition's marker, no retention):
+# stored as the few others by position (``Sparse``), every other place as a typed column (``column_of``).
+_USUAL = {**{i: mark for i, mark in _CONTAINER_MARKS}, _COMPOSITION: _FROM_PARTS, _ROW_NAMES.index("retention"): None}
+# Rows wait packed until a batch of them is stored, a column at a time: appending each value to its column
+# as its row came was a Python call per field and request.
+_BATCH = 256
 _new, _set_dict = object.__new__, BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra, _set_private = BaseModel.__dict__["__pydantic_extra__"].__set__, BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-class _Parts(tuple):
-    """A composition in ``PARTS`` order, packed as its counts alone (a dict per row was 360 bytes)."""
-
-    __slots__ = ()
-
-
 def _pack(row: Row) -> tuple[Any, ...]:
     values = list(_row_values(row.__dict__))
-    for i, factory in _CONTAINERS:
-        v = values[i]
-        if not v:
-            values[i] = _EMPTY_DICT if factory is dict else _EMPTY_LIST
+    for i, mark in _CONTAINER_MARKS:
+        if not values[i]:
+            values[i] = mark
     parts = values[_COMPOSITION]
     if type(parts) is dict and tuple(parts) == PARTS:
-        values[_COMPOSITION] = _Parts(parts.values())
+        values[_COMPOSITION] = _FROM_PARTS
+        values.extend(parts.values())
+    else:
+        values.extend(_NO_PARTS)
     return tuple(values)
 
 
 def _unpack(packed: tuple[Any, ...]) -> Row:
-    values = list(packed)
+    values = list(packed[:_FIELDS])
     for i, factory in _CONTAINERS:
         if type(values[i]) is _Marker:
             values[i] = factory()
-    parts = values[_COMPOSITION]
-    if type(parts) is _Parts:
-        values[_COMPOSITION] = dict(zip(PARTS, parts, strict=True))
+    if packed[_COMPOSITION] is _FROM_PARTS:
+        values[_COMPOSITION] = dict(zip(PARTS, packed[_FIELDS:], strict=True))
     # Built as validation would build it from these values (they were a Row's): no second validation.
     row = _new(Row)
     _set_dict(row, dict(zip(_ROW_NAMES, values, strict=True)))
@@ -342,62 +367,110 @@ def _unpack(packed: tuple[Any, ...]) -> Row:
 class _FieldsView:
     """``Rows.fields``: iterated as often as asked, each pass a named tuple per row."""
 
-    __slots__ = ("_packed", "_make", "_at")
+    __slots__ = ("_rows", "_make", "_names")
 
-    def __init__(self, packed: list[tuple[Any, ...]], kind: Any, at: list[int]) -> None:
-        self._packed, self._make, self._at = packed, kind._make, at
+    def __init__(self, rows: Rows, kind: Any, names: tuple[str, ...]) -> None:
+        self._rows, self._make, self._names = rows, kind._make, names
 
     def __len__(self) -> int:
-        return len(self._packed)
+        return len(self._rows)
 
     def __iter__(self) -> Iterator[Any]:
-        at = self._at
-        pick = itemgetter(*at) if len(at) > 1 else (lambda p: (p[at[0]],))
-        return map(self._make, map(pick, self._packed))
+        return map(self._make, zip(*(self._rows.column(n) for n in self._names), strict=True))
 
 
 class Rows(Sequence[Row]):
-    """A report's rows, each packed as the tuple of its values; a ``Row`` is built when one is read.
+    """A report's rows, stored as a column per field; a ``Row`` is built when one is read.
 
     Why: a replay keeps one row per request, and a pydantic Row is a dict of 55 fields beside its
     values: 2 KB a row, the largest share of a replay's memory on a session of many tiny messages
-    (2.4x the file's size). Packed, a row is its values alone, with empty containers shared and the
-    composition as its counts. ``Report.rows`` is one: read it as a list of rows (index, slice,
-    iterate, compare with a list); ``column(name)`` reads one field of every row without building them.
-    A Row read from here is a copy: change a report's rows through ``append`` or a new ``Rows``.
+    (2.4x the file's size). A tuple of its values per row was still about 1 KB with the int and float
+    objects it held; as columns (``columns.py``: the narrowest array that holds a field's values, one
+    value for a field that never changes, only the non-empty containers) a row of a tiny session is
+    about 100 bytes. Rows are packed as tuples (empty containers as shared markers, the composition as
+    its counts) and stored in the columns a batch at a time. ``Report.rows`` is one: read it as a list of
+    rows (index, slice, iterate, compare with a list); ``column(name)`` reads one field of every row
+    without building them. A Row read from here is a copy: change a report's rows through ``append`` or
+    a new ``Rows``.
     """
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_cols", "_stored", "_pending")
 
     def __init__(self, rows: Iterable[Row] = ()) -> None:
-        self._packed: list[tuple[Any, ...]] = [_pack(r) for r in rows]
+        # The columns (one per field, then one per composition part), empty until the first batch is stored.
+        self._cols: list[Column] = []
+        self._stored = 0
+        # Packed rows not yet in the columns (fewer than _BATCH).
+        self._pending: list[tuple[Any, ...]] = []
+        for r in rows:
+            self.append(r)
 
     def append(self, row: Row) -> None:
-        self._packed.append(_pack(row))
+        self._add(_pack(row))
+
+    def _add(self, packed: tuple[Any, ...]) -> None:
+        self._pending.append(packed)
+        if len(self._pending) >= _BATCH:
+            self._store()
+
+    def _store(self) -> None:
+        batch = list(zip(*self._pending, strict=True))
+        if not self._cols:
+            self._cols = [Sparse(_USUAL[j]).extend(values) if j in _USUAL else column_of(values) for j, values in enumerate(batch)]
+        else:
+            self._cols = [col.extend(values) for col, values in zip(self._cols, batch, strict=True)]
+        self._stored += len(self._pending)
+        self._pending = []
+
+    def _packed(self, start: int, stop: int) -> Iterator[tuple[Any, ...]]:
+        """The packed rows ``start:stop`` (0 <= start <= stop <= len), in order."""
+        stored = self._stored
+        for a in range(start, min(stop, stored), _BATCH):
+            b = min(a + _BATCH, stop, stored)
+            yield from zip(*(col.values(a, b) for col in self._cols), strict=True)
+        yield from self._pending[max(start, stored) - stored : max(stop, stored) - stored]
+
+    def _packed_at(self, i: int) -> tuple[Any, ...]:
+        if i >= self._stored:
+            return self._pending[i - self._stored]
+        return tuple(col.get(i) for col in self._cols)
+
+    def _raw(self, j: int) -> list[Any]:
+        """Place ``j``'s packed value in every row, in order."""
+        head = self._cols[j].values() if self._cols else []
+        return head + [p[j] for p in self._pending]
 
     def __len__(self) -> int:
-        return len(self._packed)
+        return self._stored + len(self._pending)
 
     def __getitem__(self, k: int | slice) -> Any:
+        n = len(self)
         if isinstance(k, slice):
             out = Rows()
-            out._packed = self._packed[k]
+            start, stop, step = k.indices(n)
+            picked = self._packed(start, max(start, stop)) if step == 1 else map(self._packed_at, range(start, stop, step))
+            for packed in picked:
+                out._add(packed)
             return out
-        return _unpack(self._packed[k])
+        if not -n <= k < n:
+            raise IndexError("row index out of range")
+        return _unpack(self._packed_at(k % n))
 
     def __iter__(self) -> Iterator[Row]:
-        return map(_unpack, self._packed)
+        return map(_unpack, self._packed(0, len(self)))
 
     def column(self, name: str) -> list[Any]:
         """Field ``name`` of every row, in order, as a Row would hold it (no Row built)."""
         i = _ROW_NAMES.index(name)
+        out = self._raw(i)
         factory = next((f for j, f in _CONTAINERS if j == i), None)
         if factory is None:
-            return [p[i] for p in self._packed]
-        out = [factory() if type(p[i]) is _Marker else p[i] for p in self._packed]
+            return out
         if i == _COMPOSITION:
-            out = [dict(zip(PARTS, v, strict=True)) if type(v) is _Parts else v for v in out]
-        return out
+            parts = zip(*(self._raw(j) for j in range(_FIELDS, _FIELDS + len(PARTS))), strict=True)
+            return [dict(zip(PARTS, p, strict=True)) if v is _FROM_PARTS else factory() if type(v) is _Marker else v
+                    for v, p in zip(out, parts, strict=True)]
+        return [factory() if type(v) is _Marker else v for v in out]
 
     def fields(self, *names: str) -> _FieldsView:
         """The rows with only the plain fields ``names`` (no containers), each row a named tuple made as it is
@@ -406,11 +479,12 @@ class Rows(Sequence[Row]):
         at = [_ROW_NAMES.index(n) for n in names]
         if any(i == j for i in at for j, _ in _CONTAINERS):
             raise LabError(f"Rows.fields reads plain fields only, not {[n for n in names if _ROW_NAMES.index(n) in dict(_CONTAINERS)]}")
-        return _FieldsView(self._packed, _row_fields(names), at)
+        return _FieldsView(self, _row_fields(names), names)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Rows):
-            return self._packed == other._packed
+            n = len(self)
+            return n == len(other) and all(a == b for a, b in zip(self._packed(0, n), other._packed(0, n), strict=True))
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
@@ -534,8 +608,9 @@ class Report(_Data):
         not a summary, and "compactions 4" that were all spills read as four summaries.
         """
         counts = dict.fromkeys(COMPACTION_KINDS, 0)
-        for row in self.rows:
-            for ev in row.events:
+        # The one field read, not a Row built per request.
+        for events in column(self.rows, "events"):
+            for ev in events:
                 kind = compaction_kind(ev)
                 if kind is not None:
                     counts[kind] += 1

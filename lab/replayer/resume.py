@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.config import CompactionConfig
-from ..core.events import CompactorState
+from ..core.events import StateSnapshot
 from ..core.lru import SharedLRU
 from ..core.messages import Message, Usage
 from ..core.stages.watermark import WatermarkConfig, WatermarkDecision, exceeds, threshold
@@ -74,7 +74,8 @@ class Checkpoint:
     usage: Usage | None
     compactions: dict[str, int]
     hidden_written: dict[str, bool]
-    state: CompactorState
+    # Packed: the snapshots of a ledger that only grew share its entries (``CompactorState.snapshot``).
+    state: StateSnapshot
     store: MemoryStore
     # Summary results and summarizer calls so far (a call that raised left no result).
     summaries: int

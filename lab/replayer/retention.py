@@ -46,8 +46,10 @@ in the transcript there (see ``recall.py``), else "this config".
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
-from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
@@ -67,39 +69,102 @@ LABEL_CHARS = 200
 _PIPELINE_TAGS = ("summary", "memory", "truncation_note", "placeholder")
 
 
-@dataclass
-class _Item:
+class _Item(NamedTuple):
+    """One item of a part, as ``_Items`` gives it."""
+
     text: str
     # Index of the first raw message it appears in: it only counts for requests after that.
     at: int
     # Index of the last raw message that names it (the attribution of a loss looks at it).
-    last: int = -1
-
-    def __post_init__(self) -> None:
-        self.last = max(self.last, self.at)
+    last: int
 
 
-@dataclass(frozen=True)
-class _Result:
-    tool_use_id: str
-    content: str
-    at: int
-    # What a person would call the call that produced it: "Read app/big.py", "bash: cat a/b.py".
-    label: str = ""
+class _Items:
+    """A part's items, as columns: a transcript's targets hold an item per user message, path and error line
+    for as long as the transcript is replayed, and an object per item (and an int object per index) was several
+    times the size of the column entries. Iterated, an ``_Item`` per item, made as it is read."""
+
+    __slots__ = ("text", "at", "last")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.at = array("q")
+        self.last = array("q")
+
+    def add(self, text: str, at: int) -> int:
+        """Append an item first seen at ``at`` (and last seen there, so far); returns its position."""
+        self.text.append(text)
+        self.at.append(at)
+        self.last.append(at)
+        return len(self.text) - 1
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __iter__(self) -> Iterator[_Item]:
+        return map(_Item._make, zip(self.text, self.at, self.last, strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Items):
+            return NotImplemented
+        return (self.text, self.at, self.last) == (other.text, other.at, other.last)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _Results:
+    """Every tool output the transcript holds intact, as columns (see ``_Items``): the call's id, the output,
+    the raw index of its message, and the call that produced it (None: no call in the transcript has its id),
+    for its label (``Targets.label``)."""
+
+    __slots__ = ("tool_use_id", "content", "at", "use")
+
+    def __init__(self) -> None:
+        self.tool_use_id: list[str] = []
+        self.content: list[str] = []
+        self.at = array("q")
+        self.use: list[ToolUseBlock | None] = []
+
+    def add(self, tool_use_id: str, content: str, at: int, use: ToolUseBlock | None) -> None:
+        self.tool_use_id.append(tool_use_id)
+        self.content.append(content)
+        self.at.append(at)
+        self.use.append(use)
+
+    def __len__(self) -> int:
+        return len(self.content)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Results):
+            return NotImplemented
+        return (self.tool_use_id, self.content, self.at, self.use) == (other.tool_use_id, other.content, other.at, other.use)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
 class Targets:
     """What a whole transcript asks to keep, each item with the message index where it appears."""
 
-    first_request: list[_Item] = field(default_factory=list)
-    user_messages: list[_Item] = field(default_factory=list)
-    file_paths: list[_Item] = field(default_factory=list)
-    errors: list[_Item] = field(default_factory=list)
-    planted_facts: list[_Item] = field(default_factory=list)
-    results: list[_Result] = field(default_factory=list)
+    first_request: _Items = field(default_factory=_Items)
+    user_messages: _Items = field(default_factory=_Items)
+    file_paths: _Items = field(default_factory=_Items)
+    errors: _Items = field(default_factory=_Items)
+    planted_facts: _Items = field(default_factory=_Items)
+    results: _Results = field(default_factory=_Results)
     # Raw indices of the compactions the original agent recorded in the transcript.
     boundaries: list[int] = field(default_factory=list)
+    # Labels of the results asked for so far, by position in ``results``: made when a result is first reported
+    # removed, not a string per tool output of the transcript held for as long as its targets are.
+    labels: dict[int, str] = field(default_factory=dict, compare=False)
+
+    def label(self, k: int) -> str:
+        """What a person would call the call that produced result ``k``: "Read app/big.py", "bash: cat a/b.py"."""
+        found = self.labels.get(k)
+        if found is None:
+            r = self.results
+            found = self.labels.setdefault(k, _call_label(r.use[k], r.content[k]) or r.tool_use_id[k])
+        return found
 
 
 def _first_line(text: str) -> str:
@@ -115,12 +180,12 @@ def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Target
     index = {m.id: i for i, m in enumerate(raw)}
     for k, t in enumerate(user_texts(raw)):
         at = index.get(t.id.split("#", 1)[0], 0)
-        item = _Item(t.text, at)
         if k == 0:
-            out.first_request.append(item)
-        out.user_messages.append(item)
-    paths: dict[str, _Item] = {}
-    errors: dict[str, _Item] = {}
+            out.first_request.add(t.text, at)
+        out.user_messages.add(t.text, at)
+    # Each path and error line's position in its part.
+    paths: dict[str, int] = {}
+    errors: dict[str, int] = {}
     uses: dict[str, ToolUseBlock] = {}
     for i, m in enumerate(raw):
         for b in m.content:
@@ -133,10 +198,10 @@ def targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) -> Target
                 if line:
                     _note(errors, out.errors, line, i)
                 if b.content and b.compacted is None:
-                    out.results.append(_Result(b.tool_use_id, b.content, i, _call_label(uses.get(b.tool_use_id), b)))
+                    out.results.add(b.tool_use_id, b.content, i, uses.get(b.tool_use_id))
     for fact in dict.fromkeys(f for f in planted_facts if f):
         at = next((i for i, m in enumerate(raw) if _mentions(m, fact)), 0)
-        out.planted_facts.append(_Item(fact, at))
+        out.planted_facts.add(fact, at)
     return out
 
 
@@ -156,7 +221,9 @@ def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) ->
     """
     facts = tuple(planted_facts)
     held = tuple(raw)
-    return _SHARED_TARGETS.get((tuple(map(id, held)), facts), lambda: targets(held, facts), holds=held)
+    # The identities as the bytes of their machine words: a tuple of them was an int object per message.
+    ids = array("Q", map(id, held)).tobytes()
+    return _SHARED_TARGETS.get((ids, facts), lambda: targets(held, facts), holds=held)
 
 
 def clear_shared_targets() -> None:
@@ -164,12 +231,12 @@ def clear_shared_targets() -> None:
     _SHARED_TARGETS.clear()
 
 
-def _note(seen: dict[str, _Item], items: list[_Item], text: str, i: int) -> None:
-    item = seen.get(text)
-    if item is None:
-        seen[text] = item = _Item(text, i)
-        items.append(item)
-    item.last = i
+def _note(seen: dict[str, int], items: _Items, text: str, i: int) -> None:
+    k = seen.get(text)
+    if k is None:
+        seen[text] = items.add(text, i)
+    else:
+        items.last[k] = i
 
 
 def _paths(block: ToolUseBlock) -> list[str]:
@@ -272,16 +339,16 @@ def _error_of(block: ToolResultBlock) -> str | None:
     return error_line(text) if failed else None
 
 
-def _call_label(use: ToolUseBlock | None, result: ToolResultBlock) -> str:
+def _call_label(use: ToolUseBlock | None, content: str) -> str:
     if use is None:
-        return f"result of an unknown call: {_first_line(result.content)[:80]}"
+        return f"result of an unknown call: {_first_line(content)[:80]}"
     path = tool_path(use)
     if path:
         return f"{use.name} {path}"
     command = _command(use)
     if command:
         return f"{use.name}: {command_text(command)}"
-    return f"{use.name}: {_first_line(result.content)[:80]}"
+    return f"{use.name}: {_first_line(content)[:80]}"
 
 
 def _mentions(message: Message, text: str) -> bool:
@@ -398,7 +465,7 @@ def _newest_boundary(goals: Targets, upto: int) -> int | None:
     return before[-1] if before else None
 
 
-def _part(items: Sequence[_Item], ctx: _Context, upto: int, *, spills: bool, boundary: int | None) -> RetentionPart:
+def _part(items: Iterable[_Item], ctx: _Context, upto: int, *, spills: bool, boundary: int | None) -> RetentionPart:
     found: list[RetentionItem] = []
     for it in items:
         if it.at >= upto:
@@ -429,19 +496,20 @@ def retention(
         "errors": _part(goals.errors, ctx, upto, spills=True, boundary=boundary),
         "planted_facts": _part(goals.planted_facts, ctx, upto, spills=True, boundary=boundary),
     }
-    removed = [r for r in goals.results if r.at < upto and r.content not in ctx.intact]
+    results = goals.results
+    removed = [k for k, (at, content) in enumerate(zip(results.at, results.content, strict=True)) if at < upto and content not in ctx.intact]
     items = []
-    for r in removed:
-        spill = ctx.recoverable(r.tool_use_id)
-        items.append(RetentionItem(item=_label(r.label or r.tool_use_id), where="spill" if spill else "nowhere",
-                                   lost_to=None if spill else _lost_to(r.at, boundary)))
-    kept_chars = sum(len(r.content) for r, it in zip(removed, items, strict=True) if it.where == "spill")
+    for k in removed:
+        spill = ctx.recoverable(results.tool_use_id[k])
+        items.append(RetentionItem(item=_label(goals.label(k)), where="spill" if spill else "nowhere",
+                                   lost_to=None if spill else _lost_to(results.at[k], boundary)))
+    kept_chars = sum(len(results.content[k]) for k, it in zip(removed, items, strict=True) if it.where == "spill")
     parts["recoverable"] = RetentionPart(
         kept=sum(1 for it in items if it.where == "spill"),
         total=len(items),
         items=items,
         kept_chars=kept_chars,
-        total_chars=sum(len(r.content) for r in removed),
+        total_chars=sum(len(results.content[k]) for k in removed),
     )
     w = (weights or RetentionWeights()).model_dump()
     scored = [(w[name], part.kept / part.total) for name, part in parts.items() if part.total and w[name] > 0]

@@ -365,3 +365,40 @@ class TestSharedCounts:
         first = shared_counts(counter)
         clear_shared_counts()
         assert shared_counts(counter) is not first
+
+
+class TestCountCache:
+    """The per-message count cache keeps two generations: what is in use stays, what is long gone is let go."""
+
+    @staticmethod
+    def _cache(generation: int):  # type: ignore[no-untyped-def]
+        from lab.core.compactor import _MessageCountCache
+
+        cache = _MessageCountCache(MiniCodeCounter())
+        cache.generation = generation
+        return cache
+
+    def test_counts_are_the_counters_and_bounded_by_two_generations(self) -> None:
+        cache = self._cache(4)
+        counter = MiniCodeCounter()
+        msgs = [user("x" * (i + 1)) for i in range(30)]
+        for _ in range(2):
+            assert [cache.count_message(m) for m in msgs] == [counter.count_message(m) for m in msgs]
+        counts, held, old, old_held = cache._table
+        assert len(counts) <= 4 and len(old) <= 4 and len(held) == len(counts) and len(old_held) == len(old)
+
+    def test_a_count_in_use_survives_a_new_generation(self) -> None:
+        cache = self._cache(3)
+        kept = user("kept")
+        cache.count_message(kept)
+        for i in range(5):
+            cache.count_message(user("y" * i))
+            # Used again on every request: moved back into the young generation each time it ages.
+            cache.count_message(kept)
+        assert any(m is kept for m in cache._table[1] + cache._table[3])
+
+    def test_a_compactor_grows_the_generation_to_its_context(self) -> None:
+        msgs = session(n_reads=4, size=600)
+        compactor = Compactor(CompactionConfig(), MiniCodeCounter())
+        compactor.process_request(msgs)
+        assert compactor.counts.generation >= max(2 * len(msgs), compactor.counts.min_generation)  # type: ignore[attr-defined]

@@ -414,6 +414,57 @@ def test_import_streams_without_holding_the_file(tmp_path: Path) -> None:
     assert peak - retained < size // 4
 
 
+def test_equal_values_of_a_session_are_kept_once(tmp_path: Path) -> None:
+    # A call's id and its result's, a tool name, a run of equal timestamps and equal usages are one
+    # object each: for one-line messages those copies were a sixth of what an import holds.
+    stamp = "2025-01-01T00:00:07Z"
+    usage = {"input_tokens": 3, "output_tokens": 1}
+    entries = [
+        _user("go"),
+        _use("t1", "msg_a", name="Bash", timestamp=stamp),
+        _result("t1", timestamp=stamp),
+        _use("t2", "msg_b", name="Bash"),
+        _result("t2"),
+    ]
+    for e in entries[1::2]:
+        e["message"]["usage"] = usage
+    t = _load(tmp_path, entries)
+    call, result, call2 = (m.content[0] for m in t.messages[1:4])
+    assert isinstance(call, ToolUseBlock) and isinstance(result, ToolResultBlock) and isinstance(call2, ToolUseBlock)
+    assert result.tool_use_id is call.id
+    assert call.name is call2.name
+    assert t.messages[1].timestamp is t.messages[2].timestamp
+    assert t.messages[1].usage is t.messages[3].usage
+    # Shared, yet each message is what validation gives for its own values.
+    assert t.messages == [Message.model_validate(m.model_dump()) for m in t.messages]
+
+
+def test_a_zero_cost_is_never_shared(tmp_path: Path) -> None:
+    # 0.0 and -0.0 compare equal but dump apart: each usage keeps its own.
+    entries = [_user("go"), _entry("assistant", [{"type": "text", "text": "a"}]), _entry("assistant", [{"type": "text", "text": "b"}])]
+    entries[1]["message"]["usage"] = {"input_tokens": 1, "costUSD": -0.0}
+    entries[2]["message"]["usage"] = {"input_tokens": 1, "costUSD": 0.0}
+    t = _load(tmp_path, entries)
+    costs = [json.dumps(m.usage.cost_usd) for m in t.messages[1:] if m.usage is not None]
+    assert costs == ["-0.0", "0.0"]
+
+
+def test_the_chain_links_share_the_uuids_they_name(tmp_path: Path) -> None:
+    # A parent naming the line before is that line's own uuid object; the links live until the import ends.
+    entries = [_user("go"), _entry("assistant", [{"type": "text", "text": "ok"}])]
+    entries[1]["parentUuid"] = entries[0]["uuid"]
+    first = claude_code_import.EntryImporter("x")
+    p = tmp_path / "s.jsonl"
+    p.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    from lab.formats.jsonio import iter_jsonl_as
+
+    for line, entry in iter_jsonl_as(p, Entry):
+        first.add(entry, line)
+    assert first.chain is not None
+    links = first.chain.links
+    assert links[1 + claude_code_import.LINK] is links[0]
+
+
 @pytest.mark.parametrize("value", ["2025-03-03Z", "2025-03-03T09:00:22.588Z", "2025-03-03T09:00:22Z ", "2025-03-03", "bad", 17, None])
 def test_a_message_timestamp_is_what_parse_ts_gives(tmp_path: Path, value: Any) -> None:
     # The importer inlines parse_ts's first step per message; the result must not differ from it.
@@ -447,7 +498,7 @@ def test_load_checks_the_result_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_the_chain_is_recorded_as_links_in_file_order() -> None:
-    # One tuple per entry with a uuid; the plan's dicts are built from them only when asked.
+    # Five values per entry with a uuid, in one flat list; the plan's dicts are built from them only when asked.
     entries = [_user("go"), _entry("assistant", [{"type": "text", "text": "ok"}], api_id="msg_a")]
     entries[1]["parentUuid"] = entries[0]["uuid"]
     first = claude_code_import.EntryImporter("x")
@@ -455,8 +506,8 @@ def test_the_chain_is_recorded_as_links_in_file_order() -> None:
         first.add(e, f"line {i}")
     assert first.chain is not None
     assert first.chain.links == [
-        (entries[0]["uuid"], None, claude_code_import.USER, None, entries[0].get("timestamp")),
-        (entries[1]["uuid"], entries[0]["uuid"], claude_code_import.ASSISTANT, "msg_a", entries[1].get("timestamp")),
+        *(entries[0]["uuid"], None, claude_code_import.USER, None, entries[0].get("timestamp")),
+        *(entries[1]["uuid"], entries[0]["uuid"], claude_code_import.ASSISTANT, "msg_a", entries[1].get("timestamp")),
     ]
     assert not first.chain.plan().needed
     assert first.chain.apis == {entries[0]["uuid"]: None, entries[1]["uuid"]: "msg_a"}

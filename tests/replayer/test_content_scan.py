@@ -124,7 +124,8 @@ def test_longest_run_in_c_is_the_python_rule(text: str, src: str, data: st.DataO
 
 def _history(raw: list) -> tuple:
     h = c.ContentHistory(raw)
-    return h.items, h._needed, h._hits, h.entries
+    # Messages are compared by position: the two histories index the same message objects.
+    return h.items, h._needed, [h.raw_hits(m) for m in h.raw], [h.plain(m) for m in h.raw]
 
 
 def _corpus_transcripts() -> list:

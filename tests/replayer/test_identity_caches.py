@@ -57,3 +57,39 @@ def test_a_replay_with_the_last_replays_caches_equals_one_from_cold() -> None:
     assert [tuple(warm.context_at(k)) for k in range(len(warm.rows))] == [tuple(cold.context_at(k)) for k in range(len(cold.rows))]
     clear_shared()
     assert replay(t, other) == warm_other
+
+
+def test_an_entry_keeps_its_message_so_no_other_object_takes_its_id() -> None:
+    import gc
+
+    cache: ByIdentity[int] = ByIdentity(limit=3)
+    cache.put(user("kept alive by the cache"), 7)
+    gc.collect()
+    # Messages made after the first one died (it did not: the cache holds it) never find its value.
+    assert all(cache.get(user(f"other {n}")) is None for n in range(50))
+    [kept] = cache._table[1]
+    assert cache.get(kept) == 7 and len(cache) == 1
+    # Putting the same message again replaces its value and keeps it once.
+    cache.put(kept, 8)
+    assert cache.get(kept) == 8 and cache._table[1] == [kept]
+
+
+def test_a_generation_is_let_go_two_generations_later_unless_asked_for_again() -> None:
+    cache: ByIdentity[int] = ByIdentity(limit=2)
+    first, second = user("first"), user("second")
+    cache.put(first, 1)
+    cache.put(second, 2)
+    # A full young generation becomes the old one: still found, and a value found there moves back to the young one.
+    third = user("third")
+    cache.put(third, 3)
+    assert cache.get(first) == 1 and cache.get(second) is not None
+    # Two generations on, what nobody asked for is gone with its message.
+    for n in range(4):
+        cache.put(user(f"more {n}"), n)
+    assert cache.get(third) is None
+    assert all(third is not m for generation in (cache._table[1], cache._table[3]) for m in generation)
+    # A cache that follows a context grows its generations to twice that context.
+    cache.fit(10)
+    assert cache.limit == 20
+    cache.fit(3)
+    assert cache.limit == 20

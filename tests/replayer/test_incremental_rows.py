@@ -170,7 +170,7 @@ def test_a_metadata_only_change_still_shares_its_wire_text() -> None:
     assert cache.shared_prefix(relabelled) == sum(counter.count_message(m) for m in first)
 
 
-def test_identity_cache_tells_equal_messages_apart_and_starts_over_at_its_limit() -> None:
+def test_identity_cache_tells_equal_messages_apart_and_lets_old_generations_go() -> None:
     cache: ByIdentity[int] = ByIdentity(limit=2)
     a = user("same")
     twin = a.model_copy()
@@ -178,8 +178,12 @@ def test_identity_cache_tells_equal_messages_apart_and_starts_over_at_its_limit(
     assert cache.get(a) == 1 and cache.get(twin) is None
     cache.put(twin, 2)
     assert cache.get(twin) == 2 and len(cache) == 2
+    # At its limit the young generation becomes the old one; two generations on, what was not asked for is gone.
     cache.put(user("third"), 3)
-    assert len(cache) == 1 and cache.get(a) is None
+    assert len(cache) == 3 and cache.get(twin) == 2
+    for n in range(4):
+        cache.put(user(f"more {n}"), n)
+    assert cache.get(a) is None and len(cache) <= 4
 
 
 def test_same_prefix_counts_equal_objects_and_finds_the_first_difference() -> None:

@@ -68,7 +68,7 @@ class TestByHand:
         stub = Message(role="user", content=(ToolResultBlock(tool_use_id="t1", content="[persisted]", compacted="spill", spill_path=path),), id="st")
         raw = [*raw, stub, assistant("compute_total again.")]
         r = Recall(raw, store, {"t1": path})
-        assert id(stub) not in r.history.entries and id(raw[3]) in r.history.entries
+        assert not r.history.plain(stub) and r.history.plain(raw[3])
         step = r.step(6, 7, [*raw[:3], stub])
         assert (step.needed, step.kept, step.recoverable) == (1, 0, 1)
 
@@ -302,7 +302,7 @@ def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, lis
     clear_cache()
     history = History(raw)
     named = [frozenset(scan(m)[0]) if m.role == "assistant" else frozenset() for m in raw]
-    assert history.responses == named and history.wanted == frozenset().union(*named)
+    assert [frozenset(r) for r in history.responses] == named and history.wanted == frozenset().union(*named)
 
     def expected(m: Message) -> frozenset[str]:
         found = history.wanted & scan(m)[1]
@@ -315,7 +315,92 @@ def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, lis
         # A stage's copy is looked up afresh, to the same answer.
         copy = m.model_copy()
         assert history.raw_hits(copy) is None and history.hits(copy) == expected(m), i
-    assert history.occurs == {x: [i for i, m in enumerate(raw) if x in expected(m)] for x in history.wanted if any(x in expected(m) for m in raw)}
+    assert {x: history.positions(x) for x in history.occurs} == {x: [i for i, m in enumerate(raw) if x in expected(m)] for x in history.wanted if any(x in expected(m) for m in raw)}
     for x in history.wanted:
         for point in range(len(raw) + 1):
             assert history.seen_before(x, point) == any(x in expected(m) for m in raw[:point])
+            if history.seen_before(x, point):
+                assert history.last_before(x, point) == max(i for i, m in enumerate(raw[:point]) if x in expected(m))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    strings=st.lists(st.text(alphabet="ab \n/", min_size=1, max_size=8), max_size=40),
+    texts=st.lists(st.text(alphabet="ab \n/", max_size=300), min_size=1, max_size=6),
+)
+def test_anchored_finds_what_a_scan_of_every_string_finds_across_lines_and_repeated_texts(strings: list[str], texts: list[str]) -> None:
+    """Line breaks in texts and strings, strings shorter than a piece, and texts that repeat lines of earlier ones
+    (the line memo): the index answers as the plain scan does, text after text."""
+    from lab.replayer import recall
+
+    index = recall.Anchored(sorted(set(strings)))
+    for text in texts + [t + "\n" + t for t in texts]:
+        assert index.within(text) == {w for w in strings if w in text}
+
+
+def test_anchored_line_memo_turns_over_and_still_answers_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.replayer import recall
+
+    monkeypatch.setattr(recall, "_LINES_KEPT", 3)
+    strings = ["ab cd", "x y", "q", "line\nbreak"]
+    index = recall.Anchored(strings)
+    texts = ["ab cd\nzz", "x y\nq\nline", "line\nbreak ab cd", "w\nv\nu\nt\nx y", "ab cd\nzz"]
+    for text in texts * 2:
+        assert index.within(text) == {w for w in strings if w in text}
+
+
+@settings(max_examples=100, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["put", "setdefault", "get", "in"]), st.integers(0, 40), st.integers(0, 5)), max_size=300))
+def test_the_identity_maps_in_c_and_python_answer_as_a_dict_by_id(ops: list[tuple[str, int, int]]) -> None:
+    """``IdMap`` (``_scan.c`` when built) and the Python table answer every call as a dict keyed by ``id()`` does,
+    through growth (41 keys) and replaced values; equal keys that are different objects are different keys."""
+    from lab.replayer import recall
+
+    keys = [[i] for i in range(41)]  # equal lists would be one dict key; here each is its own object
+    values = [(f"v{j}",) for j in range(6)]
+    tables = [recall.IdentityMap()] + ([recall._IdMapC()] if recall._IdMapC is not None else [])
+    for table in tables:
+        ref: dict[int, tuple[str]] = {}
+        for op, k, v in ops:
+            key, value = keys[k], values[v]
+            if op == "put":
+                ref[id(key)] = value
+                assert table.put(key, value) is None
+            elif op == "setdefault":
+                assert table.setdefault(key, value) is ref.setdefault(id(key), value)
+            elif op == "get":
+                assert table.get(key) is ref.get(id(key))
+            else:
+                assert (key in table) == (id(key) in ref)
+            assert len(table) == len(ref)
+        assert all(table.get(key) is ref.get(id(key)) for key in keys)
+        assert table.get([0]) is None
+
+
+def test_the_c_identity_map_is_the_one_recall_uses_when_built() -> None:
+    from lab.replayer import recall
+
+    if recall._IdMapC is None:
+        pytest.skip("lab.replayer._scan was built without IdMap (or not at all): the Python table serves")
+    assert recall.IdMap is recall._IdMapC
+
+
+def test_a_shared_history_is_only_ever_the_one_of_the_same_message_objects() -> None:
+    """The cache is keyed by a digest of the messages' ids; a value found under it is checked object by object,
+    so even a digest two sequences shared (forced here: every key answers with the same history) builds afresh."""
+    from lab.core.lru import SharedLRU
+    from lab.replayer.recall import History, shared_by_identity
+
+    raw = _raw()
+    other = [m.model_copy() for m in raw]
+    cache: SharedLRU[History] = SharedLRU(4)
+    first = shared_by_identity(cache, raw, lambda: History(raw))
+    assert shared_by_identity(cache, list(raw), lambda: History(raw)) is first
+    assert shared_by_identity(cache, raw[:-1], lambda: History(raw[:-1])) is not first
+
+    class Collides(SharedLRU[History]):
+        def get(self, key, build, *, holds=None):  # type: ignore[no-untyped-def]
+            return first
+
+    again = shared_by_identity(Collides(4), other, lambda: History(other))
+    assert again is not first and again.raw == tuple(other) and all(a is b for a, b in zip(again.raw, other, strict=True))

@@ -141,6 +141,17 @@ def test_another_transcript_or_flags_never_resume(starts: list[int | None]) -> N
     assert starts == [None, None, None, None]
 
 
+def test_a_replay_told_not_to_resume_keeps_nothing_to_resume_from(starts: list[int | None]) -> None:
+    # No trace and no checkpoints: a caller that never resumes (the benches) pays no memory for them.
+    full = replay(_SESSION, _config("minicode"), resume=False)
+    assert resume._TRACES.get(id(_SESSION), list) == []
+    again = replay(_SESSION, _config("minicode", ratio=0.7))
+    assert starts == [None]
+    # The replays that resume still record their trace, and a later move resumes from it.
+    _same(replay(_SESSION, _config("minicode")), full)
+    assert replay(_SESSION, _config("minicode", ratio=0.7)) is not again and starts[-1] is not None
+
+
 def test_clear_caches_forgets_the_traces(starts: list[int | None]) -> None:
     replay(_SESSION, _config("minicode"))
     clear_caches()

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from operator import itemgetter
+from sys import intern
 from typing import Any, cast
 
 import msgspec
@@ -64,7 +64,7 @@ from ...core.messages import (
 from ...errors import TranscriptError
 from ..history_builder import parts_text
 from ..anthropic_blocks import COST_KEY, block_dicts, cost_usd, usage_fields
-from .claude_code_chain import ASSISTANT, BOUNDARY, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
+from .claude_code_chain import ASSISTANT, BOUNDARY, LINK, OTHER, PREV, RESULTS, USER, ChainIndex, Plan
 from .claude_code_content import harness_text, native_content, result_text
 from .claude_code_entry import PARTS, UNSET, ApiMessage, Attachment, Entry, TextPart, ToolResultPart, ToolUsePart, ToolUseResult, UsageCounts, entry_of
 from .claude_code_thread import Blocks, Row, ThreadRows, ToolIds, parse_ts
@@ -98,11 +98,12 @@ def _part_blocks(parts: list[Any], ids: ToolIds) -> Blocks:
     for p in parts:
         kind = type(p)
         if kind is ToolUsePart:
-            append(_tool_use_of({"type": "tool_use", "id": p.id, "name": p.name, "input": p.input}))
-            ids.use(p.id, p.name, p.input)
+            # Tool names are a handful of strings repeated by every call: one object each (see _build).
+            name = intern(p.name)
+            append(_tool_use_of({"type": "tool_use", "id": p.id, "name": name, "input": p.input}))
+            ids.use(p.id, name, p.input)
         elif kind is ToolResultPart:
-            tool_id = p.tool_use_id
-            ids.result(tool_id)
+            tool_id = ids.result(p.tool_use_id)
             body = p.content
             append(
                 _tool_result_of(
@@ -142,23 +143,46 @@ def _build(messages: list[Message], rows: list[Row]) -> list[Message]:
 
     One loop for the rows: the per-message work is small enough that a call per message was a
     measurable share of it.
+
+    A message whose timestamp or usage equals the one before it in the batch shares that one's
+    object (both are immutable): the calls and results of one turn are often written in the same
+    millisecond, and a session's usages are often all alike (a tiny session's are all zero). A
+    ``datetime`` is 48 bytes and a ``Usage`` 136; for one-line messages the two were a sixth of
+    the import's memory. Only the previous value is compared: no table as large as the session.
     """
     fromisoformat, message_of, usage_of, asdict = _fromisoformat, _message_of, _usage_of, _asdict
     append = messages.append
+    last_ts: Any = None
+    last_when: datetime | None = None
+    last_counts: Any = None
+    last_usage: Usage | None = None
     for row in rows:
         ts = row["timestamp"]
         if type(ts) is str:
-            # parse_ts's first step, inlined; anything it refuses takes parse_ts.
-            try:
-                row["timestamp"] = fromisoformat(ts)
-            except ValueError:
-                row["timestamp"] = parse_ts(ts)
+            if ts == last_ts:
+                row["timestamp"] = last_when
+            else:
+                # parse_ts's first step, inlined; anything it refuses takes parse_ts.
+                try:
+                    last_when = fromisoformat(ts)
+                except ValueError:
+                    last_when = parse_ts(ts)
+                row["timestamp"] = last_when
+                last_ts = ts
         else:
             row["timestamp"] = parse_ts(ts)
         usage = row["usage"]
         if usage is not None:
             # A UsageCounts holds the model's fields already; a dict is a usage that did not fit it.
-            row["usage"] = usage_of(asdict(usage) if type(usage) is UsageCounts else cast(dict[str, Any], usage_fields(usage)))
+            if type(usage) is UsageCounts:
+                # Structs compare field by field, in C. A zero cost is never shared: 0.0 and -0.0
+                # compare equal but dump apart.
+                if usage != last_counts or usage.cost_usd == 0:
+                    last_usage = usage_of(asdict(usage))
+                    last_counts = usage
+                row["usage"] = last_usage
+            else:
+                row["usage"] = usage_of(cast(dict[str, Any], usage_fields(usage)))
         row["content"] = tuple(row["content"])
         append(message_of(row))
     return messages
@@ -170,10 +194,6 @@ class _SideKeys(dict[str, str]):
 
     def __missing__(self, uuid: str) -> str:
         return _MAIN
-
-
-# The uuid of a chain link.
-_first = itemgetter(0)
 
 
 class _Unchecked(Exception):
@@ -191,7 +211,7 @@ def _text(b: dict[str, Any]) -> TextBlock:
 
 def _tool_use(b: dict[str, Any]) -> ToolUseBlock:
     if type(b["id"]) is str and type(b["name"]) is str and type(b["input"]) is dict and len(b) == 4:
-        return _tool_use_of({"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["input"]})
+        return _tool_use_of({"type": "tool_use", "id": b["id"], "name": intern(b["name"]), "input": b["input"]})
     raise _Unchecked
 
 
@@ -251,14 +271,16 @@ class EntryImporter:
         self.need_session = True
         self.need_model = True
         self.chain = ChainIndex(self.entry_thread) if plan is None else None
-        # Where a first pass appends its chain links (bound once: once per line).
-        self.link = self.chain.links.append if self.chain is not None else None
+        # Where a first pass adds its chain links (bound once: once per line).
+        self.link = self.chain.links.extend if self.chain is not None else None
         # ``repeated_uuids``, once asked.
         self.repeats: bool | None = None
         # Entries whose parent is neither the entry recorded just before nor, for a tool result, a line
         # of the API message it answers: without any, the file is its own conversation (chain_plan).
         self.jumps = 0
         self.last_uuid: str | None = None
+        # The timestamp of the last link (``_link``).
+        self.last_ts: Any = None
         # The lines of the assistant message being answered, and its API id.
         self.turn: set[str] = set()
         self.turn_api: Any = None
@@ -370,7 +392,7 @@ class EntryImporter:
 
     def add(self, entry: Entry | dict[str, Any], where: Where) -> None:
         # This runs once per line of the file: attributes used more than once are read once, the
-        # entry kinds are told apart here, and the chain gets one tuple (``ChainIndex.links``).
+        # entry kinds are told apart here, and the chain gets one link (``ChainIndex.links``).
         if isinstance(entry, dict):
             entry = entry_of(entry)
         self.records_read += 1
@@ -421,12 +443,20 @@ class EntryImporter:
     def _link(self, entry: Entry, uuid: str, made: int) -> None:
         """Record the entry's place in the ``parentUuid`` chain, and count jumps away from the previous line."""
         parent = entry.parentUuid
-        if type(parent) is not str or not parent:
+        last = self.last_uuid
+        if type(parent) is str and parent:
+            if parent == last:
+                # The link keeps the previous line's uuid object, not this line's copy of it: the
+                # links are held until the import ends, and the copies were a tenth of its peak.
+                parent = last
+            # A tool result naming a line of the API message it answers is the parallel-call fork
+            # every 2.x session has (the EnterpriseBench corpus session), not a branch.
+            elif not (made == RESULTS and parent in self.turn):
+                self.jumps += 1
+        else:
             parent = self._unlinked_parent(entry, made)
-        # A tool result naming a line of the API message it answers is the parallel-call fork
-        # every 2.x session has (the EnterpriseBench corpus session), not a branch.
-        if parent != self.last_uuid and not (made == RESULTS and parent in self.turn):
-            self.jumps += 1
+            if parent != last and not (made == RESULTS and parent in self.turn):
+                self.jumps += 1
         api_id = None
         if made == ASSISTANT:
             # An assistant entry makes a message only from an object ``message``.
@@ -437,11 +467,20 @@ class EntryImporter:
             if api_id != self.turn_api:
                 self.turn_api = api_id
                 self.turn.clear()
+            else:
+                # The entries of one API message (one per block) link to one copy of its id.
+                api_id = self.turn_api
             self.turn.add(uuid)
         elif made != OTHER and made != RESULTS and self.turn:
             self.turn_api = None
             self.turn.clear()
-        self.link((uuid, parent, made, api_id, entry.timestamp))  # type: ignore[misc]
+        ts = entry.timestamp
+        if ts == self.last_ts and type(ts) is str:
+            # Likewise one object for a run of equal timestamps (a turn's calls and results).
+            ts = self.last_ts
+        else:
+            self.last_ts = ts
+        self.link((uuid, parent, made, api_id, ts))  # type: ignore[misc]
         self.last_uuid = uuid
 
     def _add_planned(self, entry: Entry, where: Where) -> None:
@@ -683,8 +722,13 @@ class EntryImporter:
     def repeated_uuids(self) -> bool:
         """After a first pass: whether some entry's uuid came twice (which an ``optimistic`` pass let through)."""
         if self.repeats is None:
-            links = self.chain.links if self.chain is not None else []
-            self.repeats = len(set(map(_first, links))) != len(links)
+            uuids = self.chain.links[0::LINK] if self.chain is not None else []
+            if self.chain is not None and not self.jumps:
+                # The file is its own chain: no plan will read the links (``chain_plan``). Freed before
+                # the table below is built, at the import's peak (every message built by now).
+                self.chain.links.clear()
+            # A dict, not a set: its compact table is some 40% of a set's for as many strings.
+            self.repeats = len(dict.fromkeys(uuids)) != len(uuids)
         return self.repeats
 
     def chain_plan(self) -> Plan:

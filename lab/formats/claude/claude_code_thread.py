@@ -87,24 +87,32 @@ class ToolIds:
         # (prompt, tool_use id) of subagent calls, in order.
         self.prompts: list[tuple[str, str]] = []
         self.ordered = True
-        # Calls no result has answered yet (a handful at a time), and whether every result so far answered one.
-        self.open: dict[str, None] = {}
+        # Calls no result has answered yet (a handful at a time), each id mapped to itself: the string
+        # object a result that answers it shares (``result``). And whether every result so far answered one.
+        self.open: dict[str, str] = {}
         self.clean = True
 
     def use(self, tool_id: str, name: str, tool_input: dict[str, Any]) -> None:
         """A call, as read (a subagent call's prompt kept, to name the sidechain it started)."""
         self.uses.append(tool_id)
-        self.open[tool_id] = None
+        self.open[tool_id] = tool_id
         if name in SUBAGENT_TOOLS:
             prompt = tool_input.get("prompt")
             if isinstance(prompt, str):
                 self.prompts.append((prompt.strip(), tool_id))
 
-    def result(self, tool_id: str) -> None:
-        """A result, as read."""
-        self.results.append(tool_id)
-        if self.open.pop(tool_id, False) is not None:
+    def result(self, tool_id: str) -> str:
+        """A result, as read; returns the id to keep in its block: the call's own string when it answers an open call.
+
+        Why: a call's id and its result's are equal strings decoded apart, some 60 bytes each; a result
+        block that keeps the call's object lets its own copy go once the line is read.
+        """
+        shared = self.open.pop(tool_id, None)
+        if shared is None:
             self.clean = False
+            shared = tool_id
+        self.results.append(shared)
+        return shared
 
     def scan(self, blocks: Sequence[Block]) -> None:
         """Append the tool ids of built blocks (the importer's general reader, and messages read back)."""
