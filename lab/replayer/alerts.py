@@ -152,7 +152,8 @@ def _no_summary(rows: Sequence[Row], report: Report, cfg: CompactionConfig, reas
 def report_alerts(report: Report) -> list[Alert]:
     """The loud failures of ``report``, worst first; [] when the config did its job."""
     cfg = _config(report)
-    rows = report.rows
+    # Each row built once for the five checks below (a report's rows are columns: a Row is made when read).
+    rows = list(report.rows)
     reasons = _summary_failures(rows)
     found = [
         _breaker(rows, report, cfg, reasons),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from ..core.validate import anthropic_problems, openai_problems
 from ..errors import LabError
+from .report import column
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.messages import Transcript
@@ -75,9 +76,9 @@ def first_invalid(report: Report) -> tuple[str | None, bool | None]:
 
 def first_failure(report: Report) -> str | None:
     """Where the replay first failed a request (over the window after recovery), how far over, and why recovery gave up."""
-    for row in report.rows:
-        if not row.failed:
-            continue
+    failed = column(report.rows, "failed")
+    # The first failed row alone is built (a report's rows are columns: a Row is made when read).
+    for row in (report.rows[k] for k, f in enumerate(failed) if f):
         hidden = f" (+{report.hidden_tokens:,} hidden)" if report.hidden_tokens else ""
         why = next((str(e.get("detail")) for e in row.events if e.get("stage") == "recovery" and e.get("success") is False and e.get("detail")), "")
         text = f"request {row.index} (message {row.message_index}): {row.sent_tokens:,} tokens{hidden} for a {report.window:,}-token window"
@@ -133,10 +134,10 @@ def blocked(rows: Sequence[Mapping[str, Any]], constraints: Iterable[str] = CONS
     for constraint in constraints:
         if not all(any((r.get(constraint) or 0) > 0 for r in group) for group in groups.values()):
             continue
-        column = "first_invalid" if constraint == "invalid_requests" else "first_failure"
+        where = "first_invalid" if constraint == "invalid_requests" else "first_failure"
         broke = [r for r in rows if (r.get(constraint) or 0) > 0]
-        first = next((r for r in broke if r.get(column)), broke[0])
-        place = str(first.get(column) or f"{first.get(constraint)} request(s)")
+        first = next((r for r in broke if r.get(where)), broke[0])
+        place = str(first.get(where) or f"{first.get(constraint)} request(s)")
         name = first.get("transcript")
         where = f"{name}: {place}" if name else place
         return Blocked(constraint, len(groups), where, _fix(constraint, broke, allow_failures_hint), by)

@@ -859,9 +859,10 @@ def invalid_reasons(report: Report) -> dict[str, list[tuple[int, str]]]:
     message's label, so one reason met in many requests is said once.
     """
     out: dict[str, list[tuple[int, str]]] = {}
-    for row in report.rows:
-        if row.valid:
-            continue
+    # Only the invalid rows are built: a valid one has nothing to say, and a Row is made when read.
+    rows = report.rows
+    flags = zip(column(rows, "valid_anthropic"), column(rows, "valid_openai"), strict=True)
+    for row in (rows[k] for k, (a, o) in enumerate(flags) if not (a and o)):
         seen: set[str] = set()
         for problem in row.problems or ["no reason recorded"]:
             # The replay prefixes the provider that refuses it ("anthropic: message 2 (...): empty text block").

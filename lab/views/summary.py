@@ -23,6 +23,7 @@ from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
 from ..core.summarizers.rules import RuleSummarizer
 from ..core.tokens.base import get_counter
 from ..errors import SummaryError
+from ..replayer.report import column
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..replayer import Report
@@ -76,15 +77,16 @@ def _split_attachment(text: str, attachment: str) -> str:
 def compaction_summaries(report: Report) -> list[CompactionSummary]:
     """Every summary text the replay's events carry, in request order."""
     out: list[CompactionSummary] = []
-    for row in report.rows:
-        for e in row.events:
+    # Two columns, not a Row per request (a report's rows are columns: a Row is made when read).
+    for index, events in zip(column(report.rows, "index"), column(report.rows, "events"), strict=True):
+        for e in events:
             text = e.get("summary_text")
             if not text or e.get("stage") not in _SUMMARY_STAGES:
                 continue
             attachment = e.get("attachment") or ""
             out.append(
                 CompactionSummary(
-                    request=row.index,
+                    request=index,
                     stage=str(e.get("stage")),
                     trigger=str(e.get("trigger")),
                     strategy=e.get("strategy"),
