@@ -112,6 +112,12 @@ try:
     from ._scan import IdMap as _IdMapC
 except ImportError:  # built without a C compiler, or an older build: the Python table serves
     _IdMapC = None  # type: ignore[assignment, misc]
+try:
+    # Content recall's item tables (``content.py``): which of a fixed tuple of strings occur in a text, in one C pass.
+    from ._scan import items_in as _items_in
+    from ._scan import items_table as _items_table
+except ImportError:  # as above: ``Anchored`` scans a line in Python
+    _items_in = _items_table = None  # type: ignore[assignment]
 IdMap: type[IdentityMap] = _IdMapC if _IdMapC is not None else IdentityMap  # type: ignore[assignment]
 
 # Lost mentions listed per row; the counts are exact regardless.
@@ -277,6 +283,15 @@ class Anchored:
                 filed[piece] = w if there is None else (there, w) if type(there) is str else (*there, w)
         # Strings spanning lines: rare (a mention is one line or one command), each tried on the whole text.
         self.across = tuple(across)
+        # With the C module, a line is scanned by item tables (``_scan.items_in``), one per band of lengths: a table
+        # looks its strings up by their first ``min(length)`` characters, so a band of like lengths keeps that key
+        # selective (short strings by their exact length, the rest as 4-7 and 8 or more characters).
+        self._tables: tuple[tuple[tuple[str, ...], object], ...] | None = None
+        if _items_table is not None and _items_in is not None:
+            bands: dict[int, list[str]] = {}
+            for w in one_line:
+                bands.setdefault(len(w) if len(w) < g else g if len(w) < 8 else 8, []).append(w)
+            self._tables = tuple((tuple(ws), _items_table(tuple(ws))) for _, ws in sorted(bands.items()))
         self._lines: dict[str, frozenset[str]] = {}
         self._older: dict[str, frozenset[str]] = {}
 
@@ -308,6 +323,9 @@ class Anchored:
 
     def _in_line(self, text: str) -> frozenset[str]:
         """The strings one line holds (each without a line break)."""
+        if self._tables is not None:
+            hit = [items[x] for items, table in self._tables for x in _items_in(table, text)]
+            return frozenset(hit) if hit else _NO_REFS
         found: set[str] = set()
         short = self.short
         for n in self._short_lengths:
