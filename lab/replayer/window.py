@@ -41,7 +41,7 @@ from .settings import ReplaySettings, resolve_settings
 from .inputs import as_transcript, request_points, sendable
 from .engine import replay
 
-__all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window", "settings_for"]
+__all__ = ["SHARES", "SUMMARY_STRATEGIES", "MIN_ROOM", "WindowProposal", "raw_peak", "summaries", "propose_window", "counts_hidden", "settings_for"]
 
 # Shares of the sent peak the messages are given room for, largest first: the first that summarizes wins.
 SHARES = (0.9, 0.8, 0.7, 0.6, 0.5)
@@ -162,13 +162,19 @@ def propose_window(
     return WindowProposal(None, peak, _reason(None, peak, hidden, model_window, 0, room), counter_name, hidden, model_window)
 
 
-def settings_for(proposal: WindowProposal, settings: ReplaySettings) -> ReplaySettings:
-    """The replay settings to replay at ``proposal``'s window: the app, the notebook and ``lab replay --window proposed`` share this rule.
+def counts_hidden(proposal: WindowProposal, settings: ReplaySettings) -> bool:
+    """Whether replays at ``proposal``'s window must count the hidden part from the recorded usage: the app, the
+    notebook and ``lab replay --window proposed`` share this rule.
 
-    A window measured with the hidden part counted (larger than one fitted to the file alone) is only
-    filled when the replays count it too: they then take it from the recorded usage (``hidden_from_usage``),
-    unless the settings name their own ``hidden_tokens``. Without a proposed window nothing changes.
+    A window measured with the hidden part counted (larger than one fitted to the file alone) is only filled
+    when the replays count it too, unless the settings name their own ``hidden_tokens``; without a proposed
+    window nothing is asked.
     """
-    if proposal.window is not None and proposal.hidden and not settings.hidden_tokens and not settings.hidden_from_usage:
+    return proposal.window is not None and bool(proposal.hidden) and not settings.hidden_tokens
+
+
+def settings_for(proposal: WindowProposal, settings: ReplaySettings) -> ReplaySettings:
+    """The replay settings to replay at ``proposal``'s window (``counts_hidden`` turns ``hidden_from_usage`` on)."""
+    if counts_hidden(proposal, settings) and not settings.hidden_from_usage:
         return settings.model_copy(update={"hidden_from_usage": True})
     return settings

@@ -122,8 +122,8 @@ def _apply_proposed_window() -> None:
     was = st.session_state.pop(keys.SESSION_HIDDEN, False)
     settings = get_settings()
     # Loaded with the proposal's engine (lab.ui.proposal), never with the app.
-    from ..replayer.window import settings_for
-    if proposal is not None and settings_for(proposal, settings.model_copy(update={"hidden_from_usage": False})).hidden_from_usage:
+    from ..replayer.window import counts_hidden
+    if proposal is not None and counts_hidden(proposal, settings):
         # The window was measured with the hidden part counted (it is larger than a window fitted to the file
         # alone): the replays count it too, from the recorded usage, or the proposed window would never fill.
         st.session_state[keys.SESSION_HIDDEN] = True
