@@ -338,8 +338,10 @@ class EntryImporter:
                     messages[i] = message.model_copy(update={"id": mid})
 
     def _blocks(self, content: Any, where: Where, entry_id: str, ids: ToolIds) -> tuple[Blocks, Any]:
-        """The blocks of content that is no list of Parts (those take ``_part_blocks``), their tool ids
-        appended to ``ids``, and the content as ``parts_text`` reads it (after ``native_content``)."""
+        """The blocks of an entry's content, their tool ids appended to ``ids``, and the content as ``parts_text``
+        reads it (after ``native_content``). A list of Parts (the typed reader's) takes ``_part_blocks``."""
+        if type(content) is list and content and type(content[0]) in PARTS:
+            return _part_blocks(content, ids), content
         if type(content) is str:
             return ([_text_of({"type": "text", "text": content})] if content else []), content
         content = native_content(content)
@@ -570,10 +572,7 @@ class EntryImporter:
             return OTHER
         content = message.content
         thread = self.threads[key]
-        if type(content) is list and content and type(content[0]) in PARTS:
-            blocks = _part_blocks(content, thread.ids)
-        else:
-            blocks = self._blocks(content, where, entry_id, thread.ids)[0]
+        blocks = self._blocks(content, where, entry_id, thread.ids)[0]
         if self.need_model:
             model = message.model
             if isinstance(model, str) and model != "<synthetic>":
@@ -604,10 +603,7 @@ class EntryImporter:
             return OTHER
         content = message.content
         thread = self.threads[key]
-        if type(content) is list and content and type(content[0]) in PARTS:
-            blocks = _part_blocks(content, thread.ids)
-        else:
-            blocks, content = self._blocks(content, where, entry_id, thread.ids)
+        blocks, content = self._blocks(content, where, entry_id, thread.ids)
         if key != _MAIN and not thread.rows_made and thread.root_text is None:
             thread.root_text = _root_text(content)
         if not blocks:
