@@ -29,6 +29,19 @@ OpenAI Chat Completions (``openai_wire_problems``)
   - ``shape=True``: call ids are at most 40 characters and ``arguments`` is a JSON string;
   - ``strict=True``: the first non-system message is the user's.
 
+OpenAI Responses (``responses_wire_problems``)
+  - ``input`` is a non-empty string or a non-empty list of items; a ``message`` item has the role
+    ``user``, ``assistant``, ``system`` or ``developer`` and content that is a string or a non-empty
+    list of parts, ``output_text``/``refusal`` in an assistant message and ``input_text``/
+    ``input_image``/``input_file`` in the others ("Invalid value: 'input_text'. Supported values
+    are: 'output_text' and 'refusal'");
+  - a ``function_call`` has a ``call_id``, a ``name`` and ``arguments`` as a string; call ids are unique;
+  - a ``function_call_output`` answers a call made before it ("No tool call found for function call
+    output with call_id ..."), once, and every call is answered ("No tool output found for function
+    call ..."); its ``output`` is a string or a list of parts;
+  - ``shape=True``: ``arguments`` parse as JSON;
+  - ``strict=True``: the first message that is not the system's or the developer's is the user's.
+
 ``literal_anthropic`` and ``literal_openai`` write canonical messages as the wire bodies an agent
 sends when it forwards its log as it is: one turn per message, blocks as they are, nothing merged,
 moved or dropped (but the empty messages OpenAI's exporter never sends, as ``lab.core.validate``
@@ -44,7 +57,7 @@ from typing import Any
 
 from lab.core.messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 
-__all__ = ["anthropic_wire_problems", "openai_wire_problems", "literal_anthropic", "literal_openai"]
+__all__ = ["anthropic_wire_problems", "openai_wire_problems", "responses_wire_problems", "literal_anthropic", "literal_openai"]
 
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -165,6 +178,79 @@ def openai_wire_problems(body: dict[str, Any], *, strict: bool = False, shape: b
             out.append(f"messages.{k}: role {role!r}")
     if open_calls:
         out.append(f"end: tool calls without tool messages {open_calls}")
+    return out
+
+
+_PARTS = {"assistant": ("output_text", "refusal")}
+_INPUT_PARTS = ("input_text", "input_image", "input_file")
+
+
+def responses_wire_problems(body: dict[str, Any], *, strict: bool = False, shape: bool = False) -> list[str]:
+    items = body.get("input")
+    if isinstance(items, str):
+        return [] if items else ["input: empty"]
+    if not isinstance(items, list) or not items:
+        return ["input: no items"]
+    out: list[str] = []
+    called: set[str] = set()
+    answered: set[str] = set()
+    for k, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "message":
+            out += _responses_message(k, item)
+        elif kind == "function_call":
+            out += _responses_call(k, item, called, shape)
+        elif kind == "function_call_output":
+            out += _responses_output(k, item, called, answered)
+        else:
+            # The lab writes no other item (reasoning needs ids and encrypted content only the API issues).
+            out.append(f"input.{k}: item type {kind!r}")
+    roles = [item.get("role") for item in items if item.get("type", "message") == "message" and item.get("role") not in ("system", "developer")]
+    if strict and roles and roles[0] != "user":
+        out.append("the first message that is not the system's must be the user's")
+    if not roles and not called:
+        out.append("input: no user or assistant message")
+    return out + [f"No tool output found for function call {c}." for c in sorted(called - answered)]
+
+
+def _responses_message(k: int, item: dict[str, Any]) -> list[str]:
+    role, content = item.get("role"), item.get("content")
+    out = [] if role in ("user", "assistant", "system", "developer") else [f"input.{k}: role {role!r}"]
+    if isinstance(content, str):
+        return out
+    if not isinstance(content, list) or not content:
+        return [*out, f"input.{k}: content must be a string or a non-empty list of parts"]
+    allowed = _PARTS.get(role, _INPUT_PARTS)
+    return out + [f"input.{k}.content.{j}: Invalid value: {part.get('type')!r}. Supported values are: {allowed}"
+                  for j, part in enumerate(content) if part.get("type") not in allowed]
+
+
+def _responses_call(k: int, item: dict[str, Any], called: set[str], shape: bool) -> list[str]:
+    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
+    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+        return [f"input.{k}: a function call needs a call_id and a name"]
+    out = [f"input.{k}: duplicate call_id {call_id}"] if call_id in called else []
+    called.add(call_id)
+    if not isinstance(arguments, str):
+        out.append(f"input.{k}: arguments must be a string")
+    elif shape:
+        try:
+            json.loads(arguments)
+        except ValueError:
+            out.append(f"input.{k}: arguments of {call_id} are not JSON")
+    return out
+
+
+def _responses_output(k: int, item: dict[str, Any], called: set[str], answered: set[str]) -> list[str]:
+    call_id = item.get("call_id")
+    out: list[str] = []
+    if call_id not in called:
+        out.append(f"input.{k}: No tool call found for function call output with call_id {call_id}.")
+    elif call_id in answered:
+        out.append(f"input.{k}: call {call_id} answered twice")
+    answered.add(call_id)
+    if not isinstance(item.get("output"), (str, list)):
+        out.append(f"input.{k}: output must be a string or a list of parts")
     return out
 
 

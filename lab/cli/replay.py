@@ -2,7 +2,7 @@
 
     replay PATH [--session ID] (--config F | --preset P) [--settings S] [--window N|proposed] [--spill-dir DIR]
            [--summarizer rules|anthropic|openai [--base-url URL] [--model M]]
-           --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai] [--no-redact]
+           --report REPORT.json [--dump-requests REQUESTS.jsonl] [--to anthropic|openai|responses] [--no-redact]
     compare PATH_OR_DIR [--session ID] (--preset P | --config F)... [--settings S] [--window N] [--processes N | --ray auto|ADDRESS] [--strict] --out TABLE.csv|.parquet|.json [--ranking RANKING.csv]
 
 Both print the import's warnings once on stderr (``warning: FILE: ...``). ``compare`` accounts for every
@@ -60,9 +60,9 @@ def write_requests(report: Any, path: str | os.PathLike[str], to: str = "anthrop
 def _dump_requests(report: Any, path: str | os.PathLike[str], to: str, run: str | None) -> tuple[int, str]:
     """``write_requests``, also returning the sha256 of the file written."""
     # The format writers load only when a dump is asked for.
-    from ..formats.export import to_anthropic, to_openai
+    from ..formats.export import to_anthropic, to_openai, to_responses
 
-    export = to_anthropic if to == "anthropic" else to_openai
+    export = {"anthropic": to_anthropic, "openai": to_openai, "responses": to_responses}[to]
     target = Path(path)
     stamp = {} if run is None else {"run": run}
     try:
@@ -272,7 +272,14 @@ PROPOSED = "proposed"
 
 def _window(text: str) -> int | str:
     """``--window``: tokens, or ``proposed`` (the window the app applies on load: lab.replayer.window)."""
-    return PROPOSED if text.strip().lower() == PROPOSED else _positive(text)
+    if text.strip().lower() == PROPOSED:
+        return PROPOSED
+    try:
+        int(text)
+    except ValueError:
+        # The word is an answer too: a user who mistyped it should see it offered.
+        raise argparse.ArgumentTypeError(f"expected a whole number or {PROPOSED!r}, got {text!r}") from None
+    return _positive(text)
 
 
 _RECORDED_HELP = (
@@ -300,7 +307,8 @@ def add_replay_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--hidden-tokens", type=hidden_tokens, help=HIDDEN_HELP)
     sp.add_argument("--report", help="Where to write REPORT.json (config, settings, rows, totals); without it the summary is printed alone.")
     sp.add_argument("--dump-requests", help="Also write REQUESTS.jsonl: the context of every request as a provider body.")
-    sp.add_argument("--to", choices=["anthropic", "openai"], default="anthropic", help="Provider shape of --dump-requests.")
+    sp.add_argument("--to", choices=["anthropic", "openai", "responses"], default="anthropic",
+                    help="Provider shape of --dump-requests: Anthropic Messages, OpenAI Chat Completions or OpenAI Responses.")
     add_no_redact_option(sp)
 
     sp = add("compare", _cmd_compare, "Replay a transcript or a folder under several configs and write one table.")

@@ -53,7 +53,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # The format readers load when the verb runs, not with the CLI (``--help`` and the other verbs never need them).
     from ..formats import dump, load
-    from ..formats.export import to_anthropic, to_openai
+    from ..formats.export import to_anthropic, to_openai, to_responses
     from ..formats.tool_results import close_pending, export_warnings, pending_note, pending_tool_calls
 
     t = load(args.path, format=args.format, session=args.session)
@@ -71,16 +71,20 @@ def _cmd_export(args: argparse.Namespace) -> int:
             dump(t, to="lab", path=args.out)
             count = len(t.messages)
         else:
-            export = to_anthropic if args.to == "anthropic" else to_openai
+            export = {"anthropic": to_anthropic, "openai": to_openai, "responses": to_responses}[args.to]
             body = export(t, notes=notes, close_pending=close)
             _write_body(body, args.out)
             # What the request holds, after boundaries, empty messages and merges, not what was read.
-            count = len(body["messages"])
+            count = len(body["input"] if args.to == "responses" else body["messages"])
     print_redacted(tally)
     if pending and not close and args.to != "lab":
         # The request as written will be refused: said on stderr, where a script looks for trouble.
         print(f"warning: {pending_note(pending, closed=False, option='an export without --keep-pending')}", file=sys.stderr)
-    print(f"exported {count} messages to {args.to} shape -> {args.out}{_count_why(t.messages, count, notes, args.to)}")
+    if args.to == "responses":
+        # Items, not messages: each call and each output is an item of its own, so the two counts never match.
+        print(f"exported {len(t.messages)} messages as {count} input items to responses shape -> {args.out}")
+    else:
+        print(f"exported {count} messages to {args.to} shape -> {args.out}{_count_why(t.messages, count, notes, args.to)}")
     shown = [n for n in notes if n != pending_note(pending, closed=False)]
     # What the export had to change for the API to accept it (orphan or moved results, rewritten ids): on stderr too.
     forced = export_warnings(shown)
@@ -170,11 +174,13 @@ def add_transcript_commands(add: Callable[..., Any]) -> None:
     sp.add_argument("--counter", action="append", help="Token counter(s) for the summary (repeatable).")
     add_no_redact_option(sp)
 
-    sp = add("export", _cmd_export, "Export a transcript to the Anthropic or OpenAI request shape.")
+    sp = add("export", _cmd_export, "Export a transcript to a request shape: Anthropic Messages, OpenAI Chat Completions or Responses.")
     sp.add_argument("path")
     sp.add_argument("--format", help="Skip auto-detection and read this format.")
     add_session_option(sp)
-    sp.add_argument("--to", choices=["anthropic", "openai", "lab"], required=True)
+    sp.add_argument("--to", choices=["anthropic", "openai", "responses", "lab"], required=True,
+                    help="anthropic: a Messages body; openai: a Chat Completions body; responses: an OpenAI Responses body "
+                    "(instructions, input items); lab: the lab's own JSON.")
     sp.add_argument("--out", required=True)
     pending = sp.add_mutually_exclusive_group()
     pending.add_argument(
@@ -183,7 +189,7 @@ def add_transcript_commands(add: Callable[..., Any]) -> None:
         action="store_const",
         const=True,
         help="Answer the last assistant turn's tool calls that have no result with an 'interrupted' error result "
-        "(the default for --to anthropic and openai, so the request is one the API takes; asked for by name with --to lab).",
+        "(the default for --to anthropic, openai and responses, so the request is one the API takes; asked for by name with --to lab).",
     )
     pending.add_argument(
         "--keep-pending",

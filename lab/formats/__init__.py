@@ -60,16 +60,16 @@ from ..core.messages import Transcript
 from ..errors import ConfigError, TranscriptError
 from . import labjson, registry
 from .detect import detect
-from .export import to_anthropic, to_openai
+from .export import to_anthropic, to_openai, to_responses
 from .loading import load, read_session, sessions
 from .registry import FORMATS, WRAPPERS, FileHead, Format, SessionInfo, SessionSource, Wrapper
 
 __all__ = [
-    "load", "dump", "detect", "sessions", "read_session", "SessionInfo", "SessionSource", "to_anthropic", "to_openai", "FORMATS", "WRAPPERS",
+    "load", "dump", "detect", "sessions", "read_session", "SessionInfo", "SessionSource", "to_anthropic", "to_openai", "to_responses", "FORMATS", "WRAPPERS",
     "Format", "Wrapper", "FileHead", "DumpTarget",
 ]  # fmt: skip
 
-DumpTarget = Literal["lab", "anthropic", "openai"]
+DumpTarget = Literal["lab", "anthropic", "openai", "responses"]
 
 # The registry is filled once, when the package is first imported: the lab's formats, then the plugins'.
 registry.load_builtins()
@@ -84,8 +84,10 @@ def dump(transcript: Transcript, to: DumpTarget = "lab", path: str | os.PathLike
         data = to_anthropic(transcript)
     elif to == "openai":
         data = to_openai(transcript)
+    elif to == "responses":
+        data = to_responses(transcript)
     else:
-        raise ConfigError(f"dump target must be 'lab', 'anthropic' or 'openai', got {to!r}")
+        raise ConfigError(f"dump target must be 'lab', 'anthropic', 'openai' or 'responses', got {to!r}")
     if path is not None:
         target = Path(path)
         try:

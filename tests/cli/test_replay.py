@@ -90,6 +90,17 @@ class TestReplay:
         assert any(m["role"] == "tool" for m in body["messages"])
         assert Report.read(tmp_path / "r.json").label == "mine"
 
+    def test_requests_in_responses_shape(self, tmp_path: Path) -> None:
+        from tests.wire_rules import responses_wire_problems
+
+        rc = main(["replay", str(ERRORS), "--preset", "minicode", "--window", "20000", "--report", str(tmp_path / "r.json"),
+                   "--dump-requests", str(tmp_path / "q.jsonl"), "--to", "responses"])
+        assert rc == 0
+        lines = [json.loads(line) for line in (tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert lines and all(set(line["request"]) <= {"instructions", "input", "tools"} for line in lines)
+        assert any(item["type"] == "function_call_output" for item in lines[-1]["request"]["input"])
+        assert [p for line in lines for p in responses_wire_problems(line["request"], strict=True, shape=True)] == []
+
     def test_llm_summarizer_through_a_local_server(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         from lab.testing.fake_provider import serve
 
@@ -137,7 +148,7 @@ class TestReplay:
             (["replay", str(SMALL), "--preset", "nope"], "unknown preset"),
             (["replay", str(SMALL), "--preset", "minicode", "--window", "500"], "window"),
             (["replay", str(SMALL), "--preset", "minicode", "--summarizer", "anthropic"], "ANTHROPIC_API_KEY"),
-            (["replay", str(SMALL), "--preset", "minicode", "--window", "lots"], "whole number"),
+            (["replay", str(SMALL), "--preset", "minicode", "--window", "lots"], "expected a whole number or 'proposed', got 'lots'"),
             (["replay", str(SMALL)], "--config"),
         ],
         ids=["missing-file", "unknown-preset", "small-window", "no-key", "bad-window", "no-config"],

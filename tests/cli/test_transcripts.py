@@ -42,6 +42,19 @@ class TestExportAndTokens:
         else:
             assert all(m["role"] in ("user", "assistant") for m in body["messages"])
 
+    def test_export_responses_shape(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from tests.wire_rules import responses_wire_problems
+
+        out = tmp_path / "req.json"
+        code, stdout, _ = _run(["export", str(SAMPLE), "--to", "responses", "--out", str(out)], capsys)
+        assert code == 0
+        body = json.loads(out.read_text())
+        assert set(body) <= {"instructions", "input", "tools"} and body["input"]
+        kinds = {item["type"] for item in body["input"]}
+        assert {"message", "function_call", "function_call_output"} <= kinds
+        assert responses_wire_problems(body, strict=True, shape=True) == []
+        assert f"as {len(body['input'])} input items to responses shape" in stdout
+
     def test_tokens_json(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, stdout, _ = _run(["tokens", str(SAMPLE), "--counter", "minicode", "--counter", "o200k", "--json"], capsys)
         assert code == 0
@@ -65,15 +78,15 @@ def _pending_session(path: Path) -> Path:
 
 
 class TestExportIsARequestTheApiTakes:
-    @pytest.mark.parametrize("to", ["anthropic", "openai"])
+    @pytest.mark.parametrize("to", ["anthropic", "openai", "responses"])
     def test_pending_tool_calls_warn_and_note(self, to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
         code, stdout, stderr = _run(["export", str(src), "--to", to, "--out", str(out), "--keep-pending"], capsys)
         assert code == 0
         (warning,) = stderr.strip().splitlines()
         assert warning.startswith("warning: ") and "t1, t2" in warning and "--keep-pending" in warning
-        body = json.loads(out.read_text())
-        results = json.dumps(body).count("tool_use_id") + json.dumps(body).count("tool_call_id")
+        text = json.dumps(json.loads(out.read_text()))
+        results = text.count("tool_use_id") + text.count("tool_call_id") + text.count('"function_call_output"')
         assert results == 1  # only t0's, the pending ones stay unanswered with --keep-pending
 
     @pytest.mark.parametrize("to", ["anthropic", "openai"])
@@ -269,8 +282,8 @@ def _secret_session(path: Path) -> Path:
 
 
 class TestSecretsAndSurrogatesOnWrite:
-    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "lab"]],
-                             ids=["import", "export-anthropic", "export-openai", "export-lab"])
+    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "responses"], ["export", "--to", "lab"]],
+                             ids=["import", "export-anthropic", "export-openai", "export-responses", "export-lab"])
     def test_secrets_are_redacted_and_counted(self, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         src, out = _secret_session(tmp_path / "s.json"), tmp_path / "out.json"
         code, _, stderr = _run([args[0], str(src), *args[1:], "--out", str(out)], capsys)
@@ -288,8 +301,8 @@ class TestSecretsAndSurrogatesOnWrite:
         text = out.read_text(encoding="utf-8")
         assert code == 0 and ANT_KEY in text and AWS_KEY in text and "REDACTED" not in text and "redacted" not in stderr
 
-    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "lab"]],
-                             ids=["import", "export-anthropic", "export-openai", "export-lab"])
+    @pytest.mark.parametrize("args", [["import"], ["export", "--to", "anthropic"], ["export", "--to", "openai"], ["export", "--to", "responses"], ["export", "--to", "lab"]],
+                             ids=["import", "export-anthropic", "export-openai", "export-responses", "export-lab"])
     def test_lone_surrogates_file_writes_valid_utf8(self, args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         out = tmp_path / "out.json"
         code, _, stderr = _run([args[0], str(SURROGATES), *args[1:], "--out", str(out)], capsys)
@@ -316,7 +329,7 @@ class TestSecretsAndSurrogatesOnWrite:
             json.loads(text)
 
 
-@pytest.mark.parametrize("to", ["anthropic", "openai"])
+@pytest.mark.parametrize("to", ["anthropic", "openai", "responses"])
 def test_export_answers_pending_calls_by_default_and_says_so(to: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every request the lab builds is one the API takes: the flag is no longer needed, and the change is said."""
     src, out = _pending_session(tmp_path / "s.lab.json"), tmp_path / "req.json"
@@ -324,7 +337,7 @@ def test_export_answers_pending_calls_by_default_and_says_so(to: str, tmp_path: 
     assert code == 0 and "warning" not in stderr
     assert "answered as 'interrupted'" in stdout and "t1, t2" in stdout
     text = json.dumps(json.loads(out.read_text()))
-    assert text.count("tool_use_id") + text.count("tool_call_id") == 3
+    assert text.count("tool_use_id") + text.count("tool_call_id") + text.count('"function_call_output"') == 3
 
 
 def test_export_to_lab_keeps_pending_calls_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,9 +23,9 @@ from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolR
 from lab.core.presets import preset_names
 from lab.core.repair import NO_TASK, SYNTHETIC, repair
 from lab.core.validate import anthropic_problems, openai_problems
-from lab.formats.export import to_anthropic, to_openai
+from lab.formats.export import to_anthropic, to_openai, to_responses
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
-from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems
+from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems, responses_wire_problems
 
 WINDOWS = [3_000, 8_000, 32_000, 64_000, 128_000]
 
@@ -136,6 +136,7 @@ def _wire_problems(msgs: list[Message]) -> list[str]:
         + openai_wire_problems(literal_openai(msgs), strict=True)
         + anthropic_wire_problems(to_anthropic(msgs), strict=True, shape=True)
         + openai_wire_problems(to_openai(msgs), strict=True, shape=True)
+        + responses_wire_problems(to_responses(msgs), strict=True, shape=True)
     )
 
 

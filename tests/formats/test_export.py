@@ -632,7 +632,7 @@ def test_export_warnings_picks_what_changed_the_request() -> None:
 # --- every exported request is one the API takes (issue 27, section 1) ------------------------------------
 
 from lab.core.repair import NO_TASK  # noqa: E402
-from tests.wire_rules import anthropic_wire_problems, openai_wire_problems  # noqa: E402
+from tests.wire_rules import anthropic_wire_problems, openai_wire_problems, responses_wire_problems  # noqa: E402
 
 
 def test_an_assistant_opening_gets_the_task_in_front() -> None:
@@ -662,7 +662,9 @@ def test_an_assistant_opening_with_no_task_gets_a_placeholder() -> None:
 def test_aborted_calls_export_answered_by_default() -> None:
     msgs = [system(), user("go"), tool_call("Bash", "lost", command="pytest"), user("<turn_aborted>"), *call_and_result("Read", "x", tool_id="t1"),
             assistant("ok"), tool_call("Bash", "last", command="make")]
-    for export, check in ((to_anthropic, anthropic_wire_problems), (to_openai, openai_wire_problems)):
+    from lab.formats.export import to_responses
+
+    for export, check in ((to_anthropic, anthropic_wire_problems), (to_openai, openai_wire_problems), (to_responses, responses_wire_problems)):
         body = export(msgs)
         assert check(body, strict=True, shape=True) == [], export.__name__
         assert check(export(msgs, close_pending=False)), f"{export.__name__}: the unanswered calls are refused"
@@ -802,3 +804,25 @@ def test_responses_reuse_sends_the_callers_items_in_place_of_a_message() -> None
     assert asked == [m.id for m in msgs]
     assert body["input"][1:3] == raw and body["input"][3]["type"] == "function_call_output"
     assert _responses_order_ok(body)
+
+
+def test_the_responses_reader_refuses_what_the_api_refuses() -> None:
+    """The independent reader is not vacuous: each rule it holds the exporter to catches its broken body."""
+    user_item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    call = {"type": "function_call", "call_id": "c1", "name": "Bash", "arguments": "{}"}
+    answer = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
+    assert responses_wire_problems({"input": [user_item, call, answer]}, strict=True, shape=True) == []
+    broken = {
+        "unanswered": [user_item, call],
+        "orphan output": [user_item, answer],
+        "output before its call": [user_item, answer, call],
+        "answered twice": [user_item, call, answer, answer],
+        "input_text in an assistant message": [user_item, {"type": "message", "role": "assistant", "content": [{"type": "input_text", "text": "x"}]}],
+        "empty content": [user_item, {"type": "message", "role": "assistant", "content": []}],
+        "arguments not JSON": [user_item, {**call, "arguments": "{"}, answer],
+        "duplicate call id": [user_item, call, answer, call, answer],
+        "assistant opening": [{"type": "message", "role": "assistant", "content": "hi"}, user_item],
+        "no items": [],
+    }
+    for name, items in broken.items():
+        assert responses_wire_problems({"input": items}, strict=True, shape=True), name

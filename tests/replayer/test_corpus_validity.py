@@ -3,7 +3,7 @@
 Each session (each one of a multi-session file too) is replayed with the original agent's
 compactions undone, once per preset and window. Every request must be valid by the lab's
 validator (the rows' validity fields) and by the independent reader of ``tests.wire_rules``, on
-the Anthropic and OpenAI bodies the lab's exporters write for that request's context, Bedrock's
+the Anthropic, OpenAI Chat and Responses bodies the lab's exporters write for that request's context, Bedrock's
 user-opening rule included; and on the context sent block for block (``literal_*``), so its
 validity owes nothing to the exporters' own mends.
 """
@@ -18,10 +18,10 @@ import lab
 from lab.core.messages import Transcript
 from lab.core.presets import preset_names
 from lab.formats import load
-from lab.formats.export import to_anthropic, to_openai
+from lab.formats.export import to_anthropic, to_openai, to_responses
 from tests.corpus_sessions import cell_id, corpus_cells
 from tests.conftest import CORPUS_FILES
-from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems
+from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems, responses_wire_problems
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +55,7 @@ def test_every_request_is_valid_by_both_readers(cell: tuple[Path, str | None], p
             context = report.context_at(k)
             wire = anthropic_wire_problems(to_anthropic(context), strict=True, shape=True)
             wire += openai_wire_problems(to_openai(context), strict=True, shape=True)
+            wire += responses_wire_problems(to_responses(context), strict=True, shape=True)
             # The context itself, sent block for block with no exporter's mends, is as valid.
             wire += anthropic_wire_problems(literal_anthropic(context), strict=True) + openai_wire_problems(literal_openai(context), strict=True)
             assert wire == [], f"{where}, request {row.index}: {wire[:3]}"
