@@ -386,43 +386,73 @@ normalise(PyObject *module, PyObject *text)
    looked up by its first `width` characters (the shortest item's length, at most 8), each folded to a byte and
    packed into a 64-bit word, rolled over the text, and checked whole where that word matches: one pass over the
    text, as the Aho-Corasick automaton of the Python rule makes, without a Python object per match. A one-byte
-   text's word is its window exactly. */
+   text's word is its window exactly.
+
+   A table lives as long as its history (recall keeps ten of them over every string of a transcript), so it is
+   built small: about 20-28 bytes per item beyond the strings. The pass asks a filter first, one bit per slot
+   and at least 32 slots per item, so a text's word lands on a set bit by chance at most 1 time in 32 (a bitmap
+   of 4-8 bytes per item, small enough to stay in cache where a byte or a pointer per slot would not). Only
+   there does it look at the items themselves: they are kept sorted by bucket, a bucket being 32 consecutive
+   slots, with each bucket's words side by side (one cache line, mostly) and where each bucket starts (int32). */
 
 #define ITEMS_CAPSULE "lab.replayer._scan.items"
 #define FOLD(c) ((uint64_t)(((c) ^ ((c) >> 8) ^ ((c) >> 16)) & 0xFF))
+/* A bucket is 2**BUCKET_SHIFT slots of the filter: with 32 slots per item, about one item per bucket. */
+#define BUCKET_SHIFT 5
 
 typedef struct {
     PyObject *items;        /* the tuple of str, kept alive */
     Py_ssize_t count;
     Py_ssize_t width;       /* characters hashed: 1..8 */
     uint64_t mask;          /* the low 8 * width bits: the window's bytes */
-    int bits;
-    Py_ssize_t *heads;      /* per slot, the first item hashed there, or -1 */
-    char *used;             /* per slot, whether any item is there: the pass reads this small map alone */
-    Py_ssize_t *next;       /* per item, the next item of its slot, or -1 */
-    uint64_t *hashes;       /* per item, the hash of its first width characters */
+    int bits;               /* the filter has 2**bits slots, at least 32 per item */
+    uint64_t *filter;       /* one bit per slot: whether any item's word falls there; the pass reads this alone */
+    int32_t *starts;        /* per bucket, where its items start in order and words; one more entry: the end */
+    int32_t *order;         /* the non-empty items' indices, by bucket, in item order within one */
+    uint64_t *words;        /* the word of each item of order, at the same place */
+    uint64_t *seen;         /* one bit per item for items_in, all clear between calls: no allocation per call */
+    int busy;               /* seen is in use: a call made meanwhile (none is expected) takes its own */
     int empty;              /* an item is the empty string: every text holds it */
 } Items;
+
+static void
+items_release(Items *t)
+{
+    Py_XDECREF(t->items);
+    PyMem_Free(t->filter);
+    PyMem_Free(t->starts);
+    PyMem_Free(t->order);
+    PyMem_Free(t->words);
+    PyMem_Free(t->seen);
+    PyMem_Free(t);
+}
 
 static void
 items_free(PyObject *capsule)
 {
     Items *t = PyCapsule_GetPointer(capsule, ITEMS_CAPSULE);
-    if (t == NULL) {
-        return;
+    if (t != NULL) {
+        items_release(t);
     }
-    Py_XDECREF(t->items);
-    PyMem_Free(t->heads);
-    PyMem_Free(t->used);
-    PyMem_Free(t->next);
-    PyMem_Free(t->hashes);
-    PyMem_Free(t);
 }
 
-static Py_ssize_t
+/* The filter slot of a word; its bucket is slot >> BUCKET_SHIFT. */
+static uint64_t
 slot_of(uint64_t h, int bits)
 {
-    return (Py_ssize_t)((h * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
+}
+
+static uint64_t
+word_of(PyObject *s, Py_ssize_t width)
+{
+    const int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    uint64_t h = 0;
+    for (Py_ssize_t k = 0; k < width; k++) {
+        h = (h << 8) | FOLD(PyUnicode_READ(kind, data, k));
+    }
+    return h;
 }
 
 static PyObject *
@@ -433,6 +463,11 @@ items_table(PyObject *module, PyObject *items)
         return NULL;
     }
     const Py_ssize_t count = PyTuple_GET_SIZE(items);
+    /* Item indices are kept as int32 (half the memory of a Py_ssize_t). */
+    if (count >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "items_table(): too many items");
+        return NULL;
+    }
     Py_ssize_t width = 8;
     for (Py_ssize_t x = 0; x < count; x++) {
         PyObject *s = PyTuple_GET_ITEM(items, x);
@@ -449,57 +484,62 @@ items_table(PyObject *module, PyObject *items)
     if (t == NULL) {
         return PyErr_NoMemory();
     }
-    /* Slots enough that a text's word seldom lands on a used one by chance (at most 1 in 32). */
-    int bits = 10;
-    while (((Py_ssize_t)1 << bits) < 32 * count && bits < 24) {
-        bits++;
-    }
-    const Py_ssize_t slots = (Py_ssize_t)1 << bits;
     t->items = Py_NewRef(items);
     t->count = count;
     t->width = width;
-    t->bits = bits;
-    t->heads = PyMem_Malloc(slots * sizeof(Py_ssize_t));
-    t->used = PyMem_Calloc(slots, 1);
-    t->next = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
-    t->hashes = PyMem_Malloc((count ? count : 1) * sizeof(uint64_t));
-    PyObject *capsule = PyCapsule_New(t, ITEMS_CAPSULE, items_free);
-    if (capsule == NULL) {
-        Py_DECREF(t->items);
-        PyMem_Free(t->heads);
-        PyMem_Free(t->used);
-        PyMem_Free(t->next);
-        PyMem_Free(t->hashes);
-        PyMem_Free(t);
-        return NULL;
+    t->mask = width >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * width)) - 1);
+    /* Slots enough that a text's word seldom lands on a set bit by chance (at most 1 in 32); 2**36 slots hold
+       32 for each of the most items an int32 counts. */
+    int bits = 10;
+    while (((Py_ssize_t)1 << bits) < 32 * count && bits < 36) {
+        bits++;
     }
-    if (t->heads == NULL || t->used == NULL || t->next == NULL || t->hashes == NULL) {
-        Py_DECREF(capsule);
+    t->bits = bits;
+    const Py_ssize_t slots = (Py_ssize_t)1 << bits;
+    const Py_ssize_t buckets = slots >> BUCKET_SHIFT;
+    t->filter = PyMem_Calloc(slots / 64, sizeof(uint64_t));
+    t->starts = PyMem_Calloc(buckets + 1, sizeof(int32_t));
+    t->order = PyMem_Malloc((count ? count : 1) * sizeof(int32_t));
+    t->words = PyMem_Malloc((count ? count : 1) * sizeof(uint64_t));
+    t->seen = PyMem_Calloc(count / 64 + 1, sizeof(uint64_t));
+    if (t->filter == NULL || t->starts == NULL || t->order == NULL || t->words == NULL || t->seen == NULL) {
+        items_release(t);
         return PyErr_NoMemory();
     }
-    t->mask = width >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * width)) - 1);
-    for (Py_ssize_t j = 0; j < slots; j++) {
-        t->heads[j] = -1;
-    }
-    /* Last item first, so each slot's chain runs in item order. */
-    for (Py_ssize_t x = count - 1; x >= 0; x--) {
+    /* A counting sort by bucket, the words worked out twice rather than held in a second array meanwhile:
+       first each bucket's size, summed into where each one ends; then the items placed last first, each at its
+       bucket's end moved down by one, which leaves every entry of starts at its bucket's start and each
+       bucket's items in item order. */
+    int32_t *starts = t->starts;
+    for (Py_ssize_t x = 0; x < count; x++) {
         PyObject *s = PyTuple_GET_ITEM(items, x);
-        t->next[x] = -1;
         if (PyUnicode_GET_LENGTH(s) == 0) {
             t->empty = 1;
             continue;
         }
-        const int kind = PyUnicode_KIND(s);
-        const void *data = PyUnicode_DATA(s);
-        uint64_t h = 0;
-        for (Py_ssize_t k = 0; k < width; k++) {
-            h = (h << 8) | FOLD(PyUnicode_READ(kind, data, k));
+        uint64_t p = slot_of(word_of(s, width), bits);
+        t->filter[p >> 6] |= (uint64_t)1 << (p & 63);
+        starts[p >> BUCKET_SHIFT]++;
+    }
+    int32_t total = 0;
+    for (Py_ssize_t b = 0; b < buckets; b++) {
+        total += starts[b];
+        starts[b] = total;
+    }
+    starts[buckets] = total;
+    for (Py_ssize_t x = count - 1; x >= 0; x--) {
+        PyObject *s = PyTuple_GET_ITEM(items, x);
+        if (PyUnicode_GET_LENGTH(s) == 0) {
+            continue;
         }
-        t->hashes[x] = h;
-        Py_ssize_t slot = slot_of(h, bits);
-        t->next[x] = t->heads[slot];
-        t->heads[slot] = x;
-        t->used[slot] = 1;
+        uint64_t h = word_of(s, width);
+        int32_t at = --starts[slot_of(h, bits) >> BUCKET_SHIFT];
+        t->order[at] = (int32_t)x;
+        t->words[at] = h;
+    }
+    PyObject *capsule = PyCapsule_New(t, ITEMS_CAPSULE, items_free);
+    if (capsule == NULL) {
+        items_release(t);
     }
     return capsule;
 }
@@ -521,43 +561,52 @@ found_at(int kind, const void *data, Py_ssize_t at, PyObject *item)
     return 1;
 }
 
-/* An item whose word is h, found at text[i:], joins found (once). */
+/* An item whose word is h (in filter slot p), found at text[i:], joins found (once: seen marks it after it
+   joined, so the marks are exactly found's items). */
 static int
-settle_items(const Items *t, uint64_t h, int kind, const void *data, Py_ssize_t n, Py_ssize_t i, char *seen,
-             PyObject *found)
+settle_items(const Items *t, uint64_t h, uint64_t p, int kind, const void *data, Py_ssize_t n, Py_ssize_t i,
+             uint64_t *seen, PyObject *found)
 {
-    for (Py_ssize_t x = t->heads[slot_of(h, t->bits)]; x >= 0; x = t->next[x]) {
-        PyObject *item = PyTuple_GET_ITEM(t->items, x);
-        if (seen[x] || t->hashes[x] != h || PyUnicode_GET_LENGTH(item) > n - i || !found_at(kind, data, i, item)) {
+    const Py_ssize_t b = (Py_ssize_t)(p >> BUCKET_SHIFT);
+    const int32_t end = t->starts[b + 1];
+    for (int32_t k = t->starts[b]; k < end; k++) {
+        if (t->words[k] != h) {
             continue;
         }
-        seen[x] = 1;
+        const int32_t x = t->order[k];
+        PyObject *item = PyTuple_GET_ITEM(t->items, x);
+        if (seen[x >> 6] >> (x & 63) & 1 || PyUnicode_GET_LENGTH(item) > n - i || !found_at(kind, data, i, item)) {
+            continue;
+        }
         PyObject *index = PyLong_FromSsize_t(x);
         if (index == NULL || PyList_Append(found, index) < 0) {
             Py_XDECREF(index);
             return -1;
         }
         Py_DECREF(index);
+        seen[x >> 6] |= (uint64_t)1 << (x & 63);
     }
     return 0;
 }
 
-/* The pass over a text of one kind: its word rolled one character at a time, a slot looked at per position. */
+/* The pass over a text of one kind: its word rolled one character at a time, a filter bit looked at per
+   position. */
 #define SCAN_ITEMS(NAME, KIND, TYPE)                                                                          \
-    static int NAME(const Items *t, const TYPE *chars, Py_ssize_t n, char *seen, PyObject *found)            \
+    static int NAME(const Items *t, const TYPE *chars, Py_ssize_t n, uint64_t *seen, PyObject *found)        \
     {                                                                                                         \
         const Py_ssize_t width = t->width;                                                                    \
         const uint64_t mask = t->mask;                                                                        \
         const int shift = 64 - t->bits;                                                                       \
-        const char *used = t->used;                                                                           \
+        const uint64_t *filter = t->filter;                                                                   \
         uint64_t h = 0;                                                                                       \
         for (Py_ssize_t k = 0; k < width - 1; k++) {                                                          \
             h = (h << 8) | FOLD(chars[k]);                                                                    \
         }                                                                                                     \
         for (Py_ssize_t i = 0; i + width <= n; i++) {                                                         \
             h = ((h << 8) | FOLD(chars[i + width - 1])) & mask;                                               \
-            if (used[(h * 0x9E3779B97F4A7C15ULL) >> shift]                                                    \
-                && settle_items(t, h, KIND, chars, n, i, seen, found) < 0) {                                  \
+            const uint64_t p = (h * 0x9E3779B97F4A7C15ULL) >> shift;                                          \
+            if (filter[p >> 6] >> (p & 63) & 1                                                                \
+                && settle_items(t, h, p, KIND, chars, n, i, seen, found) < 0) {                               \
                 return -1;                                                                                    \
             }                                                                                                 \
         }                                                                                                     \
@@ -583,15 +632,25 @@ items_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     const int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    char *seen = PyMem_Calloc(t->count ? t->count : 1, 1);
     PyObject *found = PyList_New(0);
-    if (seen == NULL || found == NULL) {
-        PyMem_Free(seen);
-        Py_XDECREF(found);
-        return PyErr_NoMemory();
+    if (found == NULL) {
+        return NULL;
     }
+    /* The table's own marks, cleared again from found below, so a call costs what its text holds rather than
+       a fresh zeroed map of every item. Nothing in the pass runs Python code, but should a call come while
+       these are in use, it takes marks of its own. */
+    uint64_t *seen = t->seen;
+    const int own = t->busy;
+    if (own) {
+        seen = PyMem_Calloc(t->count / 64 + 1, sizeof(uint64_t));
+        if (seen == NULL) {
+            Py_DECREF(found);
+            return PyErr_NoMemory();
+        }
+    }
+    t->busy = 1;
+    int failed = 0;
     if (t->count && n >= t->width) {
-        int failed;
         switch (kind) {
         case PyUnicode_1BYTE_KIND:
             failed = scan_items_1(t, (const Py_UCS1 *)data, n, seen, found);
@@ -603,9 +662,20 @@ items_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             failed = scan_items_4(t, (const Py_UCS4 *)data, n, seen, found);
             break;
         }
-        if (failed) {
-            goto fail;
+    }
+    if (own) {
+        PyMem_Free(seen);
+    }
+    else {
+        const Py_ssize_t size = PyList_GET_SIZE(found);
+        for (Py_ssize_t j = 0; j < size; j++) {
+            const Py_ssize_t x = PyLong_AsSsize_t(PyList_GET_ITEM(found, j));
+            seen[x >> 6] &= ~((uint64_t)1 << (x & 63));
         }
+        t->busy = 0;
+    }
+    if (failed) {
+        goto fail;
     }
     if (t->empty) {
         for (Py_ssize_t x = 0; x < t->count; x++) {
@@ -621,13 +691,11 @@ items_in(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(index);
         }
     }
-    PyMem_Free(seen);
     PyObject *out = PyFrozenSet_New(found);
     Py_DECREF(found);
     return out;
 
 fail:
-    PyMem_Free(seen);
     Py_DECREF(found);
     return NULL;
 }

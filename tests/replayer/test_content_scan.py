@@ -8,6 +8,7 @@ held to its Python rule on arbitrary texts, and whole histories and replays to t
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +69,49 @@ def test_the_item_table_finds_what_in_finds(items: list[str], texts: list[str]) 
     # Texts that hold some items whole, some cut short, and some not at all.
     for text in [*texts, " ".join(items), "".join(x[:-1] for x in items), texts[0] + "".join(items[:2]) if texts else ""]:
         assert c._items_in(table, text) == frozenset(x for x, item in enumerate(items) if item in text)
+
+
+# Items over a few characters, so many share their first characters (one word, one bucket of the table) and some
+# hold others; wide characters fold to the byte of another ("Š" and "𐁠" to that of "a", "ā" to that of "\x00").
+_crowded = st.text(st.sampled_from("ab/ \x00Šā𐁠é"), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_crowded, max_size=200), st.lists(st.text(st.sampled_from("ab/ \x00Šā𐁠éxyz"), max_size=300), max_size=4))
+def test_a_crowded_item_table_finds_what_in_finds(items: list[str], texts: list[str]) -> None:
+    _built()
+    assert c._items_table is not None and c._items_in is not None
+    table = c._items_table(tuple(items))
+    # Each text asked twice: what a call marks as found is cleared for the next one.
+    for text in [*texts, "".join(items), "".join(items[::2]), *texts]:
+        assert c._items_in(table, text) == frozenset(x for x, item in enumerate(items) if item in text)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 8, 9])
+def test_a_large_item_table_finds_what_in_finds(width: int) -> None:
+    _built()
+    assert c._items_table is not None and c._items_in is not None
+    rnd = random.Random(width)
+    letters = "abcdefgh_/.0"
+    # Thousands of items, the shortest `width` characters long (the table's key), duplicates and an empty one
+    # among them; then texts of all three kinds that hold some of them whole and some cut short.
+    items = ["".join(rnd.choice(letters) for _ in range(rnd.randint(width, width + 30))) for _ in range(6000)]
+    items += ["x" * width, items[17], "", "é" * width + "ab", "😀" + items[3], "中" + "a" * width]
+    table = c._items_table(tuple(items))
+    picked = rnd.sample(items, 300)
+    texts = [
+        " ".join(picked),
+        " ".join(x[:-1] for x in picked),
+        "é".join(picked[:100]) + "😀",
+        "中 ".join(picked[100:200]),
+        "😀" + "".join(rnd.choice(letters) for _ in range(20_000)),
+        "",
+        "a" * (width - 1),
+    ]
+    for text in texts * 2:
+        want = frozenset(x for x, item in enumerate(items) if item in text)
+        assert c._items_in(table, text) == want
+    assert len(c._items_in(table, texts[0])) >= 300
 
 
 @settings(max_examples=200, deadline=None)
