@@ -22,13 +22,12 @@ streamlit, plotly nor ipywidgets.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .lazy import Where, lazy_exports
 
 __version__ = "0.1.0"
 
 # public name -> (module, attribute); attribute None means the module itself
-_EXPORTS: dict[str, tuple[str, str | None]] = {
+_EXPORTS: dict[str, Where] = {
     "load": ("lab.formats", "load"),
     "dump": ("lab.formats", "dump"),
     "detect": ("lab.formats", "detect"),
@@ -63,16 +62,4 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'lab' has no attribute {name!r}") from None
-    mod = importlib.import_module(module)
-    value = mod if attr is None else getattr(mod, attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -15,41 +15,29 @@ worker lifetime, Ray), ``scorers`` (the ``Scorer`` protocol and ``ProbeSpec``), 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
 # public name -> submodule, loaded on first use: the CLI reads the objectives (``evaluation.objectives``) for its
 # --help without loading the replay engine, pandas or numpy through this package.
 _EXPORTS: dict[str, str] = {
-    "compare": "compare_table",
-    "compare_folder": "compare_table",
-    "CompareTable": "compare_table",
-    "run_grid": "grid",
-    "Cell": "grid",
-    "Scorer": "scorers",
-    "ProbeSpec": "scorers",
-    "rank": "ranking",
-    "Ranking": "ranking",
-    "read_batch": "batch",
-    "Batch": "batch",
-    "folder_files": "batch",
-    "folder_listing": "batch",
-    "summary_row": "rows",
-    "BASE_COLUMNS": "rows",
+    "compare": ".compare_table",
+    "compare_folder": ".compare_table",
+    "CompareTable": ".compare_table",
+    "run_grid": ".grid",
+    "Cell": ".grid",
+    "Scorer": ".scorers",
+    "ProbeSpec": ".scorers",
+    "rank": ".ranking",
+    "Ranking": ".ranking",
+    "read_batch": ".batch",
+    "Batch": ".batch",
+    "folder_files": ".batch",
+    "folder_listing": ".batch",
+    "summary_row": ".rows",
+    "BASE_COLUMNS": ".rows",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'lab.evaluation' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

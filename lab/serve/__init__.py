@@ -12,7 +12,9 @@ uvicorn or httpx2. Needs the ``serve`` extra.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from .app import DEFAULT_MAX_BODY, ServeOptions, build_app, listen_socket
@@ -20,10 +22,5 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ServeOptions", "build_app", "listen_socket", "DEFAULT_MAX_BODY"]
 
 
-def __getattr__(name: str) -> Any:
-    # Loaded on first use: the Live page reads recordings (``recording``) without the web stack.
-    if name in __all__:
-        from . import app
-
-        return getattr(app, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Loaded on first use: the Live page reads recordings (``recording``) without the web stack.
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, ".app"), globals())

@@ -17,28 +17,27 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
 
 # public name -> submodule; loaded on first use, so the CLI can read the objectives without the replay engine.
 _EXPORTS: dict[str, str] = {
-    "sweep": "study",
-    "load_transcripts": "study",
-    "resolve_space": "study",
-    "DEFAULT_POPULATION": "study",
-    "SweepResult": "result",
-    "non_dominated": "result",
-    "SweepProgress": "progress",
-    "ProgressCallback": "progress",
-    "StderrLine": "progress",
-    "format_eta": "progress",
-    "SearchSpace": "space",
-    "Param": "space",
-    "parse_space": "space",
-    "load_space": "space",
-    "EXAMPLE_SPACE": "space",
-    "AUTO": "space",
+    "sweep": ".study",
+    "load_transcripts": ".study",
+    "resolve_space": ".study",
+    "DEFAULT_POPULATION": ".study",
+    "SweepResult": ".result",
+    "non_dominated": ".result",
+    "SweepProgress": ".progress",
+    "ProgressCallback": ".progress",
+    "StderrLine": ".progress",
+    "format_eta": ".progress",
+    "SearchSpace": ".space",
+    "Param": ".space",
+    "parse_space": ".space",
+    "load_space": ".space",
+    "EXAMPLE_SPACE": ".space",
+    "AUTO": ".space",
     # What a trial is scored on is an evaluation measure: it lives one floor down, re-exported here.
     "Objective": "..evaluation.objectives",
     "OBJECTIVES": "..evaluation.objectives",
@@ -49,16 +48,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'lab.tuning' has no attribute {name!r}") from None
-    target = module if module.startswith(".") else f".{module}"
-    value = getattr(importlib.import_module(target, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
