@@ -18,11 +18,13 @@ what came before it:
                             ``AutoFieldMetaclass``)
     Lookup(wanted).held(t)  ``wanted & tokens(t)``, without building the token
                             set: what a replay asks of every message
-    mentions_of_each(rs)    ``mentions_of`` of many responses at once: what a
-                            transcript's index (``recall.History``) asks, each
+    mentions_of_each(rs)    ``mentions_of`` of many responses at once, each
                             response tokenized once (its texts, its calls'
                             strings and commands together), the tokens of all
                             of them classified in one call
+    names_and_held(read)    what a transcript's index (``recall.History``) asks
+                            of its responses: what each names, and what it
+                            holds of what any names, read a batch at a time
     call_texts(calls)       a call's strings and what it names beside their
                             tokens (path keys, ``shell_parts``), so that what
                             a call holds can be looked up rather than read
@@ -43,7 +45,7 @@ Speed, where a first replay spends it: a transcript's index tokenizes every
 response and looks up its few hundred wanted strings in every other text.
 Texts read together are joined (``JOIN``) so that one pass finds what one pass
 per text would; classification is one C-level regex match per distinct token
-of a transcript, cheapest alternatives first; error lines are looked for only
+of a batch of responses, cheapest alternatives first; error lines are looked for only
 at the lines that hold a hint (``str.find``, not a regex scan of the text);
 ``Lookup`` matches over a text's shadow, where a token or a part always lies
 between spaces, and settles most occurrences by their two neighbours. The
@@ -58,7 +60,8 @@ import re
 import shlex
 import string
 from itertools import filterfalse, repeat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Generic, TypeVar
 
 import ahocorasick
 
@@ -73,6 +76,8 @@ __all__ = [
     "tokens_of",
     "mentions_of",
     "mentions_of_each",
+    "names_and_held",
+    "BATCH",
     "call_texts",
     "JOIN",
     "Lookup",
@@ -91,6 +96,7 @@ __all__ = [
     "clear_cache",
     "release_command_memos",
     "MAX_CACHED",
+    "KEPT",
 ]
 
 KINDS = ("path", "identifier", "error", "url", "command", "id", "number")
@@ -137,45 +143,98 @@ _SEGMENT = re.compile(r"\s*(?:&&|\|\||[;|&\n])\s*")
 _PLAIN_WORDS = re.compile(r"[^'\"\\#\s]*(?:[ \t\r\n]+[^'\"\\#\s]*)*")
 
 
-# Small memos of pure functions, shared by every replay in the process, each started over at MAX_CACHED
-# entries: which tokens are worth naming (a token recurs in many texts, and its regex costs more than a set
-# lookup), and what a shell command names (retention reads the same commands; shlex is pure Python). Texts
-# themselves are never memoized: a replay tokenizes each once (``recall.py``), so nothing large is kept alive.
+# Small memos of pure functions, shared by every replay in the process: which tokens are worth naming (a
+# token recurs in many texts, and its regex costs more than a set lookup), and what a shell command names
+# (retention reads the same commands; shlex is pure Python). The token and command memos keep what was asked
+# last: two generations of at most ``KEPT`` entries, a new one started when the newest is full, the older
+# dropped then, and an entry found in the older copied to the newest. A session repeats a few commands and
+# many words close together (``git status``, a test run), which the last generations hold; kept for every
+# command and token of a long session, they held more than the transcript's own index does, during its
+# build. Texts themselves are never memoized: a replay tokenizes each once (``recall.py``).
+KEPT = 1_024
+# The small memos kept whole up to here, then started over: a command's shell arguments, a mention's kind.
 MAX_CACHED = 200_000
-_NAMED: set[str] = set()
-_NOISE: set[str] = set()
-# command -> (what it names, its unfiltered tokens): a second caller wanting the tokens too pays nothing.
-_SHELL: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-# A command's line before any heredoc -> its programs' file arguments (shlex's share of the cost): recall's
-# index reads them with the command's tokens, retention asks ``shell_mentions`` of that same line.
-_ARGS: dict[str, frozenset[str]] = {}
+
+V = TypeVar("V")
+
+
+class _Recent(Generic[V]):
+    """A dict memo holding the entries put or found last: two generations of at most ``KEPT`` entries."""
+
+    __slots__ = ("new", "old")
+
+    def __init__(self) -> None:
+        self.new: dict[str, V] = {}
+        self.old: dict[str, V] = {}
+
+    def get(self, key: str) -> V | None:
+        hit = self.new.get(key)
+        if hit is None:
+            hit = self.old.get(key)
+            if hit is not None:
+                self.put(key, hit)
+        return hit
+
+    def put(self, key: str, value: V) -> None:
+        if len(self.new) >= KEPT:
+            self.old, self.new = self.new, {}
+        self.new[key] = value
+
+    def clear(self) -> None:
+        self.new, self.old = {}, {}
+
+    def __len__(self) -> int:
+        return len(self.new) + len(self.old)
+
+
+class _Worth:
+    """Which tokens are worth naming (``classify``), as two generations of (named, noise) sets."""
+
+    __slots__ = ("named", "noise", "old_named", "old_noise")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.named: set[str] = set()
+        self.noise: set[str] = set()
+        self.old_named: set[str] = set()
+        self.old_noise: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.named) + len(self.noise) + len(self.old_named) + len(self.old_noise)
+
+
+_WORTH = _Worth()
+# command -> what it names (``shell_mentions``): retention asks it of every command line, and sessions repeat
+# some (``git status``) close together.
+_SHELL: _Recent[tuple[str, ...]] = _Recent()
+# A command's line before any heredoc -> its programs' file arguments (shlex's share of the cost): retention
+# asks ``shell_mentions`` of the line, recall's index reads every command's parts after it, a whole session
+# later. So this one is kept to ``MAX_CACHED`` entries, as it is small: keyed by the command itself (no copy)
+# when it holds no heredoc, valued by a tuple, the empty one (the commonest) shared.
+_ARGS: dict[str, tuple[str, ...]] = {}
 _KIND: dict[str, str] = {}
 
 
 def clear_cache() -> None:
     """Forget the memos (the bench measures a cold replay this way)."""
-    _NAMED.clear()
-    _NOISE.clear()
-    _SHELL.clear()
-    _ARGS.clear()
+    release_command_memos()
     _KIND.clear()
 
 
 def release_command_memos() -> None:
     """Forget what each shell command names (``_SHELL``, ``_ARGS``) and which tokens are worth naming
-    (``_NAMED``, ``_NOISE``), keeping the kinds (``_KIND``, which a replay's rows ask for).
+    (``_WORTH``), keeping the kinds (``_KIND``, which a replay's rows ask for).
 
     They serve the two readers of a transcript's commands and tokens, retention's targets and recall's
     index, which a replay builds first and shares with every later replay of the transcript; past that,
-    no request reads them again (a message a stage writes is looked up token by token), and on a session
-    of many short commands they held a tenth of the replay's memory to its end, the token memos a token
-    per distinct token of the session. The next transcript's build classifies its tokens afresh (a regex
-    match per distinct token). Results never change.
+    no request reads them again (a message a stage writes is looked up token by token). The next
+    transcript's build classifies its tokens afresh (a regex match per distinct token). Results never change.
     """
     _SHELL.clear()
     _ARGS.clear()
-    _NAMED.clear()
-    _NOISE.clear()
+    _WORTH.clear()
 
 
 def tokens(text: str) -> set[str]:
@@ -549,7 +608,10 @@ def exit_code(text: str) -> int | None:
 def command_text(command: str) -> str:
     """A command as one comparable line: its first line, whitespace collapsed, cut at ``MAX_LINE``."""
     first = command.strip().split("\n", 1)[0]
-    return " ".join(first.split())[:MAX_LINE]
+    line = " ".join(first.split())[:MAX_LINE]
+    # Most commands are one such line already: then the command itself, which its call holds anyway, rather
+    # than a copy that a recall index would keep as long as the transcript.
+    return command if line == command else line
 
 
 def is_multiword(mention: str) -> bool:
@@ -587,18 +649,28 @@ _IS_ID = re.compile(_ID_RE)
 def classify(found: Iterable[str]) -> set[str]:
     """The tokens worth naming: multi-word mentions, paths, identifiers, ids and long numbers, stopwords out."""
     found = found if isinstance(found, (set, frozenset)) else set(found)
-    new = found.difference(_NAMED, _NOISE)
-    if new:
-        if len(_NAMED) + len(_NOISE) + len(new) > MAX_CACHED:
-            _NAMED.clear()
-            _NOISE.clear()
-            new = set(found)
-        named = set(filter(_MENTION.fullmatch, new))
-        named.update(t for t in new if " " in t or "://" in t)
-        named -= _STOPWORDS
-        _NAMED.update(named)
-        _NOISE.update(new.difference(named))
-    return _NAMED.intersection(found)
+    memo = _WORTH
+    new = found.difference(memo.named, memo.noise)
+    if not new:
+        return memo.named.intersection(found)
+    # What the older generation knows is taken from it (and kept in the newest); the rest is matched.
+    again = memo.old_named.intersection(new)
+    fresh = new.difference(again, memo.old_noise)
+    named = set(filter(_MENTION.fullmatch, fresh))
+    named.update(t for t in fresh if " " in t or "://" in t)
+    named -= _STOPWORDS
+    named |= again
+    out = memo.named.intersection(found)
+    out |= named
+    if len(memo.named) + len(memo.noise) + len(new) > KEPT:
+        # A new generation, holding this call's tokens (however many: one call's are held during it anyway).
+        memo.old_named, memo.old_noise = memo.named, memo.noise
+        memo.named, memo.noise = set(out), set(found)
+        memo.noise -= out
+    else:
+        memo.named |= named
+        memo.noise |= new.difference(named)
+    return out
 
 
 def mentions(text: str) -> set[str]:
@@ -612,15 +684,14 @@ def shell_mentions(command: str, raw: set[str] | None = None) -> set[str]:
     ``raw``, when given, also receives the command's unfiltered tokens.
     """
     hit = _SHELL.get(command)
-    if hit is None:
+    if hit is None or raw is not None:
         toks = tokens(command)
-        found = classify(toks) | shell_parts(command)
-        if len(_SHELL) >= MAX_CACHED:
-            _SHELL.clear()
-        hit = _SHELL[command] = (frozenset(found), frozenset(toks))
-    if raw is not None:
-        raw |= hit[1]
-    return set(hit[0])
+        if raw is not None:
+            raw |= toks
+        if hit is None:
+            hit = tuple(classify(toks) | shell_parts(command))
+            _SHELL.put(command, hit)
+    return set(hit)
 
 
 def shell_parts(command: str) -> set[str]:
@@ -630,14 +701,14 @@ def shell_parts(command: str) -> set[str]:
     if len(line) >= _MIN_CHARS:
         found.add(line)
     # Only the command line itself: a heredoc's body is text, its tokens the command's own.
-    head = command.split("<<", 1)[0]
+    head = command.split("<<", 1)[0] if "<<" in command else command
     args = _ARGS.get(head)
     if args is None:
-        args = frozenset(a for segment in _SEGMENT.split(head) for a in _shell_args(segment))
+        args = tuple(dict.fromkeys(a for segment in _SEGMENT.split(head) for a in _shell_args(segment)))
         if len(_ARGS) >= MAX_CACHED:
             _ARGS.clear()
         _ARGS[head] = args
-    found |= args
+    found.update(args)
     return found
 
 
@@ -712,46 +783,73 @@ def mentions_of(texts: Sequence[str], calls: Iterable[ToolUseBlock], raw: set[st
 def mentions_of_each(responses: Iterable[tuple[Sequence[str], Iterable[ToolUseBlock]]]) -> list[tuple[set[str], set[str]]]:
     """``mentions_of`` of each response ``(texts, calls)``: (what it names, every token it holds).
 
-    A response's strings go through one tokenizer call (a response holds many short strings, and a call per
-    string costs more than its tokens do), and the tokens of all the responses through one classification:
-    classify is per token, so each response names exactly its own tokens worth naming, for one call per
-    transcript instead of one per response. A command without a heredoc is read on its own and kept as
-    ``shell_mentions`` keeps it, since retention asks that of the same command line: its second reading
-    costs nothing.
+    A response's strings, its commands among them, go through one tokenizer call (a response holds many short
+    strings, and a call per string costs more than its tokens do), and the tokens of all the responses through
+    one classification: classify is per token, so each response names exactly its own tokens worth naming, for
+    one call instead of one per response. Every token of every response is held at once: a transcript's index
+    reads its responses with ``names_and_held``.
     """
     read: list[tuple[set[str], set[str]]] = []
-    fresh: dict[str, tuple[set[str], set[str]]] = {}
     for texts, calls in responses:
-        strings = list(texts)
-        commands: list[str] = []
-        beside: set[str] = set()
-        for call in calls:
-            _input_texts(call.input, None, strings, commands, beside)
-        known: list[frozenset[str]] = []
-        for command in commands:
-            hit = _SHELL.get(command)
-            if hit is not None:
-                known.append(hit[1])
-                beside |= hit[0]
-            elif "<<" in command:
-                # Retention reads only the line before the heredoc: nothing to keep for it.
-                strings.append(command)
-                beside |= shell_parts(command)
-            else:
-                own = fresh.get(command)
-                if own is None:
-                    own = fresh[command] = (tokens(command), shell_parts(command))
-                known.append(own[0])  # type: ignore[arg-type]
-                beside |= own[1]
-        toks = tokens_of(strings) if strings else set()
-        toks.update(*known)
-        read.append((toks, beside))
+        strings, beside = call_texts(calls)
+        strings[:0] = texts
+        read.append((tokens_of(strings) if strings else set(), beside))
     named = classify(set().union(*(toks for toks, _ in read)))
-    for command, (toks, parts) in fresh.items():
-        if len(_SHELL) >= MAX_CACHED:
-            _SHELL.clear()
-        _SHELL[command] = (frozenset(named.intersection(toks).union(parts)), frozenset(toks))
     return [(named.intersection(toks).union(beside), toks) for toks, beside in read]
+
+
+# Responses ``names_and_held`` tokenizes and classifies together: one classification per batch (a set
+# operation and a regex match per distinct token of the batch, where one per response would cost a call
+# each), and a batch's token sets are all it holds at once.
+BATCH = 1_024
+_NO_PARTS: frozenset[str] = frozenset()
+
+
+def names_and_held(read: Callable[[], Iterable[tuple[Sequence[str], Iterable[ToolUseBlock]]]]) -> Iterator[tuple[set[str], set[str]]]:
+    """For each response ``(texts, calls)`` that ``read()`` gives, in order: (what it names, as
+    ``mentions_of_each`` says; what it holds of everything any of them names).
+
+    That is ``mentions_of_each``'s ``(names, names | wanted & toks)``, ``wanted`` the union of every
+    response's names, without holding every token of every response at once. Classification is per token,
+    so a token another response names and this one holds is a token worth naming, which this one names
+    too, unless another response names it only beside its tokens (a path key's token, a command line, a
+    shell argument: ``call_texts``). So ``wanted & toks`` is ``names | beside & toks``, ``beside`` what
+    every response names beside its tokens: read first (a walk of the calls; ``read`` is called twice), and
+    then the responses tokenized and classified ``BATCH`` at a time, each left with its two sets.
+    """
+    # What each response names beside its tokens (a tuple: most hold one command line, or nothing).
+    own: list[tuple[str, ...]] = []
+    beside: set[str] = set()
+    for _, calls in read():
+        parts = call_texts(calls)[1] if calls else _NO_PARTS
+        own.append(tuple(parts) if parts else ())
+        beside |= parts
+    at = 0
+    batch: list[set[str]] = []
+    for texts, calls in read():
+        strings = list(texts)
+        if calls:
+            # The commands among the strings, read with them: ``tokens_of`` finds each string's own tokens.
+            sink: set[str] = set()
+            for call in calls:
+                _input_texts(call.input, None, strings, strings, sink)
+        batch.append(tokens_of(strings) if strings else set())
+        if len(batch) == BATCH:
+            yield from _named_batch(batch, own[at : at + BATCH], beside)
+            at += BATCH
+            batch = []
+    yield from _named_batch(batch, own[at:], beside)
+
+
+def _named_batch(batch: list[set[str]], parts: list[tuple[str, ...]], beside: set[str]) -> Iterator[tuple[set[str], set[str]]]:
+    """``names_and_held``'s two sets for a batch of responses: their token sets, what each names beside them."""
+    named = classify(set().union(*batch))
+    for toks, own in zip(batch, parts, strict=True):
+        names = named.intersection(toks)
+        names.update(own)
+        more = beside.intersection(toks)
+        more -= names
+        yield names, (names | more if more else names)
 
 
 def call_texts(calls: Iterable[ToolUseBlock]) -> tuple[list[str], set[str]]:

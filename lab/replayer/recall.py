@@ -31,9 +31,10 @@ responses name, and where each mention occurs in its raw history, depend on
 the transcript alone: a ``History`` holds them, built on the first replay of
 those messages and shared by every later one (a compare's configs, a sweep's
 trials, a slider's moves; ``History.of`` keeps the last few). Building it
-reads every assistant message once, its texts and its calls' strings in one
-tokenizer call, and classifies the transcript's tokens in one call
-(``mentions.mentions_of_each``); everything else (thinking, results, a user's
+tokenizes every assistant message once, its texts and its calls' strings in
+one tokenizer call, and classifies the tokens of a few thousand responses in
+one call (``mentions.names_and_held``: only a batch's token sets are held at
+once); everything else (thinking, results, a user's
 texts) is looked up for the wanted tokens only (``mentions.Lookup``), once
 per text. A first replay pays for the build: it is most of recall's cost
 there (the bench's "lone first replay" figure). What each response needed
@@ -60,7 +61,7 @@ from bisect import bisect_left
 from collections import Counter
 from itertools import chain
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from hashlib import blake2b
 from operator import is_
 from typing import Generic, Protocol, TypeVar
@@ -70,7 +71,7 @@ from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from ..core.stages.active import system_prompt_length
 from ..core.store import SpillStore
 from ..errors import StoreError
-from .mentions import Lookup, call_texts, is_multiword, kind, mentions_of, mentions_of_each, tokens_of
+from .mentions import Lookup, call_texts, is_multiword, kind, mentions_of, names_and_held, tokens_of
 from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row, column
 from .identity_caches import ByIdentity
@@ -147,6 +148,18 @@ def _blocks(message: Message) -> tuple[list[str], list[str], list[ToolUseBlock]]
         elif isinstance(b, ToolUseBlock):
             calls.append(b)
     return said, other, calls
+
+
+def _said(message: Message) -> tuple[list[str], list[ToolUseBlock]]:
+    """(an assistant message's texts, its calls): what it says as a response."""
+    texts: list[str] = []
+    calls: list[ToolUseBlock] = []
+    for b in message.content:
+        if isinstance(b, TextBlock):
+            texts.append(b.text)
+        elif isinstance(b, ToolUseBlock):
+            calls.append(b)
+    return texts, calls
 
 
 def scan(message: Message) -> tuple[set[str], set[str]]:
@@ -250,6 +263,8 @@ class Anchored:
     and a string filed under one of them is only tried where that piece occurs, so a try costs the
     string's length, not the text's. A string that occurs in the text holds all its pieces: none is missed.
     Strings shorter than a piece are looked up by every substring of their lengths, so their number costs nothing.
+    That is the scan in Python; with the C module, item tables scan a line (``_scan.items_in``), and the
+    pieces are never filed.
 
     A string without a line break occurs in a text exactly when it occurs in one of the text's lines,
     and successive summaries repeat most of their lines (the same user messages, the same file list):
@@ -261,43 +276,50 @@ class Anchored:
 
     def __init__(self, strings: Sequence[str]) -> None:
         g = self.GRAM
-        one_line = [w for w in strings if "\n" not in w]
-        across = [w for w in strings if "\n" in w]
-        pieces = [{w[i : i + g] for i in range(len(w) - g + 1)} for w in one_line]
-        # How many strings hold each piece: a string is filed under the piece fewest others share.
-        share: dict[str, int] = {}
-        for held in pieces:
-            for piece in held:
-                share[piece] = share.get(piece, 0) + 1
-        self.short = frozenset(w for w, held in zip(one_line, pieces, strict=True) if not held)
-        self._short_lengths = sorted({len(w) for w in self.short})
-        # A piece's strings: the string itself when one (the commonest), else a tuple; where the piece starts in
-        # each is found again at a try (a tuple per string cost more than the string).
-        self.by_piece: dict[str, str | tuple[str, ...]] = {}
-        filed = self.by_piece
-        for w, held in zip(one_line, pieces, strict=True):
-            if held:
-                # Any piece finds the string; the rarest is tried least (a tie goes either way, to the same answer).
-                piece = min(held, key=share.__getitem__)
-                there = filed.get(piece)
-                filed[piece] = w if there is None else (there, w) if type(there) is str else (*there, w)
         # Strings spanning lines: rare (a mention is one line or one command), each tried on the whole text.
-        self.across = tuple(across)
+        self.across = tuple(w for w in strings if "\n" in w)
+        # The rest, which a line is scanned for.
+        self.one_line = tuple(w for w in strings if "\n" not in w)
         # With the C module, a line is scanned by item tables (``_scan.items_in``), one per band of lengths: a table
         # looks its strings up by their first ``min(length)`` characters, so a band of like lengths keeps that key
         # selective (short strings by their exact length, the rest as 4-7 and 8 or more characters).
         self._tables: tuple[tuple[tuple[str, ...], object], ...] | None = None
         if _items_table is not None and _items_in is not None:
             bands: dict[int, list[str]] = {}
-            for w in one_line:
+            for w in self.one_line:
                 bands.setdefault(len(w) if len(w) < g else g if len(w) < 8 else 8, []).append(w)
-            self._tables = tuple((tuple(ws), _items_table(tuple(ws))) for _, ws in sorted(bands.items()))
+            self._tables = tuple((items, _items_table(items)) for items in (tuple(ws) for _, ws in sorted(bands.items())))
+        # Without it, by the pieces (``_pieces``), filed on the first line scanned in Python: with the tables
+        # they would be built for nothing, and kept as long as the index.
+        self._filed: tuple[frozenset[str], list[int], dict[str, str | tuple[str, ...]]] | None = None
         self._lines: dict[str, frozenset[str]] = {}
         self._older: dict[str, frozenset[str]] = {}
 
+    def _pieces(self) -> tuple[frozenset[str], list[int], dict[str, str | tuple[str, ...]]]:
+        """(the strings shorter than a piece, their lengths, each other string filed under its rarest piece)."""
+        g = self.GRAM
+        one_line = self.one_line
+        pieces = [{w[i : i + g] for i in range(len(w) - g + 1)} for w in one_line]
+        # How many strings hold each piece: a string is filed under the piece fewest others share.
+        share: dict[str, int] = {}
+        for held in pieces:
+            for piece in held:
+                share[piece] = share.get(piece, 0) + 1
+        short = frozenset(w for w, held in zip(one_line, pieces, strict=True) if not held)
+        # A piece's strings: the string itself when one (the commonest), else a tuple; where the piece starts in
+        # each is found again at a try (a tuple per string cost more than the string).
+        filed: dict[str, str | tuple[str, ...]] = {}
+        for w, held in zip(one_line, pieces, strict=True):
+            if held:
+                # Any piece finds the string; the rarest is tried least (a tie goes either way, to the same answer).
+                piece = min(held, key=share.__getitem__)
+                there = filed.get(piece)
+                filed[piece] = w if there is None else (there, w) if type(there) is str else (*there, w)
+        return short, sorted({len(w) for w in short}), filed
+
     def within(self, text: str) -> set[str]:
         found = {w for w in self.across if w in text}
-        if not self.short and not self.by_piece:
+        if not self.one_line:
             return found
         lines, older = self._lines, self._older
         parts = text.split("\n")
@@ -326,13 +348,14 @@ class Anchored:
         if self._tables is not None:
             hit = [items[x] for items, table in self._tables for x in _items_in(table, text)]
             return frozenset(hit) if hit else _NO_REFS
+        if self._filed is None:
+            self._filed = self._pieces()
+        short, lengths, filed = self._filed
         found: set[str] = set()
-        short = self.short
-        for n in self._short_lengths:
+        for n in lengths:
             for i in range(len(text) - n + 1):
                 if text[i : i + n] in short:
                     found.add(text[i : i + n])
-        filed = self.by_piece
         if not filed:
             return frozenset(found) if found else _NO_REFS
         g = self.GRAM
@@ -373,16 +396,14 @@ class History:
 
     def __init__(self, raw: Sequence[Message]) -> None:
         self.raw: tuple[Message, ...] = tuple(raw)
-        # Each response is read once (``mentions_of_each``: the transcript's tokens classified at once): what
-        # it names, and every token it holds beside its thinking.
-        said: list[tuple[int, list[str]]] = []
-        read: list[tuple[Sequence[str], Sequence[ToolUseBlock]]] = []
-        for i, m in enumerate(self.raw):
-            if m.role == "assistant":
-                texts, other, calls = _blocks(m)
-                said.append((i, other))
-                read.append((texts, calls))
-        named = mentions_of_each(read)
+        # The responses' positions; each is read by ``names_and_held`` (its calls walked, then it and its batch
+        # tokenized and classified): what it names, and what it holds of what any response names.
+        said = array("i", (i for i, m in enumerate(self.raw) if m.role == "assistant"))
+
+        def read() -> Iterator[tuple[list[str], list[ToolUseBlock]]]:
+            for i in said:
+                yield _said(self.raw[i])
+
         # A raw message's hits are a sorted tuple (a frozenset costs 216 bytes however few it holds, and a
         # hash table beyond), and equal ones are one object: most messages hold none of the wanted mentions
         # or the same few. The public accessors answer with frozensets.
@@ -390,10 +411,12 @@ class History:
         same = self._same
         # Every mention any response names: the only strings worth indexing anywhere.
         self.responses: list[tuple[str, ...]] = [()] * len(self.raw)
-        for (i, _), (names, _) in zip(said, named, strict=True):
+        # What each response holds of them, in the order of ``said``: often the very set it names, one object.
+        held: list[Hits] = []
+        for i, (names, holds) in zip(said, names_and_held(read), strict=True):
             if names:
-                # Often the very set the message holds (its hits, below): then one object for both.
                 self.responses[i] = same(names)
+            held.append(self.responses[i] if holds is names else same(holds))
         self.wanted: frozenset[str] = frozenset(chain.from_iterable(self.responses))
         self.lookup = Lookup(self.wanted)
         self.multiword = sorted(w for w in self.wanted if is_multiword(w))
@@ -407,11 +430,16 @@ class History:
         hits = self._hits
         # What a response holds is what it names, its wanted tokens, and the wanted tokens of its thinking
         # (looked up, never tokenized: they name nothing).
-        for (i, other), (names, toks) in zip(said, named, strict=True):
-            hit = names | self.wanted.intersection(toks)
-            for text in other:
-                hit.update(self.text_hits(text))
-            hits.setdefault(self.raw[i], same(hit))
+        for i, hit in zip(said, held, strict=True):
+            m = self.raw[i]
+            other = _blocks(m)[1]
+            if other:
+                found = set(hit)
+                for text in other:
+                    found.update(self.text_hits(text))
+                hit = same(found)
+            hits.setdefault(m, hit)
+        del held
         # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p" are
         # one lookup and one bisect. One position (the commonest) is an int; more are an array.
         occurs: dict[str, int | array[int]] = {}

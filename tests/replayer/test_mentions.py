@@ -203,10 +203,42 @@ def test_the_memos_start_over_at_their_limit_without_changing_an_answer(monkeypa
     text = "AutoFieldMeta in django/db/x.py, then foo_bar and the rest"
     expected = mentions(text)
     monkeypatch.setattr("lab.replayer.mentions.MAX_CACHED", 3)
+    monkeypatch.setattr("lab.replayer.mentions.KEPT", 3)
     assert mentions(text) == expected
     assert mentions("other_name and another_one") == {"other_name", "another_one"}
     assert mentions(text) == expected
     assert shell_mentions("cat a/b.py") == shell_mentions("cat a/b.py") >= {"a/b.py"}
+
+
+def test_the_command_memos_hold_two_generations_and_answer_as_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command and token memos keep what was asked last, two generations of ``KEPT`` entries (one call's
+    tokens may make a generation larger), whatever the number of commands read; an entry found in the older one
+    is kept. (The shell arguments' memo, small, turns over at ``MAX_CACHED``.)"""
+    from lab.replayer import mentions as m
+
+    commands = [f"cat src/mod{i}/a_{i}.py && grep -n name_{i % 7} notes/{i}.txt" for i in range(60)]
+    clear_cache()
+    fresh = [shell_mentions(c) for c in commands]
+    most = max(len(tokens(c)) for c in commands)
+    monkeypatch.setattr(m, "KEPT", 4)
+    clear_cache()
+    for _ in range(2):
+        for c, expected in zip(commands, fresh, strict=True):
+            assert shell_mentions(c) == expected
+            assert len(m._SHELL) <= 8
+            assert len(m._WORTH) <= 2 * max(4, most)
+    # Asked again while in the older generation: copied to the newest, so it outlives the next turn over.
+    clear_cache()
+    for c in commands[:4]:
+        shell_mentions(c)
+    shell_mentions(commands[4])  # a new generation: commands[:4] are the older one
+    shell_mentions(commands[0])
+    for c in commands[5:8]:
+        shell_mentions(c)  # the newest fills again (commands[4], commands[0], and two more) and turns over
+    assert commands[0] in m._SHELL.new or commands[0] in m._SHELL.old
+    assert commands[1] not in m._SHELL.new and commands[1] not in m._SHELL.old
+    m.release_command_memos()
+    assert len(m._SHELL) == len(m._ARGS) == len(m._WORTH) == 0
 
 
 _any_piece = st.sampled_from(list("abcXY_Z019./-:~@+ \n\t`'\"(){}<>|&;$é数→—\u00a0\u3000\u2028")
@@ -321,7 +353,7 @@ _call = st.sampled_from([
 def test_responses_read_together_name_what_each_names(responses: list[tuple[list[str], list[dict]]], warm: bool) -> None:
     clear_cache()
     if warm:
-        # Commands already kept by shell_mentions (as retention leaves them) are read from that memo.
+        # Commands already read by shell_mentions (as retention leaves them in the memos) read alike.
         shell_mentions("cat a/b.py && grep -rn foo_bar src/")
     read = [(texts, [ToolUseBlock(id=f"c{i}", name="t", input=inp) for i, inp in enumerate(calls)]) for texts, calls in responses]
     together = mentions_of_each(read)
@@ -344,6 +376,54 @@ def test_responses_read_together_name_what_each_names(responses: list[tuple[list
         raw = set()
         assert tool_mentions_all(calls, raw) == (classify(tokens_of(strings)) | beside if strings else beside)
         assert raw == (tokens_of(strings) if strings else set())
+
+
+# Names a call gives beside its tokens that are no mention as a token (a plain word), and texts that say them.
+_plain_call = st.sampled_from([{"command": "cat Makefile README"}, {"command": "make"}, {"file_path": "docs"}])
+_plain_text = st.sampled_from(["run make, then see Makefile", "the docs and src", "README"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.lists(_any_text | _plain_text, max_size=2), st.lists(_call | _plain_call, max_size=3)), max_size=7),
+       st.integers(1, 4), st.integers(1, 6), st.booleans())
+def test_responses_read_in_batches_name_and_hold_what_they_do_all_at_once(responses: list[tuple[list[str], list[dict]]], batch: int,
+                                                                           kept: int, warm: bool) -> None:
+    """``names_and_held`` says, batch after batch and with memos turning over, what ``mentions_of_each`` says of all
+    the responses at once: each one's names, and those names with every name of any response it holds."""
+    from lab.replayer import mentions as m
+
+    read = [(texts, [ToolUseBlock(id=f"c{i}", name="t", input=inp) for i, inp in enumerate(calls)]) for texts, calls in responses]
+    clear_cache()
+    together = mentions_of_each(read)
+    wanted = set().union(*(names for names, _ in together))
+    expected = [(names, names | (wanted & toks)) for names, toks in together]
+    clear_cache()
+    if warm:
+        shell_mentions("cat a/b.py && grep -rn foo_bar src/")
+    calls = 0
+
+    def again() -> list[tuple[list[str], list[ToolUseBlock]]]:
+        nonlocal calls
+        calls += 1
+        return read
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(m, "BATCH", batch)
+        mp.setattr(m, "KEPT", kept)
+        got = list(m.names_and_held(again))
+    assert got == expected and calls == 2  # read twice: what the calls name beside their tokens, then the batches
+
+
+def test_a_name_given_beside_the_tokens_is_held_where_another_response_holds_it_as_a_token() -> None:
+    # "Makefile" is no mention as a token (a plain word), but ``cat Makefile`` names it: the first response,
+    # which only says the word, holds it; a later batch names it.
+    from lab.replayer import mentions as m
+
+    read = [(["edit the Makefile first"], []), ([], [_bash("ls")]), ([], [_bash("cat Makefile")])]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(m, "BATCH", 1)
+        got = list(m.names_and_held(lambda: read))
+    assert got[0] == (set(), {"Makefile"}) and "Makefile" in got[2][0]
 
 
 def _read_alone(value: object, key: str | None, says: set[str], held: set[str]) -> None:

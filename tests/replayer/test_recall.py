@@ -240,7 +240,8 @@ class TestSharedHistory:
 
 # --- one scan per message equals the blocks' own mentions ---------------------------------------
 
-_word = st.sampled_from(["foo_bar", "src/app.py", "Error: bad value", "cat a/b.py", "AutoFieldMeta.x", "the", "http://x.io/a", "\n", " ", "数", "12345"])
+_word = st.sampled_from(["foo_bar", "src/app.py", "Error: bad value", "cat a/b.py", "AutoFieldMeta.x", "the", "http://x.io/a", "\n", " ", "数", "12345",
+                         "Makefile", "cat Makefile"])
 _blob = st.lists(_word, max_size=12).map(" ".join)
 
 
@@ -278,9 +279,13 @@ _block = st.tuples(st.sampled_from(["text", "thinking", "call", "shell", "heredo
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["assistant", "user"]), st.lists(_block, min_size=1, max_size=4), st.booleans()), max_size=8))
-def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, list[tuple[str, str]], bool]]) -> None:
+@given(st.lists(st.tuples(st.sampled_from(["assistant", "user"]), st.lists(_block, min_size=1, max_size=4), st.booleans()), max_size=8),
+       st.sampled_from([1, 2, 3, 1_024]), st.sampled_from([2, 1_024]))
+def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, list[tuple[str, str]], bool]], batch: int, kept: int) -> None:
+    """Whatever the batches its responses are classified in (``mentions.BATCH``) and however often the memos turn
+    over (``mentions.KEPT``), a history says what scanning each message on its own says."""
     from lab.core.messages import ToolUseBlock
+    from lab.replayer import mentions
     from lab.replayer.recall import History, _text, clear_cache
 
     raw: list[Message] = [system("You are an agent. Keep src/app.py tidy.")]
@@ -300,7 +305,10 @@ def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, lis
         raw.append(Message(id=f"m{i}", role=role, content=tuple(blocks), tag="summary" if summary and role == "user" else None))  # type: ignore[arg-type]
     raw.append(raw[-1])  # the same message object twice
     clear_cache()
-    history = History(raw)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mentions, "BATCH", batch)
+        mp.setattr(mentions, "KEPT", kept)
+        history = History(raw)
     named = [frozenset(scan(m)[0]) if m.role == "assistant" else frozenset() for m in raw]
     assert [frozenset(r) for r in history.responses] == named and history.wanted == frozenset().union(*named)
 
@@ -339,6 +347,18 @@ def test_anchored_finds_what_a_scan_of_every_string_finds_across_lines_and_repea
     in_python._tables = None
     for text in texts + [t + "\n" + t for t in texts]:
         assert index.within(text) == {w for w in strings if w in text} == in_python.within(text)
+
+
+def test_anchored_files_its_pieces_only_for_a_line_scanned_in_python() -> None:
+    from lab.replayer import recall
+
+    strings = ["ab cd", "x y", "q", "line\nbreak"]
+    index = recall.Anchored(strings)
+    assert index.within("ab cd and q\nline\nbreak") == {"ab cd", "q", "line\nbreak"}
+    if recall._items_table is not None:
+        assert index._filed is None  # the C item tables served every line
+    index._tables = None
+    assert index.within("x y, not ab  cd") == {"x y"} and index._filed is not None
 
 
 def test_anchored_line_memo_turns_over_and_still_answers_right(monkeypatch: pytest.MonkeyPatch) -> None:
