@@ -233,6 +233,13 @@ def bench_scale(quick: bool, *, chosen: tuple[int, ...] | None = None, rounds: i
         lines.append(f"replay peak {_mb(row['rss_peak'])} MB for a {_mb(row['file_bytes'])} MB file: {row['memory_over_file']:.1f}x file + "
                      f"{_mb(base)} MB constant (the import alone {(row['rss_after_import'] - base) / row['file_bytes']:.1f}x)  "
                      f"target <= {MEMORY_TARGET:.0f}x file + constant  {_mark(row['memory_ok'])}")
+    for a, b in pairwise(rows):
+        # What the constant's choice cannot move: the peak's growth per byte the file grows by.
+        grown = b["file_bytes"] - a["file_bytes"]
+        b["memory_marginal"] = (b["rss_peak"] - a["rss_peak"]) / grown if grown > 0 else None
+        if b["memory_marginal"] is not None:
+            lines.append(f"growth {_mb(a['file_bytes'])} -> {_mb(b['file_bytes'])} MB of file: peak {_mb(a['rss_peak'])} -> {_mb(b['rss_peak'])} MB, "
+                         f"{b['memory_marginal']:.1f} bytes of peak per byte of file")
     if big is not None:
         over = (big["rss_peak"] - big["rss_base"]) / big["file_bytes"]
         big.update(memory_over_file=over, memory_ok=over <= MEMORY_TARGET)
