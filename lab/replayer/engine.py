@@ -412,7 +412,7 @@ class _Run:
         if self.progress is not None and at.k:
             self.progress(at.k, points)
         # The rows before the checkpoint are the base's, but for the one field the threshold decides.
-        rows = Rows(r.model_copy(update={"over_watermark": r.sent_tokens > self.watermark}) for r in islice(base.rows, at.k))
+        rows = base.rows.head(at.k, over_watermark=[sent > self.watermark for sent in islice(base.rows.column("sent_tokens"), at.k)])
         return _Resumed(rows, base.contexts.head(at.k), list(at.context), at.consumed, at.raw_tokens, at.usage, at.k)
 
     def go(self, notes: list[str], trace: Trace | None = None, start: tuple[Trace, Checkpoint] | None = None) -> Report:

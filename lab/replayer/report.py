@@ -8,6 +8,8 @@ shared between requests, never as copies; a report read back from JSON has
 rows and totals only. They are kept as what changed from one request to the
 next (``Contexts``): a tuple of the whole context per request cost memory
 quadratic in a session of many small messages (4.9 GiB for 100,000 of them).
+A summary's message there, and its text in its row's events, are kept
+compressed until read (``packed.py``): every read gives the values given.
 
 ``Report.df`` is a pandas view of the rows; pandas is imported only when it
 is asked for, so the core of a replay never pays for it.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from array import array
+from bisect import bisect_left
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,6 +37,7 @@ from ..core.stats import PARTS
 from ..atomic import write_text_atomic
 from ..errors import LabError
 from .columns import Column, Sparse, column_of
+from .packed import PackedEvents, PackedMessage, pack_events, packs
 from .recorded import RecordedCompaction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,9 +60,17 @@ class Contexts(Sequence[tuple[Message, ...]]):
     messages stored since the last one would outgrow the context itself, so
     memory stays within about twice what changed over the session, and reading
     one context replays at most about two contexts' worth of entries.
+
+    A message the pipeline wrote with big text (a summary) is stored packed
+    (``packed.PackedMessage``: compressed, one per message object however many
+    key frames hold it) and given back whole when a context is read: the
+    summaries of a long session were whole to the end, nearly a quarter of the
+    file. A read gives the pipeline's own object while anything holds it, and
+    one rebuilt object while a reader holds that, so contexts read side by side
+    share their messages as the replay's did.
     """
 
-    __slots__ = ("_keep", "_start", "_flat", "_frame", "_since", "_last")
+    __slots__ = ("_keep", "_start", "_flat", "_frame", "_since", "_last", "_packed", "_packs")
 
     def __init__(self) -> None:
         # Per entry: messages kept from the previous context, where the messages after them start in ``_flat``
@@ -67,10 +79,14 @@ class Contexts(Sequence[tuple[Message, ...]]):
         self._keep = array("q")
         self._start = array("q")
         self._frame = array("q")
-        self._flat: list[Message] = []
+        self._flat: list[Message | PackedMessage] = []
         # Messages stored since the last key frame, and the last context (None: rebuilt when next needed).
         self._since = 0
         self._last: tuple[Message, ...] | None = ()
+        # Where ``_flat`` holds a PackedMessage (ascending), and the pack of each packed message object by id
+        # (an entry is good while its pack ``holds`` that object), so a key frame shares the pack it was given.
+        self._packed = array("q")
+        self._packs: dict[int, PackedMessage] = {}
 
     def append(self, context: Sequence[Message], *, same: int | None = None) -> None:
         """Store the next context. ``same``: when the caller knows it, how many leading messages it shares
@@ -91,9 +107,25 @@ class Contexts(Sequence[tuple[Message, ...]]):
             self._frame.append(self._frame[-1])
         self._keep.append(keep)
         self._start.append(len(self._flat))
-        self._flat.extend(tail)
+        if any(m.tag is not None for m in tail):
+            self._store_packed(tail)
+        else:
+            self._flat.extend(tail)
         self._since += len(tail)
         self._last = now
+
+    def _store_packed(self, tail: tuple[Message, ...]) -> None:
+        """Store ``tail``, each message ``packs`` names as its PackedMessage."""
+        flat, packed, memo = self._flat, self._packed, self._packs
+        for m in tail:
+            if m.tag is not None and packs(m):
+                pack = memo.get(id(m))
+                if pack is None or not pack.holds(m):
+                    pack = memo[id(m)] = PackedMessage(m)
+                packed.append(len(flat))
+                flat.append(pack)
+            else:
+                flat.append(m)
 
     def head(self, n: int) -> Contexts:
         """The first ``n`` contexts, as a log of their own that shares the stored messages."""
@@ -103,6 +135,8 @@ class Contexts(Sequence[tuple[Message, ...]]):
         out._flat = self._flat[:end]
         out._since = end - self._start[out._frame[-1]] if n else 0
         out._last = None if n else ()
+        out._packed = self._packed[: bisect_left(self._packed, end)]
+        out._packs = dict(self._packs)
         return out
 
     def __len__(self) -> int:
@@ -113,15 +147,30 @@ class Contexts(Sequence[tuple[Message, ...]]):
         return self._start[i + 1] if i + 1 < len(self._start) else len(self._flat)
 
     def _length(self, k: int) -> int:
-        return len(self._build(k % len(self._keep)))
+        return len(self._stored(k % len(self._keep)))
 
-    def _build(self, k: int) -> list[Message]:
-        msgs: list[Message] = []
+    def _stored(self, k: int) -> list[Message | PackedMessage]:
+        """Context ``k`` as stored: packed messages still packed."""
+        msgs: list[Message | PackedMessage] = []
         keep, start, flat = self._keep, self._start, self._flat
         for i in range(self._frame[k], k + 1):
             del msgs[keep[i]:]
             msgs.extend(flat[start[i] : self._end(i)])
         return msgs
+
+    def _build(self, k: int) -> list[Message]:
+        msgs = self._stored(k)
+        # Every message read comes from the entries since k's key frame: packed ones among them are given back.
+        if self._has_packed(self._start[self._frame[k]], self._end(k)):
+            return _unpacked(msgs)
+        return msgs  # type: ignore[return-value]
+
+    def _has_packed(self, a: int, b: int) -> bool:
+        """Some message stored at ``a:b`` in ``_flat`` is packed."""
+        packed = self._packed
+        if not packed or packed[-1] < a:
+            return False
+        return bisect_left(packed, a) < bisect_left(packed, b)
 
     def __getitem__(self, k: int) -> tuple[Message, ...]:  # type: ignore[override]
         if not isinstance(k, int):
@@ -135,12 +184,25 @@ class Contexts(Sequence[tuple[Message, ...]]):
         return tuple(self._build(k))
 
     def __iter__(self) -> Iterator[tuple[Message, ...]]:
-        msgs: list[Message] = []
-        flat = self._flat
+        msgs: list[Any] = []
+        flat, packed = self._flat, self._packed
+        # The next packed place not yet passed: entries come in ``_flat`` order, so one pointer walks them all.
+        at = 0
         for i, keep in enumerate(self._keep):
             del msgs[keep:]
-            msgs.extend(flat[self._start[i] : self._end(i)])
+            a, b = self._start[i], self._end(i)
+            if at < len(packed) and packed[at] < b:
+                msgs.extend(_unpacked(flat[a:b]))
+                while at < len(packed) and packed[at] < b:
+                    at += 1
+            else:
+                msgs.extend(flat[a:b])
             yield tuple(msgs)
+
+
+def _unpacked(msgs: list[Any]) -> list[Message]:
+    """``msgs`` with every PackedMessage given back as its message."""
+    return [m.get() if type(m) is PackedMessage else m for m in msgs]
 
 
 class _Marker:
@@ -321,6 +383,9 @@ _CONTAINER_MARKS = tuple((i, _EMPTY_DICT if factory is dict else _EMPTY_LIST) fo
 # (a dict per row was 360 bytes); any other composition as itself, with zeros there.
 _FROM_PARTS = _Marker("_FROM_PARTS")
 _COMPOSITION = _ROW_NAMES.index("composition")
+# A row's events are packed with their big strings compressed (``packed.pack_events``): a summary's text and
+# attachment, kept only for the pages to show, were whole in every row that wrote one until the report went.
+_EVENTS = _ROW_NAMES.index("events")
 _FIELDS = len(_ROW_NAMES)
 _NO_PARTS = (0,) * len(PARTS)
 # The places whose values are mostly one object (an empty container, a composition's marker, no retention):
@@ -339,6 +404,8 @@ def _pack(row: Row) -> tuple[Any, ...]:
     for i, mark in _CONTAINER_MARKS:
         if not values[i]:
             values[i] = mark
+    if type(values[_EVENTS]) is list:
+        values[_EVENTS] = pack_events(values[_EVENTS])
     parts = values[_COMPOSITION]
     if type(parts) is dict and tuple(parts) == PARTS:
         values[_COMPOSITION] = _FROM_PARTS
@@ -353,6 +420,8 @@ def _unpack(packed: tuple[Any, ...]) -> Row:
     for i, factory in _CONTAINERS:
         if type(values[i]) is _Marker:
             values[i] = factory()
+    if type(values[_EVENTS]) is PackedEvents:
+        values[_EVENTS] = values[_EVENTS].unpack()
     if packed[_COMPOSITION] is _FROM_PARTS:
         values[_COMPOSITION] = dict(zip(PARTS, packed[_FIELDS:], strict=True))
     # Built as validation would build it from these values (they were a Row's): no second validation.
@@ -470,7 +539,40 @@ class Rows(Sequence[Row]):
             parts = zip(*(self._raw(j) for j in range(_FIELDS, _FIELDS + len(PARTS))), strict=True)
             return [dict(zip(PARTS, p, strict=True)) if v is _FROM_PARTS else factory() if type(v) is _Marker else v
                     for v, p in zip(out, parts, strict=True)]
+        if i == _EVENTS:
+            return [factory() if type(v) is _Marker else v.unpack() if type(v) is PackedEvents else v for v in out]
         return [factory() if type(v) is _Marker else v for v in out]
+
+    def light_events(self) -> list[list[dict[str, Any]]]:
+        """Every row's events with their big strings (a summary's text, its attachment) left compressed, each a
+        ``packed.PackedText``: for a reader of the small fields only (``compaction_kind``), which so never
+        decompresses the summaries. Every other field of an event is the one ``column("events")`` gives."""
+        return [[] if type(v) is _Marker else v.light if type(v) is PackedEvents else v for v in self._raw(_EVENTS)]
+
+    def head(self, n: int, **fields: Sequence[Any]) -> Rows:
+        """The first ``n`` rows, each plain field named in ``fields`` set to its value there (one per row, in order).
+
+        What ``Rows(r.model_copy(update=...) for r in self[:n])`` gives, without building a Row per row (nor
+        unpacking and packing again its events: a summary's text would be decompressed and compressed again).
+        """
+        n = max(0, min(n, len(self)))
+        unknown = sorted(set(fields) - set(_ROW_NAMES))
+        if unknown:
+            raise LabError(f"a row has no field(s) {unknown}")
+        at = {_ROW_NAMES.index(name): values for name, values in fields.items()}
+        if any(i in dict(_CONTAINERS) for i in at):
+            raise LabError(f"Rows.head sets plain fields only, not {sorted(fields)}")
+        if any(len(values) < n for values in at.values()):
+            raise LabError(f"Rows.head needs a value per row for {sorted(fields)}: {n} rows")
+        out = Rows()
+        for k, packed in enumerate(self._packed(0, n)):
+            if at:
+                row = list(packed)
+                for i, values in at.items():
+                    row[i] = values[k]
+                packed = tuple(row)
+            out._add(packed)
+        return out
 
     def fields(self, *names: str) -> _FieldsView:
         """The rows with only the plain fields ``names`` (no containers), each row a named tuple made as it is
@@ -608,8 +710,10 @@ class Report(_Data):
         not a summary, and "compactions 4" that were all spills read as four summaries.
         """
         counts = dict.fromkeys(COMPACTION_KINDS, 0)
-        # The one field read, not a Row built per request.
-        for events in column(self.rows, "events"):
+        # The one field read, not a Row built per request, and its summaries left compressed (the Timeline asks
+        # this on every rerun).
+        rows = self.rows
+        for events in rows.light_events() if isinstance(rows, Rows) else column(rows, "events"):
             for ev in events:
                 kind = compaction_kind(ev)
                 if kind is not None:
