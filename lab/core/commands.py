@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from .messages import ToolUseBlock
-from .shell_paths import command_text, is_windows_path, resolve, shell_cwd
+from .shell_paths import COMMAND_MEMO, command_text, is_windows_path, resolve, shell_cwd
 
 __all__ = [
     "ActionKind",
@@ -680,7 +680,8 @@ def _shell(script: str, depth: int) -> _Effect:
     return _Effect(kind, tuple(reads), tuple(writes))
 
 
-@lru_cache(maxsize=8192)
+# As small as shell_paths' memos, for the same reason (a command is asked again soon or never).
+@lru_cache(maxsize=COMMAND_MEMO)
 def shell_action(script: str, tool: str = "bash") -> ToolAction:
     """What a shell script reads, writes or runs. A script of only ``cd``, ``echo`` and the like is a ``run``."""
     effect = _shell(script, 0)

@@ -48,10 +48,10 @@ repaired history changes nothing.
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .identity import identity_key
 from .lru import SharedLRU
 from .messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, is_sent
 
@@ -420,6 +420,9 @@ def _repair(messages: list[Message]) -> Repaired:
 # Replays of one transcript (a compare's configs, a sweep's trials) repair the same message objects again:
 # the same repaired objects keep the per-message caches and resumable traces keyed by identity working.
 _MEMO: SharedLRU[Repaired] = SharedLRU(8)
+# What the memo keeps for a history that needed nothing: the caller's own list is the answer, so the entry
+# holds no second list of the same messages (it was 8 bytes a message, to the end of every replay).
+_UNCHANGED = Repaired([])
 
 
 def repair(messages: Sequence[Message]) -> Repaired:
@@ -428,12 +431,16 @@ def repair(messages: Sequence[Message]) -> Repaired:
     A history that needs nothing comes back as the same list (a list given) or a list of the same objects.
     """
     given = messages if isinstance(messages, list) else list(messages)
-    # The ids packed 8 bytes each: a tuple of int objects was 40 bytes a message, kept while the memo lives.
-    key = array("Q", map(id, given)).tobytes()
-    done = _MEMO.get(key, lambda: _repair(list(given)), holds=tuple(given))
+    # A digest of the ids, and the messages held alive in the one tuple retention's targets hold too (identity_key).
+    key, held = identity_key(given)
+    done = _MEMO.get(key, lambda: _kept(_repair(list(given))), holds=held)
     if not done.changed:
         return Repaired(given)
     return Repaired(list(done.messages), list(done.notes), dict(done.counts))
+
+
+def _kept(done: Repaired) -> Repaired:
+    return done if done.changed else _UNCHANGED
 
 
 def clear_cache() -> None:

@@ -39,7 +39,7 @@ from typing import Any
 
 from .messages import ToolUseBlock
 
-__all__ = ["command_text", "parse_cat", "may_write", "parse_cd", "change_dir", "shell_cwd", "resolve", "same_file", "named_in", "is_windows_path", "matches_tool", "call_workdir"]
+__all__ = ["COMMAND_MEMO", "command_text", "parse_cat", "may_write", "parse_cd", "change_dir", "shell_cwd", "resolve", "same_file", "named_in", "is_windows_path", "matches_tool", "call_workdir"]
 
 _COMMAND_KEYS = ("command", "cmd")
 # Shell syntax that makes a command more than a plain file read.
@@ -60,8 +60,16 @@ def command_text(inputs: dict[str, Any]) -> str | None:
     return None
 
 
-# Pure string functions over commands that recur on every request of a replay: memoised.
-@lru_cache(maxsize=8192)
+# Pure string functions over commands that recur on every request of a replay: memoised. A session
+# repeats a command close to where it ran before (the corpus's sessions name at most a few hundred
+# distinct ones, all found again in 256 entries), while a memo's entries live to the end of the
+# replay: 8,192 of them were 5 MB of a 100,000-message replay's peak, and they found nothing more
+# (a long session's far repeats are further apart than any of these sizes). So each holds the last
+# ``COMMAND_MEMO`` commands.
+COMMAND_MEMO = 1024
+
+
+@lru_cache(maxsize=COMMAND_MEMO)
 def parse_cat(command: str) -> tuple[str, tuple[str, ...]] | None:
     """``(path, flags)`` when ``command`` is a plain ``cat [flags] PATH``, else None."""
     if not command or any(ch in _SHELL_META for ch in command):
@@ -87,7 +95,7 @@ def may_write(command: str, readonly: Sequence[str]) -> bool:
     return _may_write(command, tuple(readonly))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=COMMAND_MEMO)
 def _may_write(command: str, readonly: tuple[str, ...]) -> bool:
     if "$" in command or "`" in command:
         return True  # substitutions can run anything
@@ -140,7 +148,7 @@ def is_windows_path(path: str) -> bool:
     return "\\" in path or (len(path) > 2 and path[1] == ":" and path[2] == "/" and path[0].isalpha())
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=COMMAND_MEMO)
 def parse_cd(command: str) -> tuple[tuple[str | None, ...], str] | None:
     """The directories of a command's leading ``cd`` steps (None where unknowable) and the rest.
 
@@ -180,7 +188,7 @@ def change_dir(cwd: str | None, target: str | None) -> str | None:
     return None if cwd is None else posixpath.normpath(posixpath.join(cwd, target))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=COMMAND_MEMO)
 def shell_cwd(command: str, cwd: str | None) -> tuple[str | None, str | None, str]:
     """For a command run in ``cwd``: the directory its body runs in, the shell's directory after it, and the body.
 

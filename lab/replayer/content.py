@@ -81,6 +81,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import ahocorasick
 
+from ..core.identity import identity_key
 from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent, shared_prefix
 from ..core.names_index import INDEX_HEADER
@@ -366,9 +367,12 @@ def _stub_text(block: ToolResultBlock) -> str:
     return "\n".join(line for line in block.content.split("\n") if not line.startswith(INDEX_HEADER))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Parts:
-    """One message as content recall reads it: normalised texts, joined by ``_SEP`` within each kind."""
+    """One message as content recall reads it: normalised texts, joined by ``_SEP`` within each kind.
+
+    Slotted: the history's build holds one per message of the transcript at once (a per-instance dict was
+    most of that build's transient peak on a session of short messages)."""
 
     source: str = ""
     other: str = ""
@@ -536,7 +540,10 @@ class ContentHistory:
     """
 
     def __init__(self, raw: Sequence[Message]) -> None:
-        self.raw: tuple[Message, ...] = tuple(raw)
+        # The messages in the one tuple repair's memo and retention's targets hold too (identity_key), not a copy
+        # of them kept to the end of every replay; ``_held`` keeps that tuple findable while this history lives.
+        self._held = identity_key(raw)[1]
+        self.raw: tuple[Message, ...] = self._held.messages
         parts = [_parts(m) for m in self.raw]
         # The first message of the response each assistant message belongs to: what "before the response" means.
         starts: list[int] = []

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+from ..core.identity import identity_key
 from ..core.lru import SharedLRU
 from ..core.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from .settings import RetentionWeights
@@ -220,10 +221,10 @@ def shared_targets(raw: Sequence[Message], planted_facts: Iterable[str] = ()) ->
     result as read-only, as ``retention`` does.
     """
     facts = tuple(planted_facts)
-    held = tuple(raw)
-    # The identities as the bytes of their machine words: a tuple of them was an int object per message.
-    ids = array("Q", map(id, held)).tobytes()
-    return _SHARED_TARGETS.get((ids, facts), lambda: targets(held, facts), holds=held)
+    # A 16-byte digest of the identities, and the messages held in the one tuple repair's memo and content recall's history hold too: the
+    # ids' bytes and a tuple of the messages were 16 bytes a message, kept to the end of every replay.
+    key, held = identity_key(raw)
+    return _SHARED_TARGETS.get((key, facts), lambda: targets(held.messages, facts), holds=held)
 
 
 def clear_shared_targets() -> None:

@@ -21,9 +21,11 @@ from hypothesis import strategies as st
 import lab
 from lab.core.messages import Boundary, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, is_sent
 from lab.core.presets import preset_names
-from lab.core.repair import NO_TASK, SYNTHETIC, repair
+from lab.core.identity import identity_key
+from lab.core.repair import _MEMO, NO_TASK, SYNTHETIC, repair
 from lab.core.validate import anthropic_problems, openai_problems
 from lab.formats.export import to_anthropic, to_openai, to_responses
+from lab.replayer.retention import shared_targets
 from tests.builders import assistant, call_and_result, system, tool_call, tool_result, user
 from tests.wire_rules import anthropic_wire_problems, literal_anthropic, literal_openai, openai_wire_problems, responses_wire_problems
 
@@ -239,6 +241,19 @@ def test_the_repaired_objects_are_the_same_on_every_call() -> None:
     first, second = repair(msgs), repair(msgs)
     assert first.messages is not second.messages
     assert all(a is b for a, b in zip(first.messages, second.messages, strict=True))
+
+
+def test_the_memo_holds_a_valid_history_once() -> None:
+    # A history that needed nothing: the memo keeps no list of its messages beside the one tuple every
+    # identity-keyed memo of the transcript shares (retention's targets hold the same one).
+    msgs = [system(), user("go"), *_work("m"), assistant("done")]
+    repair(msgs)
+    key, held = identity_key(msgs)
+    entry = _MEMO._entries[key]
+    assert entry[0] is held and entry[1].messages == []
+    shared_targets(msgs)
+    assert identity_key(list(msgs))[1] is held
+    assert repair(msgs).messages is msgs
 
 
 # --- replays of every shape, under every preset and window -----------------------------------------------------
