@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal, Self, cast
+from typing import Annotated, Any, Literal, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,9 +41,12 @@ __all__ = [
     "has_tool_result",
     "is_sent",
     "shared_prefix",
+    "model_builder",
 ]
 
 Role = Literal["system", "user", "assistant"]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 # What a compacted tool_result now holds instead of its original content.
 Compacted = Literal["spill", "dedup", "cleared", "masked", "truncated"]
@@ -94,24 +97,35 @@ class _Frozen(BaseModel):
         an allocation and some 200 bytes for every block and message of an import, a measurable
         share of its time (``python -m lab bench --section imports``).
         """
-        unknown = set(given) - set(cls.__pydantic_fields__)
-        if unknown:
-            raise ValueError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
-        names = set(given)
-        # Closure cells, not globals: each build reads them once.
-        new, set_value, set_fields_set, set_extra, set_private = _new, _set_value, _set_fields_set, _set_extra, _set_private
+        return model_builder(cls, *given)
 
-        def build(fields: dict[str, Any]) -> Any:
-            obj = new(cls)
-            # Field by field, never ``__dict__ = fields``: see ``_set_values``.
-            for name, value in fields.items():
-                set_value(obj, name, value)
-            set_fields_set(obj, names)
-            set_extra(obj, None)
-            set_private(obj, None)
-            return obj
 
-        return cast(Callable[[dict[str, Any]], Self], build)
+def model_builder(cls: type[_M], *given: str) -> Callable[[dict[str, Any]], _M]:
+    """``_Frozen.trusted_builder`` for any pydantic model class, e.g. a report's many small records.
+
+    A model that is not frozen may be built so too when ``given`` names every field: assigning a field
+    later then adds nothing to the shared ``model_fields_set`` set (it already holds them all).
+    """
+    unknown = set(given) - set(cls.__pydantic_fields__)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
+    if not cls.model_config.get("frozen") and set(given) != set(cls.__pydantic_fields__):
+        raise ValueError(f"{cls.__name__} is not frozen: its builder must name every field as given")
+    names = set(given)
+    # Closure cells, not globals: each build reads them once.
+    new, set_value, set_fields_set, set_extra, set_private = _new, _set_value, _set_fields_set, _set_extra, _set_private
+
+    def build(fields: dict[str, Any]) -> Any:
+        obj = new(cls)
+        # Field by field, never ``__dict__ = fields``: see ``_set_values``.
+        for name, value in fields.items():
+            set_value(obj, name, value)
+        set_fields_set(obj, names)
+        set_extra(obj, None)
+        set_private(obj, None)
+        return obj
+
+    return cast(Callable[[dict[str, Any]], _M], build)
 
 
 # ``_Frozen.trusted``'s machinery: a model's fields and slots set past its own ``__setattr__`` (a frozen

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, Private
 from pydantic_core import core_schema
 
 from ..core.config import CompactionConfig
-from ..core.messages import Message, is_sent, shared_prefix
+from ..core.messages import Message, is_sent, model_builder, shared_prefix
 from ..core.stats import PARTS
 from ..atomic import write_text_atomic
 from ..errors import LabError
@@ -240,8 +240,19 @@ class RetentionItem(_Data):
         # set of the fields given cost 216 bytes an item, more than the item: every item shares one (as rows do).
         object.__setattr__(self, "__pydantic_fields_set__", _ITEM_FIELDS)
 
+    @staticmethod
+    def of(item: str, where: str, lost_to: str | None) -> RetentionItem:
+        """The item as validation builds it, without validating: for the scorer's own checked values.
+
+        Why: a final context's retention lists every removed result, user message and path of the session
+        (tens of thousands on a long one), and each validated item carried a ``__dict__`` of its own; built
+        so, its values live in the object (as a transcript's blocks do), a third of its memory.
+        """
+        return _build_item({"item": item, "where": where, "lost_to": lost_to})
+
 
 _ITEM_FIELDS = set(RetentionItem.model_fields)
+_build_item = model_builder(RetentionItem, *_ITEM_FIELDS)
 
 
 # What removed a lost item: the original agent's own compaction recorded in the transcript, or the replayed config.

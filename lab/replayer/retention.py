@@ -474,7 +474,7 @@ def _part(items: Iterable[_Item], ctx: _Context, upto: int, *, spills: bool, bou
         where = ctx.where(it.text, spills=spills)
         # The last appearance that could still have been kept: the one before this request.
         lost = _lost_to(it.last if it.last < upto else it.at, boundary) if where == "nowhere" else None
-        found.append(RetentionItem(item=_label(it.text), where=where, lost_to=lost))
+        found.append(RetentionItem.of(_label(it.text), where, lost))
     return RetentionPart(kept=sum(1 for f in found if f.where != "nowhere"), total=len(found), items=found)
 
 
@@ -502,8 +502,7 @@ def retention(
     items = []
     for k in removed:
         spill = ctx.recoverable(results.tool_use_id[k])
-        items.append(RetentionItem(item=_label(goals.label(k)), where="spill" if spill else "nowhere",
-                                   lost_to=None if spill else _lost_to(results.at[k], boundary)))
+        items.append(RetentionItem.of(_label(goals.label(k)), "spill" if spill else "nowhere", None if spill else _lost_to(results.at[k], boundary)))
     kept_chars = sum(len(results.content[k]) for k, it in zip(removed, items, strict=True) if it.where == "spill")
     parts["recoverable"] = RetentionPart(
         kept=sum(1 for it in items if it.where == "spill"),
