@@ -135,7 +135,7 @@ class CompactorState:
         """
         return CompactorState(
             session_id=self.session_id,
-            stages={name: _copied(value) for name, value in self.stages.items()},
+            stages={name: _own_state(value) for name, value in self.stages.items()},
             claims=dict(self.claims),
             last_request_time=self.last_request_time,
             anchor=self.anchor,
@@ -165,15 +165,6 @@ class CompactorState:
             anchor_messages=self.anchor_messages,
             first_request=self.first_request,
         )
-
-
-def _copied(state: Any) -> Any:
-    """A stage's state with its own containers: a state holds flat dicts and sets of immutable values, so a
-    copy of each container is a full copy, and much cheaper than ``copy.deepcopy`` for a long session's ledger."""
-    if not dataclasses.is_dataclass(state) or isinstance(state, type):
-        return copy.deepcopy(state)
-    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    return dataclasses.replace(state, **{k: v.copy() if isinstance(v, (dict, set, list)) else v for k, v in fields.items()})
 
 
 def _alive(ref: Any) -> Any:
@@ -255,18 +246,20 @@ def _packed_state(name: str, state: Any, earlier: dict[tuple[str, str], Any], pa
     return packed
 
 
-def _unpacked_state(packed: Any) -> Any:
-    """A state of its own from a packed one: every container unpacked, anything else deep-copied as ``fork`` does."""
-    if not dataclasses.is_dataclass(packed) or isinstance(packed, type):
-        return copy.deepcopy(packed)
-    state = copy.copy(packed)
-    for f in dataclasses.fields(packed):
-        value = getattr(packed, f.name)
+def _own_state(state: Any) -> Any:
+    """A stage's state with containers of its own: a state holds flat dicts, sets and lists of immutable values
+    (or packs of them, in a snapshot), so a copy of each container is a full copy, and much cheaper than
+    ``copy.deepcopy`` for a long session's ledger. Anything that is not a dataclass is deep-copied."""
+    if not dataclasses.is_dataclass(state) or isinstance(state, type):
+        return copy.deepcopy(state)
+    own = copy.copy(state)
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
         if isinstance(value, _Pack):
-            object.__setattr__(state, f.name, value.unpack())
+            object.__setattr__(own, f.name, value.unpack())
         elif isinstance(value, (dict, set, list)):
-            object.__setattr__(state, f.name, value.copy())
-    return state
+            object.__setattr__(own, f.name, value.copy())
+    return own
 
 
 @dataclass(frozen=True)
@@ -289,7 +282,7 @@ class StateSnapshot:
         """A state of its own, equal to the one this snapshot was taken of at the time."""
         return CompactorState(
             session_id=self.session_id,
-            stages={name: _unpacked_state(value) for name, value in self.stages},
+            stages={name: _own_state(value) for name, value in self.stages},
             claims=self.claims.unpack(),
             last_request_time=self.last_request_time,
             anchor=self.anchor,
