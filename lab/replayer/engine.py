@@ -372,12 +372,12 @@ class _Run:
         return fields
 
     def _summary_numbers(self, since: int, pricing: PricingConfig, *, traced: bool) -> tuple[int, int, float]:
-        """Tokens in and out and dollars of this request's summary calls (the recorder's results from ``since`` on)."""
-        numbers = summary_numbers(self.recorder.results[since:], pricing)
+        """Tokens in and out and dollars of this request's summary calls (the recorder's usages from ``since`` on)."""
+        numbers = summary_numbers(self.recorder.usages[since:], pricing)
         if not traced:
             # Only a trace reads a result again (a resume takes the ones before its checkpoint): without one, a
             # result is its request's numbers, and kept it held every summary the session ever wrote.
-            self.recorder.results.clear()
+            self.recorder.usages.clear()
         return numbers
 
     def _count_compactions(self, events: Sequence[Event]) -> None:
@@ -388,7 +388,7 @@ class _Run:
     def _checkpoint(self, k: int, context: list[Message], consumed: int, raw_tokens: int, usage: Usage | None) -> Checkpoint:
         assert isinstance(self.store, MemoryStore)  # a traced replay's store is its own MemoryStore
         return Checkpoint(k, list(context), consumed, raw_tokens, usage, dict(self.compactions), dict(self._hidden_written),
-                          self.compactor.state.snapshot(), self.store.fork(), len(self.recorder.results), self.recorder.calls,
+                          self.compactor.state.snapshot(), self.store.fork(), len(self.recorder.usages), self.recorder.calls,
                           self.cache.fork(), self.raw_cache.fork(), replace(self.clock))
 
     def _resume(self, trace: Trace | None, start: tuple[Trace, Checkpoint] | None, points: int) -> _Resumed:
@@ -401,7 +401,7 @@ class _Run:
         base, at = start
         self.compactions = dict(at.compactions)
         self._hidden_written = dict(at.hidden_written)
-        self.recorder.results = list(base.summaries[: at.summaries])
+        self.recorder.usages = list(base.summaries[: at.summaries])
         self.recorder.calls = at.summary_calls
         self.cache, self.raw_cache, self.clock = at.cache.fork(), at.raw_cache.fork(), replace(at.clock)
         if trace is not None:
@@ -435,7 +435,7 @@ class _Run:
             self.sums.update(working, known=len(context))
             tokens_before = self.sums.tokens
             step = _Step()
-            calls_before = len(self.recorder.results)
+            calls_before = len(self.recorder.usages)
             summary_calls_before = self.recorder.calls
             # Leading messages of ``working`` that are still the ones the running sums saw last.
             unchanged = len(working)
@@ -547,7 +547,7 @@ class _Run:
                 self.progress(k + 1, len(points))
         final = tuple(context + list(raw[consumed:]))
         if trace is not None:
-            trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.results
+            trace.rows, trace.contexts, trace.summaries = rows, contexts, self.recorder.usages
         return self._report(rows, contexts, final, raw_tokens, notes)
 
     def _report(self, rows: Rows, contexts: Contexts, final: tuple[Message, ...], raw_tokens: int, notes: list[str]) -> Report:

@@ -16,7 +16,7 @@ from typing import Any, cast
 from collections.abc import Sequence
 
 from ..core.config import CompactionConfig, parse_config, with_value
-from ..core.messages import Message, Transcript, is_sent
+from ..core.messages import Message, Transcript, Usage, is_sent
 from ..core.presets import preset
 from ..core.summarizers.base import Summarizer, SummaryRequest, SummaryResult
 from ..core.summarizers.rules import message_plain_text
@@ -102,20 +102,24 @@ def prompt_too_long_error(tokens: int, window: int) -> PromptTooLongError:
 
 
 class RecordingSummarizer:
-    """Passes calls through and keeps each result, so rows can show summary calls and their usage (a replay that
-    records no trace clears them once its row has read them)."""
+    """Passes calls through and keeps each result's usage, so rows can show summary calls and what they cost (a
+    replay that records no trace clears them once its row has read them).
+
+    Usages, not results: a resume reads only the usage of the summaries before its checkpoint, and a trace
+    that kept the results held every summary text the session wrote (the report keeps them, compressed).
+    """
 
     def __init__(self, inner: Summarizer) -> None:
         self.inner = inner
         # The summary stage names the strategy of a failure after the summarizer.
         self.name = getattr(inner, "name", "rules")
         self.calls = 0
-        self.results: list[SummaryResult] = []
+        self.usages: list[Usage | None] = []
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         self.calls += 1
         result = self.inner.summarize(request)
-        self.results.append(result)
+        self.usages.append(result.usage)
         return result
 
 
@@ -193,13 +197,12 @@ def first_request_in(context: Sequence[Message], first: str | None) -> bool | No
     return any(message_has_text(m, first) for m in context)
 
 
-def summary_numbers(results: Sequence[SummaryResult], pricing: Any) -> tuple[int, int, float]:
+def summary_numbers(usages: Sequence[Usage | None], pricing: Any) -> tuple[int, int, float]:
     inp = out = 0
     cost = 0.0
-    for r in results:
-        if r.usage is None:
+    for u in usages:
+        if u is None:
             continue
-        u = r.usage
         inp += u.input_tokens + u.cache_read_tokens + u.cache_write_tokens
         out += u.output_tokens
         cost += (

@@ -97,6 +97,7 @@ class Trace:
     gates: list[WatermarkDecision | None] = field(default_factory=list)
     rows: Rows = field(default_factory=Rows)
     contexts: Contexts = field(default_factory=Contexts)
+    # The usage of each summary call so far (a resume prices the ones before its checkpoint).
     summaries: list[Any] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
 
