@@ -59,6 +59,7 @@ from __future__ import annotations
 import re
 import shlex
 import string
+from bisect import bisect_left
 from itertools import filterfalse, repeat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Generic, TypeVar
@@ -224,17 +225,21 @@ def clear_cache() -> None:
 
 
 def release_command_memos() -> None:
-    """Forget what each shell command names (``_SHELL``, ``_ARGS``) and which tokens are worth naming
-    (``_WORTH``), keeping the kinds (``_KIND``, which a replay's rows ask for).
+    """Forget what each shell command names (``_SHELL``, ``_ARGS``), which tokens are worth naming
+    (``_WORTH``), and the kinds asked so far (``_KIND``).
 
     They serve the two readers of a transcript's commands and tokens, retention's targets and recall's
     index, which a replay builds first and shares with every later replay of the transcript; past that,
     no request reads them again (a message a stage writes is looked up token by token). The next
     transcript's build classifies its tokens afresh (a regex match per distinct token). Results never change.
+    The kinds are started over too: retention's targets asked them of their own copies of the mentions, which
+    the memo's keys would keep for the whole replay beside recall's equal strings; a replay's rows then ask
+    the kinds of recall's own (its lost mentions), each computed once again.
     """
     _SHELL.clear()
     _ARGS.clear()
     _WORTH.clear()
+    _KIND.clear()
 
 
 def tokens(text: str) -> set[str]:
@@ -359,17 +364,21 @@ class Lookup:
     the occurrence part of a longer piece. Only the rest walk out to the run's ends.
     """
 
-    __slots__ = ("wanted", "_lines", "_links", "_automaton", "_bare", "_how")
+    __slots__ = ("names", "_lines", "_links", "_automaton", "_bare", "_how")
 
     def __init__(self, wanted: Iterable[str]) -> None:
-        self.wanted = frozenset(wanted)
+        # The wanted strings sorted, looked up by bisection (``has``): a transcript's index keeps its Lookup as long
+        # as the transcript is replayed, and a set of its tens of thousands of strings cost a hash table of 16
+        # bytes a slot beside a tuple's 8 a string. Membership is asked only of a text's few extras (URLs, error
+        # lines, a diff's paths) and of what a call names beside its tokens.
+        self.names: tuple[str, ...] = tuple(sorted(set(wanted)))
         # The strings that are one run of token characters (all a token can be): the automaton's; not kept, as
         # only the Python checks ask for them again.
-        single = sorted(filter(_RUN.fullmatch, self.wanted))
+        single = list(filter(_RUN.fullmatch, self.names))
         # Joined by line breaks, which no "://" can straddle.
-        self._links = "://" in "\n".join(self.wanted)
+        self._links = "://" in "\n".join(self.names)
         # Every error line matches _ERROR from its start (error_lines keeps only lines with a space).
-        self._lines = any(" " in w and _ERROR.match(w) for w in self.wanted)
+        self._lines = any(" " in w and _ERROR.match(w) for w in self.names)
         self._automaton: ahocorasick.Automaton | None = None
         # Strings whose shadow is all spaces (non-ASCII digits, say) would match at every run of spaces:
         # those few are searched for in the text itself.
@@ -422,7 +431,7 @@ class Lookup:
         if self._automaton is not None:
             how = self._how
             if how is None:
-                single = sorted(filter(_RUN.fullmatch, self.wanted))
+                single = list(filter(_RUN.fullmatch, self.names))
                 shadows = _shadow_lines("\n".join(single)).split("\n") if single else []
                 how = self._how = {w: (*_neighbours(w), shadow == w) for w, shadow in zip(single, shadows, strict=True) if not shadow.isspace()}
             # The shadow is padded with a space at each end, so a match ending at ``end`` (its closing
@@ -455,8 +464,23 @@ class Lookup:
                     found.add(w)
         extras = _extras(text, self._lines, self._links)
         if extras:
-            found.update(self.wanted.intersection(extras))
+            found.update(filter(self.has, extras))
         return found
+
+    @property
+    def wanted(self) -> frozenset[str]:
+        """The wanted strings as a set, built when asked (the tests ask; a replay asks ``has``)."""
+        return frozenset(self.names)
+
+    def has(self, x: str) -> bool:
+        """Whether ``x`` is one of the wanted strings."""
+        names = self.names
+        at = bisect_left(names, x)
+        return at < len(names) and names[at] == x
+
+    def among(self, strings: Iterable[str]) -> set[str]:
+        """The wanted strings among ``strings``: ``wanted & set(strings)``."""
+        return set(filter(self.has, strings))
 
 
 class _Run:

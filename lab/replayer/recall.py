@@ -42,7 +42,9 @@ there (the bench's "lone first replay" figure). What each response needed
 alone too (``History.needed``). A history lives as long as its transcript is
 replayed, so it is held compactly: hits as sorted tuples shared when equal,
 the raw messages' hits in an identity table without an int per key
-(``IdMap``, C in ``_scan.c``), positions as ints and arrays. Per replay, only
+(``IdMap``, C in ``_scan.c``) for the messages that hold some (the ids of
+the rest sorted in an array), the wanted mentions as one sorted tuple
+(looked up by bisection) and their positions in two flat arrays. Per replay, only
 the messages a stage wrote (stubs, summaries) are looked up, and the
 context's hits are a multiset kept over the prefix two successive contexts
 share (``incremental=False`` recomputes the union from scratch every
@@ -292,8 +294,9 @@ class Anchored:
         # Without it, by the pieces (``_pieces``), filed on the first line scanned in Python: with the tables
         # they would be built for nothing, and kept as long as the index.
         self._filed: tuple[frozenset[str], list[int], dict[str, str | tuple[str, ...]]] | None = None
-        self._lines: dict[str, frozenset[str]] = {}
-        self._older: dict[str, frozenset[str]] = {}
+        # A line's strings as a tuple (a frozenset cost 216 bytes however few it held), the empty one shared.
+        self._lines: dict[str, tuple[str, ...]] = {}
+        self._older: dict[str, tuple[str, ...]] = {}
 
     def _pieces(self) -> tuple[frozenset[str], list[int], dict[str, str | tuple[str, ...]]]:
         """(the strings shorter than a piece, their lengths, each other string filed under its rarest piece)."""
@@ -324,7 +327,7 @@ class Anchored:
         lines, older = self._lines, self._older
         parts = text.split("\n")
         # Every line's memo looked up in one C-level pass; only the lines the newest generation lacks take a Python step.
-        got: list[frozenset[str] | None] = list(map(lines.get, parts))
+        got: list[tuple[str, ...] | None] = list(map(lines.get, parts))
         for j, hit in enumerate(got):
             if hit is not None:
                 continue
@@ -343,11 +346,11 @@ class Anchored:
             got[j] = hit
         return found.union(*filter(None, got))
 
-    def _in_line(self, text: str) -> frozenset[str]:
-        """The strings one line holds (each without a line break)."""
+    def _in_line(self, text: str) -> tuple[str, ...]:
+        """The strings one line holds (each without a line break), each once."""
         if self._tables is not None:
             hit = [items[x] for items, table in self._tables for x in _items_in(table, text)]
-            return frozenset(hit) if hit else _NO_REFS
+            return tuple(dict.fromkeys(hit)) if hit else ()
         if self._filed is None:
             self._filed = self._pieces()
         short, lengths, filed = self._filed
@@ -357,7 +360,7 @@ class Anchored:
                 if text[i : i + n] in short:
                     found.add(text[i : i + n])
         if not filed:
-            return frozenset(found) if found else _NO_REFS
+            return tuple(found)
         g = self.GRAM
         # Where each filed piece occurs in the line.
         at: dict[str, list[int]] = {}
@@ -379,7 +382,7 @@ class Anchored:
                         found.add(w)
                 elif w in text:
                     found.add(w)
-        return frozenset(found) if found else _NO_REFS
+        return tuple(found)
 
 
 class History:
@@ -389,8 +392,9 @@ class History:
     compare's configs, a sweep's trials, a slider's moves) shares one, built on first use (``of``).
 
     Held compactly, as it lives as long as the transcript: what a response names as a sorted tuple (a
-    frozenset costs 216 bytes however few it holds), equal hit sets as one object, a mention's positions
-    as one int when it occurs once and an ``array`` of 4-byte ints otherwise, and what a request needed in
+    frozenset costs 216 bytes however few it holds), equal hit sets as one object, the wanted mentions as
+    one sorted tuple (``names``, no set beside it), every mention's positions in one flat ``array`` of
+    4-byte ints, the messages holding no wanted mention by their sorted ids, and what a request needed in
     a list by its first position.
     """
 
@@ -417,49 +421,35 @@ class History:
             if names:
                 self.responses[i] = same(names)
             held.append(self.responses[i] if holds is names else same(holds))
-        self.wanted: frozenset[str] = frozenset(chain.from_iterable(self.responses))
-        self.lookup = Lookup(self.wanted)
-        self.multiword = sorted(w for w in self.wanted if is_multiword(w))
+        self.lookup = Lookup(chain.from_iterable(self.responses))
+        # Every wanted mention, sorted (the Lookup's own tuple): a mention's index here is where its positions
+        # lie in ``_at``. A set of them serves the build alone (``_wanted_in`` asks it of every call's strings).
+        self.names: tuple[str, ...] = self.lookup.names
+        self._member: frozenset[str] | None = frozenset(self.names)
+        self.multiword = tuple(w for w in self.names if is_multiword(w))
         # Built when a pipeline's message is first asked about: a replay that writes none never needs it.
         self._anchor_index: Anchored | None = None
         # The build's texts are remembered only while it runs (a result repeated across the session is looked up
         # once): kept after it, the memo would be an entry per raw text, and the messages' hits are kept anyway.
         self._texts: dict[str, Hits] = {}
-        # By the raw messages' identities (``IdMap``): ``raw`` keeps each alive, so no other object can have its id.
-        self._hits: IdentityMap[Hits] = IdMap()
-        hits = self._hits
         # What a response holds is what it names, its wanted tokens, and the wanted tokens of its thinking
-        # (looked up, never tokenized: they name nothing).
+        # (looked up, never tokenized: they name nothing). In the order of ``said``.
+        mine: list[Hits] = []
         for i, hit in zip(said, held, strict=True):
-            m = self.raw[i]
-            other = _blocks(m)[1]
+            other = _blocks(self.raw[i])[1]
             if other:
                 found = set(hit)
                 for text in other:
                     found.update(self.text_hits(text))
                 hit = same(found)
-            hits.setdefault(m, hit)
+            mine.append(hit)
         del held
-        # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p" are
-        # one lookup and one bisect. One position (the commonest) is an int; more are an array.
-        occurs: dict[str, int | array[int]] = {}
-        for i, m in enumerate(self.raw):
-            known = hits.get(m)
-            if known is None:
-                known = same(self._found_in(m))
-                hits.put(m, known)
-            for x in known:
-                occ = occurs.get(x)
-                if occ is None:
-                    occurs[x] = i
-                elif type(occ) is int:
-                    occurs[x] = array("i", (occ, i))
-                else:
-                    occ.append(i)  # type: ignore[union-attr]
+        self._index(said, mine)
+        del mine
         # Past the build, the memo and the canonical sets serve only the texts a replay writes.
         self._texts = {}
         self._canon = {(): ()}
-        self.occurs = occurs
+        self._member = None
         lead = self.raw[: system_prompt_length(self.raw)]
         self.system: frozenset[str] = frozenset(chain.from_iterable(self.held(m) for m in lead))
         self.boundaries = recorded_boundaries(self.raw)
@@ -472,6 +462,63 @@ class History:
         # lab session may hold such messages). Every other raw message is its hits and points nowhere.
         self.special: frozenset[int] = frozenset(id(m) for m in self.raw if not is_sent(m) or _may_point(m))
 
+    def _index(self, said: array[int], mine: list[Hits]) -> None:
+        """Every raw message's hits by identity, and where each wanted mention occurs; ``mine``: the hits of the
+        responses at ``said``."""
+        same = self._same
+        # By the raw messages' identities (``IdMap``): ``raw`` keeps each alive, so no other object can have its id.
+        # Only the messages holding some wanted mention: most hold none, and those are the sorted ids of
+        # ``_empty`` (8 bytes each, where a table slot is 16 at a third to two thirds full), looked up by
+        # bisection when the table has no entry (``_raw``).
+        self._hits: IdentityMap[Hits] = IdMap()
+        hits = self._hits
+        empty: list[int] = []
+        k, n_said = 0, len(said)
+        # Where each wanted mention occurs, positions ascending: "seen before p" and "last seen before p" are
+        # one lookup and one bisect. Gathered by mention (one position, the commonest, an int; more an array),
+        # then laid out flat (``_lay_out``).
+        occurs: dict[str, int | array[int]] = {}
+        for i, m in enumerate(self.raw):
+            known: Hits | None
+            if k < n_said and said[k] == i:
+                known = mine[k]
+                k += 1
+            else:
+                known = hits.get(m)
+                if known is None:
+                    known = same(self._found_in(m))
+            if not known:
+                empty.append(id(m))
+                continue
+            # The first entry stays, as the same object met again holds the same.
+            hits.setdefault(m, known)
+            for x in known:
+                occ = occurs.get(x)
+                if occ is None:
+                    occurs[x] = i
+                elif type(occ) is int:
+                    occurs[x] = array("i", (occ, i))
+                else:
+                    occ.append(i)  # type: ignore[union-attr]
+        empty.sort()
+        self._empty = array("Q", empty)
+        self._lay_out(occurs)
+
+    def _lay_out(self, occurs: Mapping[str, int | array[int]]) -> None:
+        """Mention ``names[j]`` occurs at ``_at[_starts[j]:_starts[j + 1]]``, ascending: two arrays of 4-byte ints
+        for the whole history, where a dict by mention cost an entry and a hash slot each, and an int object or
+        an array object per mention beside them."""
+        self._starts = starts = array("i", (0,))
+        self._at = at = array("i")
+        for x in self.names:
+            occ = occurs.get(x)
+            if occ is not None:
+                if type(occ) is int:
+                    at.append(occ)
+                else:
+                    at.extend(occ)  # type: ignore[arg-type]
+            starts.append(len(at))
+
     def _same(self, found: Iterable[str]) -> Hits:
         """The one tuple holding the strings of ``found``, sorted."""
         key = tuple(sorted(found))
@@ -483,15 +530,26 @@ class History:
             self._anchor_index = Anchored(self.multiword)
         return self._anchor_index
 
+    def _raw(self, message: Message) -> Hits | None:
+        """The hits of a message of this raw history; None for any other message object."""
+        hit = self._hits.get(message)
+        return hit if hit is not None else self._raw_empty(message)
+
+    def _raw_empty(self, message: Message) -> Hits | None:
+        """``()`` for a message of this raw history that holds no wanted mention (``_empty``), else None."""
+        empty, key = self._empty, id(message)
+        j = bisect_left(empty, key)
+        return () if j < len(empty) and empty[j] == key else None
+
     def raw_hits(self, message: Message) -> frozenset[str] | None:
         """The wanted mentions a message of this raw history holds; None for any other message object."""
-        hit = self._hits.get(message)
+        hit = self._raw(message)
         return None if hit is None else frozenset(hit)
 
     def plain(self, message: Message) -> bool:
         """Whether a message is one of this raw history's own, sent and pointing to no spill file: its hits are all
         a replay's running state needs of it."""
-        return message in self._hits and id(message) not in self.special
+        return self._raw(message) is not None and id(message) not in self.special
 
     def hits(self, message: Message) -> frozenset[str]:
         """The wanted mentions any message holds: cached for the raw history's own messages."""
@@ -499,7 +557,7 @@ class History:
 
     def held(self, message: Message) -> Hits:
         """``hits`` as a tuple, the raw history's own one object for its messages: what a replay's running state counts."""
-        hit = self._hits.get(message)
+        hit = self._raw(message)
         return hit if hit is not None else tuple(self._found_in(message))
 
     def compute_hits(self, message: Message) -> frozenset[str]:
@@ -533,7 +591,8 @@ class History:
             # Each string on its own: a text's diff headers count only with its own diff (see mentions.JOIN).
             for text in strings:
                 found.update(self.text_hits(text))
-            found |= self.wanted.intersection(beside)
+            member = self._member
+            found |= member.intersection(beside) if member is not None else self.lookup.among(beside)
         return found
 
     def text_hits(self, text: str) -> Hits:
@@ -561,28 +620,50 @@ class History:
         first = self.first
         # ``seen_before`` inline: a mention never seen counts as first seen at ``point``, so not before it.
         found = tuple(sorted(x for x in self.used(point, end).difference(self.system) if first(x, point) < point))
+        # Most often all the response named, seen before: then its own tuple, one object (kept per request).
+        named = self.responses[point] if point < len(self.responses) else ()
+        if found == named:
+            found = named
         self._needed[point], self._needed_end[point] = found, end
         return found
 
+    @property
+    def wanted(self) -> frozenset[str]:
+        """Every mention any recorded response names (built when asked: the index keeps them as ``names``)."""
+        return frozenset(self.names)
+
+    @property
+    def occurs(self) -> dict[str, list[int]]:
+        """Every mention that occurs in the raw history, with its positions ascending (built when asked)."""
+        return {x: p for x in self.names if (p := self.positions(x))}
+
+    def _span(self, mention: str) -> tuple[int, int]:
+        """Where ``mention``'s positions lie in ``_at``: an empty span when it is not wanted or never occurs."""
+        names = self.names
+        j = bisect_left(names, mention)
+        if j < len(names) and names[j] == mention:
+            return self._starts[j], self._starts[j + 1]
+        return 0, 0
+
     def first(self, mention: str, default: int) -> int:
         """The first position holding ``mention``; ``default`` when none does."""
-        occ = self.occurs.get(mention)
-        return default if occ is None else occ if type(occ) is int else occ[0]  # type: ignore[index]
+        lo, hi = self._span(mention)
+        return self._at[lo] if lo < hi else default
 
     def positions(self, mention: str) -> list[int]:
         """Every position holding ``mention``, ascending."""
-        occ = self.occurs.get(mention)
-        return [] if occ is None else [occ] if type(occ) is int else list(occ)  # type: ignore[arg-type]
+        lo, hi = self._span(mention)
+        return self._at[lo:hi].tolist()
 
     def seen_before(self, mention: str, point: int) -> bool:
         return self.first(mention, point) < point
 
     def last_before(self, mention: str, point: int) -> int:
         """The last position before ``point`` holding a mention ``seen_before`` it."""
-        occ = self.occurs[mention]
-        if type(occ) is int:
-            return occ
-        return occ[bisect_left(occ, point) - 1]  # type: ignore[index, arg-type]
+        lo, hi = self._span(mention)
+        if lo == hi:
+            raise KeyError(mention)
+        return self._at[max(lo, bisect_left(self._at, point, lo, hi) - 1)]
 
     @classmethod
     def of(cls, raw: Sequence[Message]) -> History:
@@ -709,10 +790,13 @@ class Recall:
         and Counter.update's own checks cost more per call than counting a message's mentions. A plain raw
         message (``History.plain``) is its hits alone: one lookup, no spill path to follow.
         """
-        raw_hits, special, live = self.history._hits.get, self.history.special, self._paths
+        history = self.history
+        raw_hits, raw_empty, special, live = history._hits.get, history._raw_empty, history.special, self._paths
         out: list[Hits] = []
         for m in messages:
             hit = raw_hits(m)
+            if hit is None:
+                hit = raw_empty(m)
             if hit is None or (special and id(m) in special):
                 hit, refs = self._entry(m)
                 if hit is None:

@@ -319,10 +319,16 @@ def test_a_history_agrees_with_a_scan_of_every_message(spec: list[tuple[str, lis
         return frozenset(found)
 
     for i, m in enumerate(raw):
+        # A raw message holding no wanted mention is known by its id alone (``_empty``), not by the table.
         assert history.hits(m) == history.raw_hits(m) == expected(m), i
+        assert history.plain(m) == (id(m) not in history.special), i
         # A stage's copy is looked up afresh, to the same answer.
         copy = m.model_copy()
         assert history.raw_hits(copy) is None and history.hits(copy) == expected(m), i
+        assert not history.plain(copy), i
+    # Kept compactly past the build: no set of the wanted strings, positions laid out flat.
+    assert history._member is None and history.names == tuple(sorted(history.wanted))
+    assert len(history._starts) == len(history.names) + 1 and len(history._at) == history._starts[-1]
     assert {x: history.positions(x) for x in history.occurs} == {x: [i for i, m in enumerate(raw) if x in expected(m)] for x in history.wanted if any(x in expected(m) for m in raw)}
     for x in history.wanted:
         for point in range(len(raw) + 1):
