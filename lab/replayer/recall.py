@@ -130,6 +130,8 @@ _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
 # Histories kept for the raw histories replayed last (a few sessions open at once), and texts per history.
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
+# Texts longer than this are not remembered by ``History.text_hits``.
+_MEMO_CHARS = 4_096
 # Keyed by the raw messages' identities: a history holds its messages, so no id in a key is reused while it is kept.
 _HISTORIES: SharedLRU[History] = SharedLRU(MAX_HISTORIES)
 
@@ -599,6 +601,10 @@ class History:
         """The wanted tokens a text holds, sorted."""
         # By text: a spill file, or a stage's copy of a message, holds a raw text again; configs of one
         # transcript write the same stubs again. Started over at MAX_TEXTS, so it stays small.
+        if len(text) > _MEMO_CHARS:
+            # A summary or a long file: scanned each time, as each is asked about once per message object; kept,
+            # every summary of the session (tens of kilobytes each) lived as long as the transcript's history.
+            return self._same(self.lookup.held(text))
         hit = self._texts.get(text)
         if hit is None:
             if len(self._texts) >= MAX_TEXTS:
@@ -712,7 +718,10 @@ class Recall:
         self.history = History.of(raw)
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
-        self._entries: ByIdentity[tuple[Hits | None, frozenset[str]]] = ByIdentity()
+        # By identity, each entry holding its message (so no other object takes its id while it lives), and only
+        # while the message is in the context: a pipeline's message (a stub, a summary) that left is never asked
+        # again, and kept, every stub and summary of the session stayed alive to the replay's end.
+        self._entries: dict[int, tuple[Message, Hits | None, frozenset[str]]] = {}
         self._context: list[Message] = []
         self._held = _Multiset()
         self._paths: Counter[str] = Counter()
@@ -773,8 +782,11 @@ class Recall:
             # More left than the new context holds (a summary replaced most of it): counting the new context
             # from nothing costs what it holds, where taking the old one out costs what the session had sent.
             self._held, self._reach, self._paths = _Multiset(), _Multiset(), Counter()
+            self._forget(self._context[k:], seq[k:])
             self._context, k = [], 0
         gone, came = self._moved(self._context[k:], -1), self._moved(seq[k:], 1)
+        if gone:
+            self._forget(self._context[k:], seq[k:])
         if gone:
             self._held.remove(chain.from_iterable(gone))
         if came:
@@ -810,12 +822,30 @@ class Recall:
 
     def _entry(self, message: Message) -> tuple[Hits | None, frozenset[str]]:
         """(the wanted mentions a message holds, the spill paths it points to); (None, none) for a marker,
-        which is never sent. For the messages that are not ``History.plain``."""
-        entry = self._entries.get(message)
-        if entry is None:
+        which is never sent. For the messages that are not ``History.plain``.
+
+        The entry a message joined the context with is the one it leaves with (the spill paths known grow
+        meanwhile), so the running counts take out exactly what they took in.
+        """
+        entry = self._entries.get(id(message))
+        if entry is None or entry[0] is not message:
             # Computed, not taken from the ``hits`` and ``_spill_refs`` caches: this entry is the message's one cache here.
-            entry = self._entries.put(message, (self.history.held(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
-        return entry
+            hit, refs = (self.history.held(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS)
+            entry = self._entries[id(message)] = (message, hit, refs)
+        return entry[1], entry[2]
+
+    def _forget(self, left: Sequence[Message], kept: Sequence[Message]) -> None:
+        """Drop the entries of the messages of ``left`` that are not in ``kept`` (they left the context)."""
+        entries = self._entries
+        if not entries:
+            return
+        staying = {id(m) for m in kept} if kept else ()
+        for m in left:
+            key = id(m)
+            if key not in staying:
+                entry = entries.get(key)
+                if entry is not None and entry[0] is m:
+                    del entries[key]
 
     def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> RecallStep:
         """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed).
