@@ -100,7 +100,7 @@ class _MessageCountCache:
 
     # The smallest generation; a Compactor grows it to twice the longest context it is asked about (``fit``), so
     # the messages of a context in use outlive a generation's turn.
-    min_generation = 4096
+    min_generation = 1024
 
     def __init__(self, inner: TokenCounter) -> None:
         self.inner = inner

@@ -91,7 +91,6 @@ from ..errors import StoreError
 from .mentions import COMMAND_KEYS, PATH_KEYS
 from .recall import IdentityMap, IdMap, shared_by_identity, spill_refs
 from .report import Row
-from .identity_caches import ByIdentity
 
 # The text scans in C (``_scan.c``, see "Cost" above), built at install where a compiler is found; without it, or
 # with a build from before these were added, the Python rules below serve alone, with the same results
@@ -148,6 +147,8 @@ _TRIES = 64
 _KEY = 48
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
+# Texts longer than this are not remembered by ``ContentHistory.text_hits``.
+_MEMO_CHARS = 4_096
 _HISTORIES: SharedLRU[ContentHistory] = SharedLRU(MAX_HISTORIES)
 _NONE: frozenset[int] = frozenset()
 _VALUE = itemgetter(1)
@@ -635,7 +636,9 @@ class ContentHistory:
             matched = set(map(_VALUE, self.automaton.iter(text)))
             found = {x for x in set().union(*matched) if len(items[x]) <= _KEY or items[x] in text} if matched else ()
             hit = frozenset(found) if found else _NONE
-        if keep:
+        if keep and len(text) <= _MEMO_CHARS:
+            # A longer text (a summary, a long file) is asked about once per message object: kept, every summary's
+            # normalised copy lived as long as the transcript's history.
             if len(self._texts) >= MAX_TEXTS:
                 self._texts.clear()
             self._texts[text] = hit
@@ -724,7 +727,9 @@ class ContentRecall:
                  *, incremental: bool = True) -> None:
         self.store, self.spill_paths, self.counter, self.incremental = store, spill_paths, counter, incremental
         self.history = ContentHistory.of(raw)
-        self._entries: ByIdentity[tuple[frozenset[int], frozenset[str]] | None] = ByIdentity()
+        # By identity, each entry holding its message, and only while the message is in the context (names recall's
+        # ``Recall._entries``): kept to the end, every stub and summary the session wrote stayed alive.
+        self._entries: dict[int, tuple[Message, tuple[frozenset[int], frozenset[str]]]] = {}
         self._context: list[Message] = []
         self._added: Counter[int] = Counter()
         self._removed: Counter[int] = Counter()
@@ -743,9 +748,11 @@ class ContentRecall:
         raw = self.history.raw_hits(message)
         if raw is not None and not _may_point(message):
             return raw, frozenset()
-        entry = self._entries.get(message)
-        if entry is None:
-            entry = self._entries.put(message, (self.history.hits(message), self._refs(message)))
+        held = self._entries.get(id(message))
+        if held is not None and held[0] is message:
+            return held[1]
+        entry = (self.history.hits(message), self._refs(message))
+        self._entries[id(message)] = (message, entry)
         return entry
 
     def _spill(self, path: str) -> tuple[frozenset[int], int] | None:
@@ -790,7 +797,21 @@ class ContentRecall:
             self._removed.update(chain.from_iterable(gone))
         if came:
             self._added.update(chain.from_iterable(came))
+        if self._entries and k < len(self._context):
+            self._forget(self._context[k:], seq[k:])
         self._context = seq
+
+    def _forget(self, left: Sequence[Message], kept: Sequence[Message]) -> None:
+        """Drop the entries of the messages of ``left`` that are not in ``kept``: they left the context, and the
+        entry a message joined with is the one it leaves with, so none is asked for again."""
+        entries = self._entries
+        staying = {id(m) for m in kept}
+        for m in left:
+            key = id(m)
+            if key not in staying:
+                held = entries.get(key)
+                if held is not None and held[0] is m:
+                    del entries[key]
 
     def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> ContentStep:
         """Content recall at the request answered by ``raw[point:end]``, whose context is ``context`` (markers allowed).

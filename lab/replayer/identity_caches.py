@@ -49,7 +49,7 @@ __all__ = [
 # Entries in a generation of an identity cache (a stage that rebuilds messages every request would
 # otherwise grow them without bound), and the smallest generation of a cache that follows a context (``fit``).
 MAX_CACHED = 200_000
-MIN_GENERATION = 4096
+MIN_GENERATION = 1024
 
 V = TypeVar("V")
 
