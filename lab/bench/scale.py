@@ -59,7 +59,7 @@ from . import register_section
 from ..generator import generate_jsonl_bytes
 from ..generator.tiny import generate_tiny_jsonl
 
-__all__ = ["LATE_LIBRARIES", "BIG_MB", "QUICK_BIG_MB", "bench_scale", "measure", "run_size", "sizes", "SIZES", "QUICK_SIZES", "PRESET", "WINDOW", "LINEAR_TARGET", "MEMORY_TARGET", "SIZES_ENV"]
+__all__ = ["LATE_LIBRARIES", "BIG_MB", "QUICK_BIG_MB", "bench_scale", "measure", "run_size", "sizes", "SIZES", "QUICK_SIZES", "PRESET", "WINDOW", "LINEAR_TARGET", "MEMORY_TARGET", "FIXED_ALLOWANCE", "SIZES_ENV"]
 
 SIZES = (10_000, 30_000)
 QUICK_SIZES = (3_000, 9_000)
@@ -74,6 +74,10 @@ QUICK_BIG_MB = 5
 # Time per message at the larger size over the smallest's; and peak memory beyond the constant, per file byte.
 LINEAR_TARGET = 1.2
 MEMORY_TARGET = 3.0
+# How much of the target's constant may lie beyond what the process holds before reading the file (fixed-size
+# caches, code and schemas a replay loads on first use): a constant, but a small one, so that a cache sized by
+# the session cannot hide in it.
+FIXED_ALLOWANCE = 8_000_000
 # The share of a run's last requests whose mean time is its steady-state cost.
 _TAIL = 0.1
 
@@ -214,7 +218,7 @@ def bench_scale(quick: bool, *, chosen: tuple[int, ...] | None = None, rounds: i
         m = r["messages"]
         over = (r["rss_peak"] - r["rss_base"]) / r["file_bytes"]
         row = {**r, "size": n, "import_us_per_message": 1e6 * r["import_seconds"] / m, "replay_us_per_message": 1e6 * r["replay_seconds"] / m,
-               "memory_over_file": over, "memory_ok": over <= MEMORY_TARGET}
+               "memory_over_file": over}
         rows.append(row)
         lines.append(f"{m:>9,} {r['requests']:>8,} {_mb(r['file_bytes']):>8} {row['import_us_per_message']:>13.1f} "
                      f"{row['replay_us_per_message']:>13.1f} {r['tail_ms_per_request']:>15.3f} {_mb(r['rss_base']):>11} "
@@ -231,15 +235,25 @@ def bench_scale(quick: bool, *, chosen: tuple[int, ...] | None = None, rounds: i
     for row in rows:
         base = row["rss_base"]
         lines.append(f"replay peak {_mb(row['rss_peak'])} MB for a {_mb(row['file_bytes'])} MB file: {row['memory_over_file']:.1f}x file + "
-                     f"{_mb(base)} MB constant (the import alone {(row['rss_after_import'] - base) / row['file_bytes']:.1f}x)  "
-                     f"target <= {MEMORY_TARGET:.0f}x file + constant  {_mark(row['memory_ok'])}")
+                     f"{_mb(base)} MB read before the file (the import alone {(row['rss_after_import'] - base) / row['file_bytes']:.1f}x)")
     for a, b in pairwise(rows):
-        # What the constant's choice cannot move: the peak's growth per byte the file grows by.
+        # What no choice of constant moves: the peak's growth per byte the file grows by.
         grown = b["file_bytes"] - a["file_bytes"]
         b["memory_marginal"] = (b["rss_peak"] - a["rss_peak"]) / grown if grown > 0 else None
         if b["memory_marginal"] is not None:
             lines.append(f"growth {_mb(a['file_bytes'])} -> {_mb(b['file_bytes'])} MB of file: peak {_mb(a['rss_peak'])} -> {_mb(b['rss_peak'])} MB, "
                          f"{b['memory_marginal']:.1f} bytes of peak per byte of file")
+    # The target, "at most 3x the file plus a constant": the smallest constant that holds at every size measured, set
+    # beside what the process held before reading the file (the rest is fixed-size caches and code a replay loads), and
+    # the growth between sizes, which must stay within 3 bytes a byte for that constant to hold for bigger files too.
+    constant = max(row["rss_peak"] - MEMORY_TARGET * row["file_bytes"] for row in rows)
+    base = max(row["rss_base"] for row in rows)
+    growth = [row["memory_marginal"] for row in rows[1:] if row.get("memory_marginal") is not None]
+    memory_ok = all(g <= MEMORY_TARGET for g in growth) and constant <= base + FIXED_ALLOWANCE
+    lines.append(f"memory: peak <= {MEMORY_TARGET:.0f}x file + {_mb(constant)} MB at every size ({_mb(base)} MB before the file is read, "
+                 f"{_mb(max(constant - base, 0.0))} MB of fixed-size caches and late-loaded code beyond it), growth "
+                 f"{', '.join(f'{g:.1f}' for g in growth) or 'n/a'} bytes per byte  target <= {MEMORY_TARGET:.0f}x file + constant "
+                 f"(growth <= {MEMORY_TARGET:.0f}, fixed part <= {_mb(FIXED_ALLOWANCE)} MB)  {_mark(memory_ok)}")
     if big is not None:
         over = (big["rss_peak"] - big["rss_base"]) / big["file_bytes"]
         big.update(memory_over_file=over, memory_ok=over <= MEMORY_TARGET)
@@ -250,7 +264,7 @@ def bench_scale(quick: bool, *, chosen: tuple[int, ...] | None = None, rounds: i
     lines.append("constant: the same process's RSS after importing the lab's importers and replayer (and numpy, which content recall "
                  "imports on first use), before the file is read")
     data = {"preset": preset_name, "window": window, "rounds": rounds, "rows": rows, "big": big, "linear_target": LINEAR_TARGET,
-            "memory_target": MEMORY_TARGET}
+            "memory_target": MEMORY_TARGET, "memory_constant": constant, "memory_growth": growth, "memory_ok": memory_ok}
     return lines, data
 
 

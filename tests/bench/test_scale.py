@@ -83,11 +83,18 @@ def test_the_section_prints_sizes_ratios_and_targets() -> None:
     assert len(memory) == 2
     for row, line in zip(data["rows"], memory, strict=True):
         assert row["memory_over_file"] == pytest.approx((row["rss_peak"] - row["rss_base"]) / row["file_bytes"])
-        assert f"{row['memory_over_file']:.1f}x file" in line and line.endswith("ok" if row["memory_ok"] else "OVER")
+        assert f"{row['memory_over_file']:.1f}x file" in line
     # The peak's growth per byte of file, from the smaller size to the larger: the figure no constant moves.
     growth = next(line for line in lines if line.startswith("growth"))
     expected = (data["rows"][1]["rss_peak"] - small["rss_peak"]) / (data["rows"][1]["file_bytes"] - small["file_bytes"])
     assert data["rows"][1]["memory_marginal"] == pytest.approx(expected) and f"{expected:.1f} bytes of peak per byte of file" in growth
+    # The verdict: the smallest constant that holds at both sizes, its part beyond the bare import bounded, and the growth.
+    constant = max(r["rss_peak"] - section.MEMORY_TARGET * r["file_bytes"] for r in data["rows"])
+    base = max(r["rss_base"] for r in data["rows"])
+    assert data["memory_constant"] == pytest.approx(constant) and data["memory_growth"] == [pytest.approx(expected)]
+    assert data["memory_ok"] == (expected <= section.MEMORY_TARGET and constant <= base + section.FIXED_ALLOWANCE)
+    verdict = next(line for line in lines if line.startswith("memory: "))
+    assert f"+ {constant / 1e6:,.1f} MB at every size" in verdict and verdict.endswith("ok" if data["memory_ok"] else "OVER")
     big = data["big"]
     assert big["file_bytes"] >= 200_000 and big["memory_over_file"] == pytest.approx((big["rss_peak"] - big["rss_base"]) / big["file_bytes"])
     big_line = next(line for line in lines if line.startswith("big messages"))
