@@ -147,8 +147,9 @@ _TRIES = 64
 _KEY = 48
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
-# Texts longer than this are not remembered by ``ContentHistory.text_hits``.
+# Texts longer than this are remembered by ``ContentHistory.text_hits`` only among the last ``_LONG_TEXTS`` of them.
 _MEMO_CHARS = 4_096
+_LONG_TEXTS = 8
 _HISTORIES: SharedLRU[ContentHistory] = SharedLRU(MAX_HISTORIES)
 _NONE: frozenset[int] = frozenset()
 _VALUE = itemgetter(1)
@@ -580,6 +581,7 @@ class ContentHistory:
         self._table = _items_table(tuple(self.items)) if _items_table is not None and _items_in is not None and self.items else None
         self.automaton = self._automaton() if self._table is None else None
         self._texts: dict[str, frozenset[int]] = {}
+        self._long: dict[str, frozenset[int]] = {}
         # Which items each raw message holds, by identity (``raw`` keeps every message alive; ``recall.IdMap``, no
         # int object per key), and where a source first holds each item: an anchor is needed when that is before
         # its response.
@@ -623,7 +625,8 @@ class ContentHistory:
         items are kept by message, and their normalised texts would be a second copy of the transcript."""
         if not self.items or not text:
             return _NONE
-        hit = self._texts.get(text) if keep else None
+        memo = self._texts if len(text) <= _MEMO_CHARS else self._long
+        hit = memo.get(text) if keep else None
         if hit is not None:
             return hit
         if self._table is not None and _items_in is not None:
@@ -636,12 +639,12 @@ class ContentHistory:
             matched = set(map(_VALUE, self.automaton.iter(text)))
             found = {x for x in set().union(*matched) if len(items[x]) <= _KEY or items[x] in text} if matched else ()
             hit = frozenset(found) if found else _NONE
-        if keep and len(text) <= _MEMO_CHARS:
-            # A longer text (a summary, a long file) is asked about once per message object: kept, every summary's
-            # normalised copy lived as long as the transcript's history.
-            if len(self._texts) >= MAX_TEXTS:
-                self._texts.clear()
-            self._texts[text] = hit
+        if keep:
+            # A longer text (a summary, a long file): the last few only (a stage that rewrites a message every request
+            # asks again); kept with the rest, every summary's normalised copy lived as long as the history.
+            if len(memo) >= (MAX_TEXTS if memo is self._texts else _LONG_TEXTS):
+                memo.clear()
+            memo[text] = hit
         return hit
 
     def hits(self, message: Message) -> frozenset[int]:

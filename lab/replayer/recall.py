@@ -130,8 +130,9 @@ _PIPELINE_TAGS = ("summary", "memory", "truncation_note")
 # Histories kept for the raw histories replayed last (a few sessions open at once), and texts per history.
 MAX_HISTORIES = 4
 MAX_TEXTS = 50_000
-# Texts longer than this are not remembered by ``History.text_hits``.
+# Texts longer than this are remembered by ``History.text_hits`` only among the last ``_LONG_TEXTS`` of them.
 _MEMO_CHARS = 4_096
+_LONG_TEXTS = 8
 # Keyed by the raw messages' identities: a history holds its messages, so no id in a key is reused while it is kept.
 _HISTORIES: SharedLRU[History] = SharedLRU(MAX_HISTORIES)
 
@@ -434,6 +435,7 @@ class History:
         # The build's texts are remembered only while it runs (a result repeated across the session is looked up
         # once): kept after it, the memo would be an entry per raw text, and the messages' hits are kept anyway.
         self._texts: dict[str, Hits] = {}
+        self._long: dict[str, Hits] = {}
         # What a response holds is what it names, its wanted tokens, and the wanted tokens of its thinking
         # (looked up, never tokenized: they name nothing). In the order of ``said``.
         mine: list[Hits] = []
@@ -449,7 +451,7 @@ class History:
         self._index(said, mine)
         del mine
         # Past the build, the memo and the canonical sets serve only the texts a replay writes.
-        self._texts = {}
+        self._texts, self._long = {}, {}
         self._canon = {(): ()}
         self._member = None
         lead = self.raw[: system_prompt_length(self.raw)]
@@ -602,9 +604,16 @@ class History:
         # By text: a spill file, or a stage's copy of a message, holds a raw text again; configs of one
         # transcript write the same stubs again. Started over at MAX_TEXTS, so it stays small.
         if len(text) > _MEMO_CHARS:
-            # A summary or a long file: scanned each time, as each is asked about once per message object; kept,
-            # every summary of the session (tens of kilobytes each) lived as long as the transcript's history.
-            return self._same(self.lookup.held(text))
+            # A summary or a long file: the last few only. A stage that rewrites a message every request asks about
+            # its text again; but kept with the rest, every summary of the session (tens of kilobytes each) lived
+            # as long as the transcript's history.
+            long = self._long
+            hit = long.get(text)
+            if hit is None:
+                if len(long) >= _LONG_TEXTS:
+                    long.clear()
+                hit = long[text] = self._same(self.lookup.held(text))
+            return hit
         hit = self._texts.get(text)
         if hit is None:
             if len(self._texts) >= MAX_TEXTS:
