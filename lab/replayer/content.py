@@ -89,6 +89,7 @@ from ..core.store import SpillStore
 from ..core.tokens.base import TokenCounter
 from ..errors import StoreError
 from .mentions import COMMAND_KEYS, PATH_KEYS
+from .identity_caches import InContext
 from .recall import IdentityMap, IdMap, shared_by_identity, spill_refs
 from .report import Row
 
@@ -730,9 +731,8 @@ class ContentRecall:
                  *, incremental: bool = True) -> None:
         self.store, self.spill_paths, self.counter, self.incremental = store, spill_paths, counter, incremental
         self.history = ContentHistory.of(raw)
-        # By identity, each entry holding its message, and only while the message is in the context (names recall's
-        # ``Recall._entries``): kept to the end, every stub and summary the session wrote stayed alive.
-        self._entries: dict[int, tuple[Message, tuple[frozenset[int], frozenset[str]]]] = {}
+        # Only while the message is in the context (``InContext``): the values of every stub and summary, kept.
+        self._entries: InContext[tuple[frozenset[int], frozenset[str]]] = InContext()
         self._context: list[Message] = []
         self._added: Counter[int] = Counter()
         self._removed: Counter[int] = Counter()
@@ -751,11 +751,9 @@ class ContentRecall:
         raw = self.history.raw_hits(message)
         if raw is not None and not _may_point(message):
             return raw, frozenset()
-        held = self._entries.get(id(message))
-        if held is not None and held[0] is message:
-            return held[1]
-        entry = (self.history.hits(message), self._refs(message))
-        self._entries[id(message)] = (message, entry)
+        entry = self._entries.get(message)
+        if entry is None:
+            entry = self._entries.put(message, (self.history.hits(message), self._refs(message)))
         return entry
 
     def _spill(self, path: str) -> tuple[frozenset[int], int] | None:
@@ -800,21 +798,9 @@ class ContentRecall:
             self._removed.update(chain.from_iterable(gone))
         if came:
             self._added.update(chain.from_iterable(came))
-        if self._entries and k < len(self._context):
-            self._forget(self._context[k:], seq[k:])
+        if k < len(self._context):
+            self._entries.forget(self._context[k:], seq[k:])
         self._context = seq
-
-    def _forget(self, left: Sequence[Message], kept: Sequence[Message]) -> None:
-        """Drop the entries of the messages of ``left`` that are not in ``kept``: they left the context, and the
-        entry a message joined with is the one it leaves with, so none is asked for again."""
-        entries = self._entries
-        staying = {id(m) for m in kept}
-        for m in left:
-            key = id(m)
-            if key not in staying:
-                held = entries.get(key)
-                if held is not None and held[0] is m:
-                    del entries[key]
 
     def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> ContentStep:
         """Content recall at the request answered by ``raw[point:end]``, whose context is ``context`` (markers allowed).

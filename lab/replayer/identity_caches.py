@@ -35,6 +35,7 @@ __all__ = [
     "MAX_CACHED",
     "MIN_GENERATION",
     "ByIdentity",
+    "InContext",
     "MAX_SHARED_OWNERS",
     "shared_by_identity",
     "shared_counter",
@@ -52,6 +53,43 @@ MAX_CACHED = 200_000
 MIN_GENERATION = 1024
 
 V = TypeVar("V")
+
+
+class InContext(Generic[V]):
+    """Values computed from one message, looked up by its identity, kept while the message is in the context.
+
+    Each entry holds its message, so no other object takes its id while the entry lives. The owner drops the
+    entries of the messages that left (``forget``): a running count takes a message's value in when it joins
+    and out when it leaves, and must take out what it took in, so a value is never recomputed while its
+    message stays; and a pipeline's message (a stub, a summary) that left is never asked about again, so
+    keeping it would only keep every stub and summary of a session alive to the end.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Message, V]] = {}
+
+    def get(self, message: Message) -> V | None:
+        held = self._entries.get(id(message))
+        return held[1] if held is not None and held[0] is message else None
+
+    def put(self, message: Message, value: V) -> V:
+        self._entries[id(message)] = (message, value)
+        return value
+
+    def forget(self, left: Sequence[Message], kept: Sequence[Message]) -> None:
+        """Drop the entries of the messages of ``left`` that are not in ``kept`` (they left the context)."""
+        entries = self._entries
+        if not entries:
+            return
+        staying = {id(m) for m in kept}
+        for m in left:
+            key = id(m)
+            if key not in staying:
+                held = entries.get(key)
+                if held is not None and held[0] is m:
+                    del entries[key]
 
 
 class ByIdentity(Generic[V]):

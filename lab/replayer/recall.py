@@ -76,7 +76,7 @@ from ..errors import StoreError
 from .mentions import Lookup, call_texts, is_multiword, kind, mentions_of, names_and_held, tokens_of
 from .mentions import clear_cache as clear_mention_cache
 from .report import LOST_TO, LostMention, Row, column
-from .identity_caches import ByIdentity
+from .identity_caches import ByIdentity, InContext
 
 __all__ = ["Anchored", "IdMap", "IdentityMap", "MAX_LOST", "MAX_HISTORIES", "RecallStep", "History", "Recall", "clear_cache", "shared_by_identity", "scan", "message_mentions", "recorded_boundaries", "spill_refs", "totals"]
 
@@ -727,10 +727,8 @@ class Recall:
         self.history = History.of(raw)
         self._hits: ByIdentity[frozenset[str]] = ByIdentity()
         self._refs: ByIdentity[frozenset[str]] = ByIdentity()
-        # By identity, each entry holding its message (so no other object takes its id while it lives), and only
-        # while the message is in the context: a pipeline's message (a stub, a summary) that left is never asked
-        # again, and kept, every stub and summary of the session stayed alive to the replay's end.
-        self._entries: dict[int, tuple[Message, Hits | None, frozenset[str]]] = {}
+        # Only while the message is in the context (``InContext``): the values of every stub and summary, kept.
+        self._entries: InContext[tuple[Hits | None, frozenset[str]]] = InContext()
         self._context: list[Message] = []
         self._held = _Multiset()
         self._paths: Counter[str] = Counter()
@@ -791,11 +789,11 @@ class Recall:
             # More left than the new context holds (a summary replaced most of it): counting the new context
             # from nothing costs what it holds, where taking the old one out costs what the session had sent.
             self._held, self._reach, self._paths = _Multiset(), _Multiset(), Counter()
-            self._forget(self._context[k:], seq[k:])
+            self._entries.forget(self._context[k:], seq[k:])
             self._context, k = [], 0
         gone, came = self._moved(self._context[k:], -1), self._moved(seq[k:], 1)
         if gone:
-            self._forget(self._context[k:], seq[k:])
+            self._entries.forget(self._context[k:], seq[k:])
         if gone:
             self._held.remove(chain.from_iterable(gone))
         if came:
@@ -836,25 +834,11 @@ class Recall:
         The entry a message joined the context with is the one it leaves with (the spill paths known grow
         meanwhile), so the running counts take out exactly what they took in.
         """
-        entry = self._entries.get(id(message))
-        if entry is None or entry[0] is not message:
+        entry = self._entries.get(message)
+        if entry is None:
             # Computed, not taken from the ``hits`` and ``_spill_refs`` caches: this entry is the message's one cache here.
-            hit, refs = (self.history.held(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS)
-            entry = self._entries[id(message)] = (message, hit, refs)
-        return entry[1], entry[2]
-
-    def _forget(self, left: Sequence[Message], kept: Sequence[Message]) -> None:
-        """Drop the entries of the messages of ``left`` that are not in ``kept`` (they left the context)."""
-        entries = self._entries
-        if not entries:
-            return
-        staying = {id(m) for m in kept} if kept else ()
-        for m in left:
-            key = id(m)
-            if key not in staying:
-                entry = entries.get(key)
-                if entry is not None and entry[0] is m:
-                    del entries[key]
+            entry = self._entries.put(message, (self.history.held(message), self._find_refs(message)) if is_sent(message) else (None, _NO_REFS))
+        return entry
 
     def step(self, point: int, end: int, context: Sequence[Message], *, same: int | None = None) -> RecallStep:
         """Recall at the request answered by ``raw[point:end]``, whose sent context is ``context`` (markers allowed).

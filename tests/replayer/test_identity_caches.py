@@ -7,7 +7,7 @@ from lab.core.presets import preset
 from lab.generator import GeneratorConfig, generate
 from lab.replayer import replay
 from lab.replayer.retention import clear_shared_targets
-from lab.replayer.identity_caches import ByIdentity, clear_shared, shared_by_identity, shared_counter
+from lab.replayer.identity_caches import ByIdentity, InContext, clear_shared, shared_by_identity, shared_counter
 from lab.core.config import with_value
 from tests.builders import user
 
@@ -93,3 +93,14 @@ def test_a_generation_is_let_go_two_generations_later_unless_asked_for_again() -
     assert cache.limit == 20
     cache.fit(3)
     assert cache.limit == 20
+
+
+def test_in_context_entries_live_while_their_message_stays() -> None:
+    a, b, c = user("a"), user("b"), user("c")
+    entries: InContext[str] = InContext()
+    assert entries.put(a, "A") == "A" and entries.put(b, "B") == "B" and entries.put(c, "C") == "C"
+    # An equal message that is another object is not the one asked about.
+    assert entries.get(user("a")) is None and entries.get(a) == "A"
+    # b left; c left and came back further on (still in the context): only b's entry goes.
+    entries.forget([b, c], [c])
+    assert entries.get(b) is None and entries.get(a) == "A" and entries.get(c) == "C"
